@@ -1,0 +1,91 @@
+"""hf_ecg: entity-controlled synthetic NER data (ECG-QALM) for the Hugging Face ecosystem.
+
+The data layer: read a labelled corpus, turn it into templates, blocks and Q&A samples
+(and back), count its mentions and entity sequences, and sample new entity sequences::
+
+    import hf_ecg
+    corpus = hf_ecg.load_corpus("train.tsv")
+    template, mentions = hf_ecg.decompose(corpus[0].tokens, corpus[0].spans)
+    hf_ecg.qa_samples(template)
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("hf-ecg")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0"
+
+from .blocks import (
+    ANSWER_TOKEN,
+    CONTEXT_TOKEN,
+    ENDTEXT,
+    QUESTION_TOKEN,
+    SEGMENT_TOKENS,
+    QASample,
+    RoundTripError,
+    Template,
+    decompose,
+    qa_samples,
+    recompose,
+    tag_label,
+    tag_token,
+    template_from_qa,
+    verify_roundtrip,
+)
+from .builder import ECGBlocksBuilder, ECGBlocksConfig
+from .citation import CITATION
+from .corpus import Corpus, CorpusFormatError, Sentence, from_hf_dataset, load_corpus, read_conll, read_jsonl
+from .mentions import MentionBank
+from .sampling import (
+    FixedSampler,
+    GoldSampler,
+    TargetDistributionSampler,
+    UnderRepresentedSampler,
+    UniformSampler,
+    make_sampler,
+)
+from .stats import CorpusStatistics
+from .tags import Span, TagError, detect_scheme, spans_to_tags, tags_to_spans
+
+__all__ = [
+    "ANSWER_TOKEN",
+    "CITATION",
+    "CONTEXT_TOKEN",
+    "ENDTEXT",
+    "QUESTION_TOKEN",
+    "SEGMENT_TOKENS",
+    "Corpus",
+    "CorpusFormatError",
+    "CorpusStatistics",
+    "ECGBlocksBuilder",
+    "ECGBlocksConfig",
+    "FixedSampler",
+    "GoldSampler",
+    "MentionBank",
+    "QASample",
+    "RoundTripError",
+    "Sentence",
+    "Span",
+    "TagError",
+    "TargetDistributionSampler",
+    "Template",
+    "UnderRepresentedSampler",
+    "UniformSampler",
+    "__version__",
+    "decompose",
+    "detect_scheme",
+    "from_hf_dataset",
+    "load_corpus",
+    "make_sampler",
+    "qa_samples",
+    "read_conll",
+    "read_jsonl",
+    "recompose",
+    "spans_to_tags",
+    "tag_label",
+    "tag_token",
+    "tags_to_spans",
+    "template_from_qa",
+    "verify_roundtrip",
+]

@@ -1,0 +1,219 @@
+"""Entity templates, block decomposition and the contextual Q&A layout (DESIGN §1).
+
+A sentence becomes a *template* by collapsing each entity span into one tag token
+(``<Chemical>``). The template is cut after every tag into *blocks*; what follows the
+last tag, plus ``<ENDTEXT>``, is the final block. Block ``k`` becomes one Q&A sample:
+context = blocks ``1..k-1``, question = the tag block ``k`` ends with, answer = block ``k``.
+
+Everything here has an exact inverse: :func:`recompose` gives back the tokens and spans
+that :func:`decompose` took apart, and :func:`template_from_qa` gives back the template
+from the Q&A samples of its last block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .tags import Span
+
+__all__ = [
+    "ANSWER_TOKEN",
+    "CONTEXT_TOKEN",
+    "ENDTEXT",
+    "QUESTION_TOKEN",
+    "SEGMENT_TOKENS",
+    "QASample",
+    "RoundTripError",
+    "Template",
+    "decompose",
+    "qa_samples",
+    "recompose",
+    "tag_label",
+    "tag_token",
+    "template_from_qa",
+    "verify_roundtrip",
+]
+
+#: Ends the final block of every sentence; the question of the final Q&A sample.
+ENDTEXT = "<ENDTEXT>"
+#: Segment markers of the Q&A layout; special tokens, so no user text is confused with structure.
+CONTEXT_TOKEN = "<|context|>"
+QUESTION_TOKEN = "<|question|>"
+ANSWER_TOKEN = "<|answer|>"
+SEGMENT_TOKENS = (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN)
+
+_LABEL_RE = re.compile(r"^[^\s<>|]+$")
+_TAG_TOKEN_RE = re.compile(r"^<([^\s<>|]+)>$")
+
+
+class RoundTripError(ValueError):
+    """Decomposition followed by recomposition did not give back the input."""
+
+
+def tag_token(label: str) -> str:
+    """The tag token of an entity type: ``"Chemical"`` → ``"<Chemical>"``."""
+    if not _LABEL_RE.match(label) or label == ENDTEXT[1:-1]:
+        raise ValueError(
+            f"entity type {label!r} cannot be a tag token: it must be non-empty, contain no "
+            f"whitespace or '<', '>', '|', and not be {ENDTEXT[1:-1]!r}"
+        )
+    return f"<{label}>"
+
+
+def tag_label(token: str) -> str | None:
+    """The entity type of a tag token (``"<Chemical>"`` → ``"Chemical"``); None for other tokens and ``<ENDTEXT>``."""
+    if token == ENDTEXT:
+        return None
+    match = _TAG_TOKEN_RE.match(token)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Template:
+    """A sentence with each entity collapsed into its tag token (``<ENDTEXT>`` not included)."""
+
+    tokens: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return " ".join(self.tokens)
+
+    @property
+    def entity_types(self) -> tuple[str, ...]:
+        """The entity sequence: types of the tags in order."""
+        return tuple(label for label in map(tag_label, self.tokens) if label is not None)
+
+    def blocks(self) -> list[tuple[str, ...]]:
+        """Cut after every tag; the final block is what follows the last tag plus ``<ENDTEXT>``.
+
+        There are always ``len(entity_types) + 1`` blocks.
+        """
+        blocks: list[tuple[str, ...]] = []
+        current: list[str] = []
+        for token in self.tokens:
+            current.append(token)
+            if tag_label(token) is not None:
+                blocks.append(tuple(current))
+                current = []
+        blocks.append((*current, ENDTEXT))
+        return blocks
+
+    @classmethod
+    def from_blocks(cls, blocks: Sequence[Sequence[str]]) -> Template:
+        """Inverse of :meth:`blocks`: checks that every block but the last ends in a tag
+        and the last in ``<ENDTEXT>``."""
+        if not blocks:
+            raise ValueError("a template has at least one block")
+        for index, block in enumerate(blocks[:-1]):
+            if not block or tag_label(block[-1]) is None:
+                raise ValueError(f"block {index} does not end with a tag token: {list(block)}")
+        if not blocks[-1] or blocks[-1][-1] != ENDTEXT:
+            raise ValueError(f"the final block does not end with {ENDTEXT}: {list(blocks[-1])}")
+        return cls(tuple(token for block in blocks for token in block)[:-1])
+
+
+def decompose(
+    tokens: Sequence[str], spans: Iterable[Span], *, reserved_types: Iterable[str] = ()
+) -> tuple[Template, list[tuple[str, ...]]]:
+    """Collapse each span into its tag token.
+
+    Returns the template and the mentions (token tuples) in order. A word that would
+    read as structure (``<ENDTEXT>``, a segment token, or the tag token of one of the
+    sentence's types or of ``reserved_types``) raises ``ValueError``.
+    """
+    spans = sorted(spans)
+    reserved = {ENDTEXT, *SEGMENT_TOKENS, *(tag_token(label) for label in {*reserved_types, *(s.label for s in spans)})}
+    template: list[str] = []
+    mentions: list[tuple[str, ...]] = []
+    position = 0
+    for span in spans:
+        if span.start < position or span.end > len(tokens) or span.start >= span.end:
+            raise ValueError(f"span {span} does not fit the sentence or overlaps another")
+        template.extend(tokens[position : span.start])
+        template.append(tag_token(span.label))
+        mentions.append(tuple(tokens[span.start : span.end]))
+        position = span.end
+    template.extend(tokens[position:])
+    clash = next((word for word in tokens if word in reserved), None)
+    if clash is not None:
+        raise ValueError(f"the word {clash!r} is reserved for the block format")
+    return Template(tuple(template)), mentions
+
+
+def recompose(template: Template, mentions: Sequence[Sequence[str]]) -> tuple[list[str], list[Span]]:
+    """Fill the template's tags with ``mentions`` in order; inverse of :func:`decompose`.
+
+    Returns the tokens and the spans (each of the type of the tag it replaced).
+    """
+    types = template.entity_types
+    if len(mentions) != len(types):
+        raise ValueError(f"template has {len(types)} tags but {len(mentions)} mentions were given")
+    tokens: list[str] = []
+    spans: list[Span] = []
+    fill = iter(mentions)
+    for token in template.tokens:
+        label = tag_label(token)
+        if label is None:
+            tokens.append(token)
+            continue
+        mention = list(next(fill))
+        if not mention:
+            raise ValueError(f"empty mention for tag {token}")
+        spans.append(Span(len(tokens), len(tokens) + len(mention), label))
+        tokens.extend(mention)
+    return tokens, spans
+
+
+@dataclass(frozen=True)
+class QASample:
+    """One training sample: the answer (block ``block_index``) to the question (its final tag)
+    given the context (the blocks before it). Segments are space-joined tokens."""
+
+    context: str
+    question: str
+    answer: str
+    block_index: int
+
+
+def qa_samples(template: Template) -> list[QASample]:
+    """The Q&A samples of a template, one per block."""
+    samples = []
+    context: list[str] = []
+    for index, block in enumerate(template.blocks()):
+        samples.append(QASample(" ".join(context), block[-1], " ".join(block), index))
+        context.extend(block)
+    return samples
+
+
+def template_from_qa(final: QASample) -> Template:
+    """Inverse of :func:`qa_samples`: the template from its final sample (context + answer)."""
+    if final.question != ENDTEXT or not final.answer.endswith(ENDTEXT):
+        raise ValueError(f"not a final block: question {final.question!r}, answer {final.answer!r}")
+    tokens = (final.context.split(" ") if final.context else []) + final.answer.split(" ")
+    return Template(tuple(tokens[:-1]))
+
+
+def verify_roundtrip(tokens: Sequence[str], spans: Sequence[Span], *, reserved_types: Iterable[str] = ()) -> None:
+    """Check every inverse on one sentence; raise :class:`RoundTripError` saying what differs.
+
+    decompose → recompose gives back tokens and spans; blocks → template; Q&A → template;
+    the block count is entities + 1; every answer ends with its question.
+    """
+    template, mentions = decompose(tokens, spans, reserved_types=reserved_types)
+    back_tokens, back_spans = recompose(template, mentions)
+    if back_tokens != list(tokens):
+        raise RoundTripError(f"tokens differ after recompose: {back_tokens} != {list(tokens)}")
+    if back_spans != sorted(spans):
+        raise RoundTripError(f"spans differ after recompose: {back_spans} != {sorted(spans)}")
+    blocks = template.blocks()
+    if len(blocks) != len(spans) + 1:
+        raise RoundTripError(f"{len(blocks)} blocks for {len(spans)} entities")
+    if Template.from_blocks(blocks) != template:
+        raise RoundTripError("blocks do not join back into the template")
+    samples = qa_samples(template)
+    for sample in samples:
+        if sample.answer.split(" ")[-1] != sample.question:
+            raise RoundTripError(f"answer {sample.answer!r} does not end with its question {sample.question!r}")
+    if template_from_qa(samples[-1]) != template:
+        raise RoundTripError("the final Q&A sample does not give back the template")
