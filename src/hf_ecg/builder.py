@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import datasets
 from datasets.builder import Key
@@ -96,7 +96,9 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
     """
 
     BUILDER_CONFIG_CLASS = ECGBlocksConfig
-    BUILDER_CONFIGS = [ECGBlocksConfig(name="default", version=datasets.Version("1.0.0"))]
+    BUILDER_CONFIGS: ClassVar[list[datasets.BuilderConfig]] = [
+        ECGBlocksConfig(name="default", version=datasets.Version("1.0.0"))
+    ]
     DEFAULT_CONFIG_NAME = "default"
     config: ECGBlocksConfig
 
@@ -143,15 +145,17 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 raise ValueError(f"{sentence.source}: {err}") from None
             samples = qa_samples(template)
             for sample in samples:
-                yield Key(0, row), {
-                    "sentence_id": sentence_id,
-                    "block_index": sample.block_index,
-                    "num_blocks": len(samples),
-                    "context": sample.context,
-                    "question": sample.question,
-                    "answer": sample.answer,
-                    "entities": list(sentence.entity_types),
-                    "source": sentence.source,
-                }
+                yield (
+                    Key(0, row),
+                    {
+                        "sentence_id": sentence_id,
+                        "block_index": sample.block_index,
+                        "num_blocks": len(samples),
+                        "context": sample.context,
+                        "question": sample.question,
+                        "answer": sample.answer,
+                        "entities": list(sentence.entity_types),
+                        "source": sentence.source,
+                    },
+                )
                 row += 1
-

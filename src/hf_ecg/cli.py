@@ -20,17 +20,22 @@ class CLIError(Exception):
 
 def _add_corpus_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--format", choices=("conll", "jsonl"), default=None,
+        "--format",
+        choices=("conll", "jsonl"),
+        default=None,
         help="input format; default: jsonl for .jsonl/.json files, conll otherwise",
     )
     parser.add_argument(
-        "--scheme", default=None, metavar="IOB2|IOB1|BIOES",
+        "--scheme",
+        default=None,
+        metavar="IOB2|IOB1|BIOES",
         help="tag scheme of the input; default: detected from the tags",
     )
     parser.add_argument("--token-column", type=int, default=0, help="CoNLL column of the token (default: 0)")
     parser.add_argument("--tag-column", type=int, default=-1, help="CoNLL column of the tag (default: -1, the last)")
     parser.add_argument(
-        "--strict", action="store_true",
+        "--strict",
+        action="store_true",
         help="reject an I- tag that does not continue a span instead of repairing it to B-",
     )
 
@@ -39,7 +44,10 @@ def _add_subset_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--first-n", type=int, default=None, metavar="N", help="keep the first N training sentences")
     group.add_argument(
-        "--fraction", type=float, default=None, metavar="F",
+        "--fraction",
+        type=float,
+        default=None,
+        metavar="F",
         help="keep the first F (0 < F <= 1) of the training sentences, e.g. 0.01 for the paper's 1%% setting",
     )
 
@@ -68,7 +76,8 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_corpus_options(blocks)
     blocks.add_argument("--output", "-o", required=True, metavar="DIR", help="where to write the DatasetDict")
     blocks.add_argument(
-        "--check", action="store_true",
+        "--check",
+        action="store_true",
         help="verify decompose -> recompose on every sentence first; exit non-zero at the first mismatch",
     )
     blocks.set_defaults(func=_run_blocks)
@@ -122,8 +131,10 @@ def _run_blocks(args: argparse.Namespace) -> int:
         if split != "train":
             print(f"{split}: {len(corpora[split])} sentences, {dataset[split].num_rows} blocks")
     if stats.num_repairs:
-        print(f"note: {stats.num_repairs} tags did not fit {stats.scheme} and were repaired, first at "
-              f"{corpora['train'].repair_locations[0]} (use --strict to reject them)")
+        print(
+            f"note: {stats.num_repairs} tags did not fit {stats.scheme} and were repaired, first at "
+            f"{corpora['train'].repair_locations[0]} (use --strict to reject them)"
+        )
     rows = ", ".join(f"{split} {ds.num_rows}" for split, ds in dataset.items())
     print(f"wrote {output}/ (DatasetDict: {rows} rows; datasets.load_from_disk) and {output / 'corpus_stats.json'}")
     return 0

@@ -137,7 +137,7 @@ def _build_corpus(
     """Turn ``(tokens, tags, token_locations)`` triples into a :class:`Corpus`."""
     raw = list(raw)
     for tokens, tags, locations in raw:
-        for token, tag, where in zip(tokens, tags, locations):
+        for token, tag, where in zip(tokens, tags, locations, strict=True):
             _check_token(token, where)
             try:
                 parse_tag(tag)
@@ -173,8 +173,12 @@ def read_conll(
     is an error instead of being repaired to ``B-``.
     """
     path = Path(path)
-    needed = max(token_column if token_column >= 0 else -token_column - 1,
-                 tag_column if tag_column >= 0 else -tag_column - 1) + 1
+    needed = (
+        max(
+            token_column if token_column >= 0 else -token_column - 1, tag_column if tag_column >= 0 else -tag_column - 1
+        )
+        + 1
+    )
 
     def sentences() -> Iterator[tuple[list[str], list[str], list[str]]]:
         tokens: list[str] = []
@@ -225,7 +229,9 @@ def _tags_as_strings(tags: Sequence[Any], label_names: Sequence[str] | None, whe
     try:
         return [label_names[tag] for tag in tags]
     except (IndexError, TypeError):
-        raise CorpusFormatError(f"{where}: tag ids {list(tags)} do not index the {len(label_names)} label names") from None
+        raise CorpusFormatError(
+            f"{where}: tag ids {list(tags)} do not index the {len(label_names)} label names"
+        ) from None
 
 
 def read_jsonl(
@@ -261,10 +267,10 @@ def read_jsonl(
                 tokens, tags = record[tokens_key], record[tags_key]
                 if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
                     raise CorpusFormatError(f"{where}: {tokens_key!r} must be a list of strings")
-                if not isinstance(tags, list) or len(tags) != len(tokens):
-                    raise CorpusFormatError(
-                        f"{where}: {len(tokens)} tokens but {len(tags) if isinstance(tags, list) else 'no list of'} tags"
-                    )
+                if not isinstance(tags, list):
+                    raise CorpusFormatError(f"{where}: {tags_key!r} must be a list")
+                if len(tags) != len(tokens):
+                    raise CorpusFormatError(f"{where}: {len(tokens)} tokens but {len(tags)} tags")
                 if tokens:
                     tags = _tags_as_strings(tags, label_names, where)
                     yield tokens, tags, [f"{where} (token {i + 1})" for i in range(len(tokens))]
@@ -295,9 +301,11 @@ def from_hf_dataset(
             if len(tokens) != len(tags):
                 raise CorpusFormatError(f"{where}: {len(tokens)} tokens but {len(tags)} tags")
             if tokens:
-                yield list(tokens), _tags_as_strings(tags, label_names, where), [
-                    f"{where} (token {i + 1})" for i in range(len(tokens))
-                ]
+                yield (
+                    list(tokens),
+                    _tags_as_strings(tags, label_names, where),
+                    [f"{where} (token {i + 1})" for i in range(len(tokens))],
+                )
 
     return _build_corpus(sentences(), name=name, scheme=scheme, strict=strict)
 

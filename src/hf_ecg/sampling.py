@@ -123,7 +123,9 @@ class TargetDistributionSampler(_LengthFromGold):
         if known_types is not None:
             _check_known(list(distribution), known_types)
         if any(w < 0 for w in distribution.values()) or sum(distribution.values()) <= 0:
-            raise ValueError(f"target distribution needs non-negative weights with a positive sum: {dict(distribution)}")
+            raise ValueError(
+                f"target distribution needs non-negative weights with a positive sum: {dict(distribution)}"
+            )
         self.types = sorted(distribution)
         self.weights = [distribution[t] for t in self.types]
 

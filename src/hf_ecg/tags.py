@@ -83,9 +83,10 @@ def parse_tag(tag: str) -> tuple[str, str | None]:
 def detect_scheme(tag_sequences: Iterable[Sequence[str]]) -> str:
     """Guess the scheme of a corpus from its tag sequences.
 
-    ``E-``/``S-`` prefixes mean BIOES. Otherwise the corpus is IOB1 when most spans
-    begin with ``I-`` (IOB1 uses ``B-`` only between two adjacent spans of one type),
-    and IOB2 when most begin with ``B-`` (a stray ``I-`` start is then a repairable error).
+    ``E-``/``S-`` prefixes mean BIOES. Otherwise, counting spans that begin after ``O``
+    or a span of another type, the corpus is IOB1 when most begin with ``I-`` (IOB1 uses
+    ``B-`` only between two adjacent spans of one type) and IOB2 when most begin with
+    ``B-`` (a stray ``I-`` start is then a repairable error).
     """
     b_starts = i_starts = 0
     for tags in tag_sequences:
@@ -94,17 +95,18 @@ def detect_scheme(tag_sequences: Iterable[Sequence[str]]) -> str:
             prefix, label = parse_tag(tag)
             if prefix in ("E", "S"):
                 return "BIOES"
-            if prefix == "B":
-                b_starts += 1
-            elif prefix == "I" and label != previous_label:
-                i_starts += 1
+            # Only starts after O or another type tell the schemes apart: between two
+            # adjacent spans of one type both use B-.
+            if label != previous_label:
+                if prefix == "B":
+                    b_starts += 1
+                elif prefix == "I":
+                    i_starts += 1
             previous_label = label
     return "IOB1" if i_starts > b_starts else "IOB2"
 
 
-def tags_to_spans(
-    tags: Sequence[str], scheme: str = "IOB2", *, strict: bool = False
-) -> tuple[list[Span], list[int]]:
+def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", *, strict: bool = False) -> tuple[list[Span], list[int]]:
     """Decode a tag sequence into spans.
 
     Returns ``(spans, repairs)``: ``repairs`` lists the 0-based positions of tags that
