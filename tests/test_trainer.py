@@ -1,0 +1,306 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser, TrainerCallback
+
+from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
+from hf_ecg.builder import ECGBlocksBuilder
+from hf_ecg.cli import main
+from hf_ecg.config import ECGConfig
+from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
+from hf_ecg.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks
+from tiny import save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
+
+TYPES = ["Chemical", "Disease"]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    tok = tiny_tokenizer()
+    add_ecg_tokens(tok, None, TYPES)
+    return tok
+
+
+segment = st.lists(st.sampled_from(["cures", "<Chemical>", "pain", "<Disease>", ".", "severe", "fever"]), max_size=30)
+
+
+@settings(max_examples=50)
+@given(context=segment, answer=segment, question=st.sampled_from(["<Chemical>", "<Disease>", "<ENDTEXT>"]))
+def test_labels_are_masked_exactly_outside_the_answer(tokenizer, context, answer, question):
+    answer_text = " ".join([*answer, question])
+    batch = {"context": [" ".join(context)], "question": [question], "answer": [answer_text]}
+    encoded = encode_blocks(batch, tokenizer, max_length=24)
+    ids, labels = encoded["input_ids"][0], encoded["labels"][0]
+    answer_ids = tokenizer(answer_text, add_special_tokens=False)["input_ids"]
+    assert len(ids) == len(labels) <= 24
+    cut = len(ids) - len(answer_ids)
+    if cut > 0:  # the prompt survived: context (maybe left-truncated), question, answer marker
+        assert ids[cut - 1] == tokenizer.convert_tokens_to_ids(ANSWER_TOKEN)
+        assert ids[0] == tokenizer.convert_tokens_to_ids(CONTEXT_TOKEN)
+        assert tokenizer.convert_tokens_to_ids(QUESTION_TOKEN) in ids
+        assert ids[cut:] == answer_ids
+        assert labels == [-100] * cut + answer_ids
+        context_ids = tokenizer(batch["context"][0], add_special_tokens=False)["input_ids"]
+        kept = ids[1 : ids.index(tokenizer.convert_tokens_to_ids(QUESTION_TOKEN))]
+        assert kept == (context_ids[len(context_ids) - len(kept) :] if kept else [])  # a suffix: cut from the left
+    else:  # the answer alone is too long: its end (with the tag) is kept, all of it labelled
+        assert ids == answer_ids[-24:] and labels == ids
+    assert ids[-1] == tokenizer.convert_tokens_to_ids(question)
+    whole = encode_blocks(batch, tokenizer, max_length=24, loss_on="all")
+    assert whole["labels"][0] == whole["input_ids"][0]
+
+
+def test_tag_tokens_are_single_special_tokens(tokenizer):
+    ids = tokenizer("severe <Disease> and<Chemical>", add_special_tokens=False)["input_ids"]
+    assert tokenizer.convert_tokens_to_ids("<Disease>") in ids and tokenizer.convert_tokens_to_ids("<Chemical>") in ids
+
+
+def blocks_of(tmp_path, repeat=4):
+    corpus = toy_corpus(tmp_path / "toy.tsv", repeat=repeat)
+    builder = ECGBlocksBuilder(cache_dir=str(tmp_path / "cache"), data_files={"train": str(corpus)})
+    builder.download_and_prepare()
+    return builder.as_dataset()["train"]
+
+
+def make_trainer(tmp_path, *, lora=False, callbacks=None, **overrides):
+    tok = tiny_tokenizer()
+    model = tiny_gpt2(len(tok))
+    ids = add_ecg_tokens(tok, model, TYPES)
+    if lora:
+        model = apply_lora(model, ids, r=4, alpha=8, dropout=0.0)
+    kwargs = dict(
+        output_dir=str(tmp_path / "out"), learning_rate=5e-3, per_device_train_batch_size=8, num_train_epochs=1,
+        lora=lora, use_cpu=True, save_strategy="no", logging_steps=1, seed=0, disable_tqdm=True,
+    )  # fmt: skip
+    kwargs.update(overrides)
+    blocks = blocks_of(tmp_path)
+    return ECGTrainer(
+        model=model,
+        args=ECGTrainingArguments(**kwargs),
+        ecg_config=ECGConfig(entity_types=TYPES, base_model="tiny-gpt2"),
+        train_dataset=blocks,
+        eval_dataset=blocks.select(range(5)),
+        processing_class=tok,
+        callbacks=callbacks,
+    ), ids
+
+
+def test_training_lowers_answer_loss_on_held_out_blocks(tmp_path):
+    trainer, _ = make_trainer(tmp_path, max_steps=30)
+    before = trainer.evaluate()["eval_loss"]
+    trainer.train()
+    after = trainer.evaluate()["eval_loss"]
+    assert after < before - 0.5
+
+
+def test_lora_trains_the_new_tag_token_embeddings_and_merges_them(tmp_path):
+    trainer, ids = make_trainer(tmp_path, lora=True, max_steps=10)
+    wrapped_embeddings = trainer.model.base_model.model.get_input_embeddings()
+    weight_before = wrapped_embeddings.token_adapter.base_layer.weight.detach().clone()
+    trainer.train()
+    trainer.save_model()
+    merged = AutoModelForCausalLM.from_pretrained(tmp_path / "out")
+    after = merged.get_input_embeddings().weight.detach()
+    new_rows = torch.tensor(ids)
+    changed = (after[new_rows] - weight_before[new_rows]).abs().sum(dim=1)
+    assert (changed > 0).all(), "every ECG token embedding must move under LoRA"
+    old_rows = torch.arange(weight_before.shape[0])[~torch.isin(torch.arange(weight_before.shape[0]), new_rows)]
+    assert torch.equal(after[old_rows], weight_before[old_rows]), "LoRA must leave the original vocabulary alone"
+    assert not (tmp_path / "out" / "adapter_config.json").exists()  # merged: a plain model folder
+    assert ECGConfig.load(tmp_path / "out").entity_types == TYPES
+
+
+class Interrupt(TrainerCallback):
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == 3:
+            raise KeyboardInterrupt("simulated crash")
+
+
+def test_interrupted_run_resumes_from_its_checkpoint(tmp_path):
+    settings_ = dict(max_steps=6, save_strategy="steps", save_steps=2)
+    trainer, _ = make_trainer(tmp_path, callbacks=[Interrupt()], **settings_)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train()
+    assert sorted(os.listdir(tmp_path / "out")) == ["checkpoint-2"]
+    resumed, _ = make_trainer(tmp_path, **settings_)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "out" / "checkpoint-2"))
+    assert resumed.state.global_step == 6
+    logged_steps = [log["step"] for log in resumed.model_card_data.training_logs if "loss" in log]
+    assert logged_steps == [3, 4, 5, 6]  # continued after the checkpoint, not from scratch
+
+
+def test_trainer_checks_columns_and_tokens(tmp_path):
+    blocks = blocks_of(tmp_path)
+    tok = tiny_tokenizer()
+    model = tiny_gpt2(len(tok))
+    args = ECGTrainingArguments(output_dir=str(tmp_path / "o"), use_cpu=True)
+    config = ECGConfig(entity_types=TYPES)
+    with pytest.raises(ValueError, match=r"call hf_ecg\.add_ecg_tokens first"):
+        ECGTrainer(model=model, args=args, ecg_config=config, train_dataset=blocks, processing_class=tok)
+    add_ecg_tokens(tok, model, TYPES)
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['question', 'answer'\]"):
+        ECGTrainer(
+            model=model, args=args, ecg_config=config, processing_class=tok,
+            train_dataset=blocks.remove_columns(["question", "answer"]),
+        )  # fmt: skip
+
+
+def test_training_arguments_parse_from_yaml_with_help(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("output_dir: out\nlora: true\nlora_r: 4\nloss_on: all\nlearning_rate: 0.001\n")
+    (args,) = HfArgumentParser(ECGTrainingArguments).parse_yaml_file(str(config))
+    assert (args.lora, args.lora_r, args.loss_on, args.learning_rate) == (True, 4, "all", 0.001)
+    assert args.remove_unused_columns is False
+    helps = HfArgumentParser(ECGTrainingArguments).format_help()
+    assert "--loss_on {answer,all}" in helps and "--save_mention_bank" in helps
+    with pytest.raises(ValueError, match="loss_on"):
+        ECGTrainingArguments(output_dir="x", loss_on="prompt")
+
+
+def test_unknown_model_offline_says_what_was_tried(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotFoundError) as info:
+        load_causal_lm("no-such-org/no-such-model")
+    message = str(info.value)
+    assert "offline alias (known: smollm2-135m, minilm-l6)" in message
+    assert "local folder" in message and "does not exist" in message
+    assert "Hub repo 'no-such-org/no-such-model'" in message
+
+
+def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, capsys):
+    model_dir = save_tiny_model(tmp_path / "tiny")
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=3)
+    config = tmp_path / "train.yaml"
+    config.write_text("learning_rate: 0.003\nper_device_train_batch_size: 4\nuse_cpu: true\nlogging_steps: 1\n")
+    out = tmp_path / "m"
+    code = main(
+        ["train", "--data", str(data), "--model", str(model_dir), "--output", str(out), "--max-steps", "3",
+         "--config", str(config), "--save_strategy", "no", "--seed", "3"]
+    )  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "for 3 steps" in printed and f"wrote {out}/" in printed
+    model = AutoModelForCausalLM.from_pretrained(out)
+    tok = AutoTokenizer.from_pretrained(out)
+    assert model.get_input_embeddings().weight.shape[0] == len(tok)
+    assert tok.convert_tokens_to_ids("<Disease>") != tok.unk_token_id
+    ecg = json.loads((out / "ecg_config.json").read_text())
+    assert ecg["entity_types"] == TYPES and ecg["tag_tokens"]["Disease"] == "<Disease>"
+    assert ecg["corpus_statistics"]["num_sentences"] == 12 and ecg["mention_bank"] is None
+    card = (out / "README.md").read_text()
+    assert "learning_rate | 0.003" in card and "Chemical, Disease" in card
+
+
+def test_accelerate_launch_two_cpu_processes(tmp_path):
+    model_dir = save_tiny_model(tmp_path / "tiny")
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=3)
+    out = tmp_path / "m"
+    env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
+         "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hf_ecg.cli", "train", "--data", str(data),
+         "--model", str(model_dir), "--output", str(out), "--max-steps", "2", "--save_strategy", "no",
+         "--per_device_train_batch_size", "2"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "for 2 steps" in result.stdout
+    assert result.stdout.count("wrote ") == 1  # only the main process reports and saves
+    assert (out / "ecg_config.json").is_file() and (out / "model.safetensors").is_file()
+
+
+CARD_PATTERN = r"""---
+base_model: gpt2
+library_name: transformers
+pipeline_tag: text-generation
+tags:
+- hf_ecg
+- ecg-qalm
+- entity-controlled-generation
+- synthetic-data
+- ner
+---
+
+# ECG-QALM generator for bc5cdr
+
+This model writes \*\*new labelled NER sentences\*\* .*
+- \*\*Entity types:\*\* Chemical, Disease
+- \*\*Base model:\*\* gpt2
+- \*\*Fine-tuning:\*\* LoRA \(r=8, alpha=16\), new tag-token embeddings trained, adapters merged into the weights
+- \*\*Loss:\*\* answer block only
+
+## Usage
+
+```python
+import hf_ecg  # registers the "entity-controlled-generation" pipeline
+from transformers import pipeline
+
+generator = pipeline\("entity-controlled-generation", model="org/bc5cdr-ecg"\)
+generator\(\[\["Chemical", "Disease"\]\], num_return_sequences=3\)
+```
+.*
+## Training data
+
+45 sentences \(112 entities, 157 Q&A blocks\) from bc5cdr, the first 45 sentences of the training split\.
+
+\| entity type \| mentions \|
+\|---\|---\|
+\| Chemical \| 53 \|
+\| Disease \| 59 \|
+
+The mention bank .* is not included in `ecg_config.json`\.
+
+## Training
+
+\| hyperparameter \| value \|
+\|---\|---\|
+\| learning_rate \| 0\.0005 \|
+\| lora \| True \|
+\| lora_r \| 8 \|
+\| lora_alpha \| 16 \|
+\| loss_on \| answer \|
+
+\| step \| epoch \| training loss \| validation loss \|
+\|---\|---\|---\|---\|
+\| 10 \| 0\.5 \| 2\.5000 \| - \|
+\| 20 \| 1\.0 \| 1\.2500 \| 1\.7500 \|
+
+### Framework versions
+
+- hf-ecg \d+\.\d+\.\d+\S*
+- transformers \d+\.\d+\.\d+\S*
+.*
+## Citation
+
+```bibtex
+@inproceedings\{aggarwal-etal-2023-ecg,.*ECG.*QALM.*
+\}
+```"""
+
+
+def test_model_card_renders_exactly(tmp_path):
+    from hf_ecg.cards import ECGModelCardData
+
+    card = ECGModelCardData(
+        base_model="gpt2",
+        model_id="org/bc5cdr-ecg",
+        entity_types=TYPES,
+        dataset_name="bc5cdr",
+        first_n=45,
+        corpus_statistics={"num_sentences": 45, "num_entities": 112, "num_blocks": 157,
+                           "entity_type_counts": {"Chemical": 53, "Disease": 59}},
+        hyperparameters={"learning_rate": 0.0005, "lora": True, "lora_r": 8, "lora_alpha": 16, "loss_on": "answer"},
+        training_logs=[{"step": 10, "epoch": 0.5, "loss": 2.5}, {"step": 20, "epoch": 1.0, "loss": 1.25,
+                                                                  "eval_loss": 1.75}],
+    )  # fmt: skip
+    text = str(card.to_model_card())
+    assert re.fullmatch(CARD_PATTERN, text, flags=re.DOTALL), text

@@ -1,0 +1,72 @@
+"""Tiny real models for tests: a byte-level BPE tokenizer trained in a second and a 2-layer GPT-2."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+EOS = "<|endoftext|>"
+
+TOY_CORPUS = """\
+Aspirin\tB-Chemical
+cures\tO
+headache\tB-Disease
+.\tO
+
+Ibuprofen\tB-Chemical
+relieves\tO
+severe\tB-Disease
+pain\tI-Disease
+.\tO
+
+Patients\tO
+with\tO
+fever\tB-Disease
+received\tO
+paracetamol\tB-Chemical
+.\tO
+
+No\tO
+effect\tO
+was\tO
+seen\tO
+.\tO
+"""
+
+
+def toy_corpus(path: Path, repeat: int = 1) -> Path:
+    """Write the toy CoNLL corpus (``repeat`` times) to ``path``."""
+    path.write_text((TOY_CORPUS + "\n") * repeat, encoding="utf-8")
+    return path
+
+
+def tiny_tokenizer(texts: Iterable[str] = (), vocab_size: int = 400) -> PreTrainedTokenizerFast:
+    """A GPT-2-style byte-level BPE tokenizer trained on ``texts`` (plus the toy corpus)."""
+    words = [line.split("\t")[0] for line in TOY_CORPUS.splitlines() if line]
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=[EOS], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    backend.train_from_iterator([" ".join(words), *texts] * 3, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=EOS, pad_token=EOS, bos_token=EOS)
+
+
+def tiny_gpt2(vocab_size: int, seed: int = 0) -> GPT2LMHeadModel:
+    """A randomly initialised 2-layer GPT-2 (tied embeddings)."""
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=vocab_size, n_positions=128, n_embd=32, n_layer=2, n_head=2, n_inner=64)
+    return GPT2LMHeadModel(config)
+
+
+def save_tiny_model(directory: Path) -> Path:
+    """A tiny GPT-2 and its tokenizer saved as a model folder (for CLI and subprocess tests)."""
+    tokenizer = tiny_tokenizer()
+    tiny_gpt2(len(tokenizer)).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
