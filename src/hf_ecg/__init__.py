@@ -35,6 +35,7 @@ from .blocks import (
 )
 from .builder import ECGBlocksBuilder, ECGBlocksConfig
 from .citation import CITATION
+from .config import ECGConfig
 from .corpus import Corpus, CorpusFormatError, Sentence, from_hf_dataset, load_corpus, read_conll, read_jsonl
 from .mentions import MentionBank
 from .sampling import (
@@ -48,7 +49,28 @@ from .sampling import (
 from .stats import CorpusStatistics
 from .tags import Span, TagError, detect_scheme, spans_to_tags, tags_to_spans
 
+# Training symbols import transformers/torch: load them on first use.
+_LAZY = {
+    "ECGTrainer": "trainer",
+    "ECGTrainingArguments": "trainer",
+    "train_ecg_model": "trainer",
+    "load_causal_lm": "modeling",
+    "add_ecg_tokens": "modeling",
+    "apply_lora": "modeling",
+    "ModelNotFoundError": "modeling",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'hf_ecg' has no attribute {name!r}")
+
+
 __all__ = [
+    *_LAZY,
     "ANSWER_TOKEN",
     "CITATION",
     "CONTEXT_TOKEN",
@@ -60,6 +82,7 @@ __all__ = [
     "CorpusStatistics",
     "ECGBlocksBuilder",
     "ECGBlocksConfig",
+    "ECGConfig",
     "FixedSampler",
     "GoldSampler",
     "MentionBank",
