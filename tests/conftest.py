@@ -11,9 +11,12 @@ from hypothesis import strategies as st
 
 from hf_ecg.tags import Span
 
-settings.register_profile("ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", max_examples=100, deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+settings.register_profile("thorough", max_examples=3000, deadline=None)  # HYPOTHESIS_PROFILE=thorough
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 #: ../shared/data beside the checkout (CI and developer machines); tests that need it skip without it.
 SHARED_DATA = Path(os.environ.get("HF_ECG_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))

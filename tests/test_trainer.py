@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser, TrainerCallback
 
@@ -33,7 +33,6 @@ def tokenizer():
 segment = st.lists(st.sampled_from(["cures", "<Chemical>", "pain", "<Disease>", ".", "severe", "fever"]), max_size=30)
 
 
-@settings(max_examples=50)
 @given(context=segment, answer=segment, question=st.sampled_from(["<Chemical>", "<Disease>", "<ENDTEXT>"]))
 def test_labels_are_masked_exactly_outside_the_answer(tokenizer, context, answer, question):
     answer_text = " ".join([*answer, question])
@@ -41,19 +40,20 @@ def test_labels_are_masked_exactly_outside_the_answer(tokenizer, context, answer
     encoded = encode_blocks(batch, tokenizer, max_length=24)
     ids, labels = encoded["input_ids"][0], encoded["labels"][0]
     answer_ids = tokenizer(answer_text, add_special_tokens=False)["input_ids"]
+    context_ids = tokenizer(batch["context"][0], add_special_tokens=False)["input_ids"]
+    question_at = ids.index(tokenizer.convert_tokens_to_ids(QUESTION_TOKEN))
+    answer_at = ids.index(tokenizer.convert_tokens_to_ids(ANSWER_TOKEN))
     assert len(ids) == len(labels) <= 24
-    cut = len(ids) - len(answer_ids)
-    if cut > 0:  # the prompt survived: context (maybe left-truncated), question, answer marker
-        assert ids[cut - 1] == tokenizer.convert_tokens_to_ids(ANSWER_TOKEN)
-        assert ids[0] == tokenizer.convert_tokens_to_ids(CONTEXT_TOKEN)
-        assert tokenizer.convert_tokens_to_ids(QUESTION_TOKEN) in ids
-        assert ids[cut:] == answer_ids
-        assert labels == [-100] * cut + answer_ids
-        context_ids = tokenizer(batch["context"][0], add_special_tokens=False)["input_ids"]
-        kept = ids[1 : ids.index(tokenizer.convert_tokens_to_ids(QUESTION_TOKEN))]
-        assert kept == (context_ids[len(context_ids) - len(kept) :] if kept else [])  # a suffix: cut from the left
-    else:  # the answer alone is too long: its end (with the tag) is kept, all of it labelled
-        assert ids == answer_ids[-24:] and labels == ids
+    # The structure survives any truncation: context marker, context, question, answer marker, answer.
+    assert ids[0] == tokenizer.convert_tokens_to_ids(CONTEXT_TOKEN)
+    assert answer_at == question_at + 2
+    kept_context, kept_answer = ids[1:question_at], ids[answer_at + 1 :]
+    assert kept_context == context_ids[len(context_ids) - len(kept_context) :]  # cut from the left only
+    assert kept_answer == answer_ids[len(answer_ids) - len(kept_answer) :]
+    assert kept_answer == answer_ids or not kept_context  # the context goes before the answer is cut
+    assert labels == [-100] * (answer_at + 1) + kept_answer
+    if len(context_ids) + len(answer_ids) + 4 <= 24:
+        assert ids == [ids[0], *context_ids, ids[question_at], ids[question_at + 1], ids[answer_at], *answer_ids]
     assert ids[-1] == tokenizer.convert_tokens_to_ids(question)
     whole = encode_blocks(batch, tokenizer, max_length=24, loss_on="all")
     assert whole["labels"][0] == whole["input_ids"][0]

@@ -96,7 +96,8 @@ def encode_blocks(
 ) -> dict[str, list[list[int]]]:
     """Tokenize a batch of Q&A rows into ``input_ids`` and ``labels`` (``-100`` outside the answer
     unless ``loss_on == "all"``). Segments are tokenized separately and joined behind their
-    segment tokens; the context is cut from the left to fit ``max_length``."""
+    segment tokens; the context is cut from the left to fit ``max_length`` (and an answer that
+    alone does not fit loses its beginning: its end holds the tag)."""
     context_id, question_id, answer_id = tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN])
 
     def ids(texts: list[str]) -> list[list[int]]:
@@ -106,13 +107,13 @@ def encode_blocks(
     for context, question, answer in zip(
         ids(batch["context"]), ids(batch["question"]), ids(batch["answer"]), strict=True
     ):
-        budget = max_length - (3 + len(question) + len(answer))
+        room = max_length - (3 + len(question))  # what the context and answer may fill
+        if len(answer) > room:  # an overlong answer keeps its end, which holds the tag
+            answer = answer[-room:]
+        budget = room - len(answer)
         context = context[-budget:] if budget > 0 else []
         sample = [context_id, *context, question_id, *question, answer_id, *answer]
         prompt_length = len(sample) - len(answer)
-        if len(sample) > max_length:  # the answer alone is too long: keep its end, which holds the tag
-            sample = sample[-max_length:]
-            prompt_length = 0
         input_ids.append(sample)
         labels.append(sample.copy() if loss_on == "all" else [-100] * prompt_length + sample[prompt_length:])
     return {"input_ids": input_ids, "labels": labels}
