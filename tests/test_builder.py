@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import os
+import re
 
 import datasets
 import pytest
 
 from hf_ecg.blocks import ENDTEXT, QASample, Template, template_from_qa
 from hf_ecg.builder import BLOCK_FEATURES, ECGBlocksBuilder
-from hf_ecg.corpus import read_conll
+from hf_ecg.corpus import CorpusFormatError, read_conll
 
 TRAIN = "Aspirin\tB-Chemical\ncures\tO\nbad\tB-Disease\nheadache\tI-Disease\n\nno\tO\nentity\tO\n\nx\tB-Disease\n\n"
 DEV = "ibuprofen\tB-Chemical\n.\tO\n"
@@ -79,6 +80,13 @@ def test_builder_cache_follows_the_file(files):
     os.utime(path, (1, 1))  # a different mtime, as any edit gives
     _, ds = build(files, data_files={"train": str(path)})
     assert ds["train"].num_rows == rows + 2
+
+
+def test_builder_reports_bad_input_with_its_place(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tO\nb c\tO\n")
+    with pytest.raises(CorpusFormatError, match=re.escape(f"{bad}:2: token 'b c' contains whitespace")):
+        build(tmp_path, data_files={"train": str(bad)}, format="conll")
 
 
 def test_builder_needs_data(tmp_path):

@@ -200,6 +200,14 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert "learning_rate | 0.003" in card and "Chemical, Disease" in card
 
 
+def test_cli_train_reads_the_corpus_like_blocks_does(tmp_path, capsys):
+    data = tmp_path / "bad.tsv"
+    data.write_text("a\tB-Chemical\n\nb\tO\nc\tI-Disease\n")
+    code = main(["train", "--data", str(data), "--model", "unused", "--output", str(tmp_path / "m"), "--strict"])
+    assert code == 2
+    assert f"{data}:4: token 2: 'I-Disease' does not continue a span" in capsys.readouterr().err
+
+
 def test_accelerate_launch_two_cpu_processes(tmp_path):
     model_dir = save_tiny_model(tmp_path / "tiny")
     data = toy_corpus(tmp_path / "toy.tsv", repeat=3)

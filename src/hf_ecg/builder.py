@@ -129,13 +129,14 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
         return load_split_corpus(self.config, split, sources[split])
 
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
+        # Read (and so validate) every split here: errors raised during generation reach the
+        # user wrapped in a DatasetGenerationError, while these keep their file:line message.
         return [
-            datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "sources": sources})
+            datasets.SplitGenerator(name=split, gen_kwargs={"corpus": load_split_corpus(self.config, split, sources)})
             for split, sources in self._split_sources().items()
         ]
 
-    def _generate_examples(self, split: str, sources: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-        corpus = load_split_corpus(self.config, split, sources)
+    def _generate_examples(self, corpus: Corpus) -> Iterator[tuple[Key, dict[str, Any]]]:
         reserved = corpus.entity_types
         row = 0
         for sentence_id, sentence in enumerate(corpus):

@@ -97,9 +97,7 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--data", required=True, metavar="DATA", help="training corpus (CoNLL/TSV or JSONL)")
     train.add_argument("--validation", metavar="DATA", default=None, help="validation corpus, evaluated per epoch")
     _add_subset_options(train)
-    train.add_argument(
-        "--format", choices=("conll", "jsonl"), default=None, help="corpus format (default: by file extension)"
-    )
+    _add_corpus_options(train)
     train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
     train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
     train.add_argument("--lora", action="store_true", help="train LoRA adapters (merged into the weights on save)")
@@ -161,9 +159,13 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         validation=args.validation,
         first_n=args.first_n,
         fraction=args.fraction,
-        corpus_format=args.format,
         resume=args.resume,
         trust_remote_code=args.trust_remote_code,
+        format=args.format,
+        scheme=args.scheme,
+        strict=args.strict,
+        token_column=args.token_column,
+        tag_column=args.tag_column,
     )
     if trainer.args.should_save:
         card = trainer.model_card_data

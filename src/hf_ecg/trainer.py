@@ -216,14 +216,16 @@ def train_ecg_model(
     validation: str | os.PathLike | None = None,
     first_n: int | None = None,
     fraction: float | None = None,
-    corpus_format: str | None = None,
     resume: bool = False,
     trust_remote_code: bool = False,
+    **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
 
-    ``resume`` continues from the last checkpoint in ``args.output_dir`` (a fresh start if none).
-    Returns the trainer (its ``state`` holds the steps and logs).
+    ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
+    :class:`~hf_ecg.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
+    last checkpoint in ``args.output_dir`` (a fresh start if none). Returns the trainer (its
+    ``state`` holds the steps and logs).
     """
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -235,7 +237,7 @@ def train_ecg_model(
     data_files = {"train": str(data)}
     if validation is not None:
         data_files["validation"] = str(validation)
-    builder = ECGBlocksBuilder(data_files=data_files, first_n=first_n, fraction=fraction, format=corpus_format)
+    builder = ECGBlocksBuilder(data_files=data_files, first_n=first_n, fraction=fraction, **reader_options)
     with args.main_process_first(desc="building Q&A blocks"):
         builder.download_and_prepare()
     blocks = builder.as_dataset()
