@@ -104,6 +104,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
 
     def __init__(self, *args: Any, dataset_name: str | None = "ecg_blocks", **kwargs: Any) -> None:
         super().__init__(*args, dataset_name=dataset_name, **kwargs)
+        self._corpora: dict[str, Corpus] = {}  # each split is read once, whoever asks first
 
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(
@@ -123,17 +124,19 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
 
     def corpus(self, split: str = "train") -> Corpus:
         """The corpus behind ``split`` exactly as the builder reads it (subset included)."""
-        sources = self._split_sources()
-        if split not in sources:
-            raise ValueError(f"no split {split!r}; splits: {', '.join(sources)}")
-        return load_split_corpus(self.config, split, sources[split])
+        if split not in self._corpora:
+            sources = self._split_sources()
+            if split not in sources:
+                raise ValueError(f"no split {split!r}; splits: {', '.join(sources)}")
+            self._corpora[split] = load_split_corpus(self.config, split, sources[split])
+        return self._corpora[split]
 
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         # Read (and so validate) every split here: errors raised during generation reach the
         # user wrapped in a DatasetGenerationError, while these keep their file:line message.
         return [
-            datasets.SplitGenerator(name=split, gen_kwargs={"corpus": load_split_corpus(self.config, split, sources)})
-            for split, sources in self._split_sources().items()
+            datasets.SplitGenerator(name=split, gen_kwargs={"corpus": self.corpus(split)})
+            for split in self._split_sources()
         ]
 
     def _generate_examples(self, corpus: Corpus) -> Iterator[tuple[Key, dict[str, Any]]]:

@@ -41,6 +41,17 @@ def _add_corpus_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The corpus-reading options of :func:`_add_corpus_options`, as ECGBlocksBuilder keywords."""
+    return {
+        "format": args.format,
+        "scheme": args.scheme,
+        "strict": args.strict,
+        "token_column": args.token_column,
+        "tag_column": args.tag_column,
+    }
+
+
 def _add_subset_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--first-n", type=int, default=None, metavar="N", help="keep the first N training sentences")
@@ -161,11 +172,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         fraction=args.fraction,
         resume=args.resume,
         trust_remote_code=args.trust_remote_code,
-        format=args.format,
-        scheme=args.scheme,
-        strict=args.strict,
-        token_column=args.token_column,
-        tag_column=args.tag_column,
+        **_reader_options(args),
     )
     if trainer.args.should_save:
         card = trainer.model_card_data
@@ -195,13 +202,9 @@ def _run_blocks(args: argparse.Namespace) -> int:
         builder = ECGBlocksBuilder(
             cache_dir=cache_dir,
             data_files=data_files,
-            format=args.format,
-            scheme=args.scheme,
-            token_column=args.token_column,
-            tag_column=args.tag_column,
-            strict=args.strict,
             first_n=args.first_n,
             fraction=args.fraction,
+            **_reader_options(args),
         )
         corpora = {split: builder.corpus(split) for split in data_files}
         if args.check:

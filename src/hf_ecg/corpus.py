@@ -173,12 +173,8 @@ def read_conll(
     is an error instead of being repaired to ``B-``.
     """
     path = Path(path)
-    needed = (
-        max(
-            token_column if token_column >= 0 else -token_column - 1, tag_column if tag_column >= 0 else -tag_column - 1
-        )
-        + 1
-    )
+    # Columns a line must have for both indices to exist (negative ones count from the end).
+    needed = max(c + 1 if c >= 0 else -c for c in (token_column, tag_column))
 
     def sentences() -> Iterator[tuple[list[str], list[str], list[str]]]:
         tokens: list[str] = []

@@ -244,7 +244,7 @@ def train_ecg_model(
     corpus = builder.corpus("train")
     if "validation" in blocks and args.eval_strategy == "no":
         args.eval_strategy = "epoch"  # a validation corpus is given to be evaluated
-    stats = CorpusStatistics.from_corpus(corpus)
+    stats = CorpusStatistics.from_corpus(corpus).to_dict()
 
     model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code)
     new_token_ids = add_ecg_tokens(tokenizer, model, corpus.entity_types)
@@ -259,13 +259,13 @@ def train_ecg_model(
         loss_on=args.loss_on,
         max_length=args.max_length,
         lora=args.lora,
-        corpus_statistics=stats.to_dict(),
+        corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )
     card = ECGModelCardData(
         base_model=upstream_model_id(str(model_name)),
         dataset_name=corpus.name,
-        corpus_statistics=stats.to_dict(),
+        corpus_statistics=stats,
         first_n=first_n,
     )
     trainer = ECGTrainer(
