@@ -60,7 +60,9 @@ def tiny_tokenizer(texts: Iterable[str] = (), vocab_size: int = 400) -> PreTrain
 def tiny_gpt2(vocab_size: int, seed: int = 0) -> GPT2LMHeadModel:
     """A randomly initialised 2-layer GPT-2 (tied embeddings)."""
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=vocab_size, n_positions=128, n_embd=32, n_layer=2, n_head=2, n_inner=64)
+    config = GPT2Config(
+        vocab_size=vocab_size, n_positions=128, n_embd=32, n_layer=2, n_head=2, n_inner=64, bos_token_id=0, eos_token_id=0
+    )
     return GPT2LMHeadModel(config)
 
 
@@ -70,3 +72,14 @@ def save_tiny_model(directory: Path) -> Path:
     tiny_gpt2(len(tokenizer)).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def tiny_ecg_model(entity_types: Iterable[str] = ("Chemical", "Disease"), seed: int = 0):
+    """An untrained tiny GPT-2 with the ECG tokens of ``entity_types`` added: (model, tokenizer, ECGConfig)."""
+    from hf_ecg.config import ECGConfig
+    from hf_ecg.modeling import add_ecg_tokens
+
+    tokenizer = tiny_tokenizer()
+    model = tiny_gpt2(len(tokenizer), seed=seed)
+    add_ecg_tokens(tokenizer, model, list(entity_types))
+    return model, tokenizer, ECGConfig(entity_types=list(entity_types), max_length=128)

@@ -33,6 +33,7 @@ from .blocks import (
     template_from_qa,
     verify_roundtrip,
 )
+from ._registration import register_on_transformers_import
 from .builder import ECGBlocksBuilder, ECGBlocksConfig
 from .citation import CITATION
 from .config import ECGConfig
@@ -49,8 +50,14 @@ from .sampling import (
 from .stats import CorpusStatistics
 from .tags import Span, TagError, detect_scheme, spans_to_tags, tags_to_spans
 
-# Training symbols import transformers/torch: load them on first use.
+# Model-side symbols import transformers/torch: load them on first use.
 _LAZY = {
+    "ChainedDecoder": "decoding",
+    "DecodedTemplate": "decoding",
+    "DecodingConfig": "decoding",
+    "EntityControlledGenerationPipeline": "pipeline",
+    "MentionFiller": "filling",
+    "generate_dataset": "generate",
     "ECGTrainer": "trainer",
     "ECGTrainingArguments": "trainer",
     "train_ecg_model": "trainer",
@@ -59,6 +66,10 @@ _LAZY = {
     "apply_lora": "modeling",
     "ModelNotFoundError": "modeling",
 }
+
+
+# The pipeline task is registered as soon as transformers.pipelines is imported (see _registration).
+register_on_transformers_import()
 
 
 def __getattr__(name: str):

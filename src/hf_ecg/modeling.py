@@ -31,6 +31,7 @@ __all__ = [
     "cache_root",
     "ecg_special_tokens",
     "load_causal_lm",
+    "load_ecg_model",
     "resolve_model",
     "upstream_model_id",
 ]
@@ -188,3 +189,16 @@ def apply_lora(
         task_type="CAUSAL_LM",
     )
     return get_peft_model(model, config)
+
+
+def load_ecg_model(name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any) -> tuple[Any, Any, Any]:
+    """Load a model trained by hf_ecg: ``(model, tokenizer, ECGConfig)`` from a folder or Hub id."""
+    from transformers.utils import cached_file
+
+    from .config import ECG_CONFIG_NAME, ECGConfig
+
+    config_file = cached_file(str(name), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
+    if config_file is None:
+        raise ValueError(f"{name} has no {ECG_CONFIG_NAME}: it is not a model trained with hf_ecg (`hf-ecg train`)")
+    model, tokenizer = load_causal_lm(name, trust_remote_code=trust_remote_code, **model_kwargs)
+    return model, tokenizer, ECGConfig.load(Path(config_file).parent)

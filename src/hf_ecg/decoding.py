@@ -1,0 +1,455 @@
+"""Chained block decoding: write a template block by block for each requested entity sequence.
+
+For the sequence ``[t1 … tn]`` the model answers question ``<t1>`` with an empty context, the
+block is appended to the context, question ``<t2>`` follows, … and finally ``<ENDTEXT>``
+(DESIGN §1). Prompts are built exactly like training rows (:func:`hf_ecg.trainer.encode_blocks`)::
+
+    <|context|> context ids <|question|> tag id <|answer|>
+
+Two procedures:
+
+- ``batched`` (default): many samples advance together. A logits mask lets each row emit only its
+  own target tag (``<ENDTEXT>`` only in the final block) and no other special token; a row's block
+  ends when it emits its target; a block that reaches ``max_block_tokens`` gets its tag forced (and
+  counted). Rows live in the slots of one KV cache, right-aligned; a row that finishes a block
+  leaves its slot, its next prompt is encoded in a batched prefill with other waiting rows, and the
+  slot is refilled at once with a row that is ready, so the batch stays full.
+- ``sequential``: the paper's procedure, for comparison: one sample at a time, ``model.generate``
+  each block and regenerate it until it ends with its tag (forced after ``max_attempts``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
+from .config import ECGConfig
+
+__all__ = ["DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig"]
+
+logger = logging.getLogger(__name__)
+
+DECODING_MODES = ("batched", "sequential")
+#: Refuse requests beyond these: they are mistakes, not workloads.
+MAX_ENTITIES_LIMIT = 256
+MAX_BLOCK_TOKENS_LIMIT = 1024
+
+
+@dataclass
+class DecodingConfig:
+    """How templates are sampled. Every limit is checked when the object is built."""
+
+    mode: str = field(default="batched", metadata={"help": "'batched' (constrained, refilled batches) or "
+                                                           "'sequential' (the paper: one sample at a time, "
+                                                           "regenerate a block until its tag appears)."})
+    batch_size: int = field(default=16, metadata={"help": "Rows decoded together (batched mode)."})
+    do_sample: bool = field(default=True, metadata={"help": "Sample (True) or take the most likely token."})
+    temperature: float = field(default=1.0, metadata={"help": "Softmax temperature (> 0)."})
+    top_k: int = field(default=50, metadata={"help": "Keep the k most likely tokens; 0 keeps all."})
+    top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass in (0, 1]; 1 keeps all."})
+    max_block_tokens: int = field(default=48, metadata={"help": "Most tokens in one block, tag included; "
+                                                                "a block reaching it gets its tag forced."})
+    max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
+    max_attempts: int = field(default=10, metadata={"help": "Sequential mode: tries per block before its "
+                                                            "tag is forced."})
+    seed: int | None = field(default=None, metadata={"help": "Seed; the same seed, inputs and batch size "
+                                                             "give the same templates."})
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.mode not in DECODING_MODES:
+            problems.append(f"mode must be one of {DECODING_MODES}, got {self.mode!r}")
+        if not 1 <= self.batch_size <= 4096:
+            problems.append(f"batch_size must be in [1, 4096], got {self.batch_size}")
+        if not self.temperature > 0:
+            problems.append(f"temperature must be > 0, got {self.temperature} (use do_sample=False for greedy)")
+        if self.top_k < 0:
+            problems.append(f"top_k must be >= 0, got {self.top_k}")
+        if not 0 < self.top_p <= 1:
+            problems.append(f"top_p must be in (0, 1], got {self.top_p}")
+        if not 1 <= self.max_block_tokens <= MAX_BLOCK_TOKENS_LIMIT:
+            problems.append(f"max_block_tokens must be in [1, {MAX_BLOCK_TOKENS_LIMIT}], got {self.max_block_tokens}")
+        if not 0 <= self.max_entities <= MAX_ENTITIES_LIMIT:
+            problems.append(f"max_entities must be in [0, {MAX_ENTITIES_LIMIT}], got {self.max_entities}")
+        if self.max_attempts < 1:
+            problems.append(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if problems:
+            raise ValueError("invalid decoding settings: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class DecodedTemplate:
+    """One written template: its tags are exactly ``entities`` in order."""
+
+    entities: tuple[str, ...]
+    template: Template
+    forced_tags: int = 0
+    num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
+    attempts: int = 0  # sequential mode: block generations, retries included
+
+
+@dataclass(eq=False)
+class _Row:
+    """A sample in flight (batched mode)."""
+
+    index: int
+    targets: list[int]  # tag ids, then <ENDTEXT>
+    block: int = 0
+    words: list[str] = field(default_factory=list)  # template tokens so far
+    block_ids: list[int] = field(default_factory=list)  # ids fed in the current block
+    pending: int = -1  # sampled, not yet fed
+    length: int = 0  # valid cache positions (right-aligned)
+    forced: int = 0
+    emitted: int = 0
+    cache: tuple[Any, int] | None = None  # (prefill cache, row) until the row takes a slot
+
+    @property
+    def target(self) -> int:
+        return self.targets[self.block]
+
+
+class ChainedDecoder:
+    """Write templates for entity sequences with a trained ECG model.
+
+    Args:
+        model: a causal LM trained by :class:`~hf_ecg.ECGTrainer` (eval mode is set here).
+        tokenizer: its tokenizer (with the ECG tokens).
+        ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
+        config: sampling settings and limits.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.ecg_config = ecg_config
+        self.config = config or DecodingConfig()
+        vocab = tokenizer.get_vocab()
+        needed = [CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN, ENDTEXT, *ecg_config.tag_tokens.values()]
+        missing = [token for token in needed if token not in vocab]
+        if missing:
+            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
+        self.context_id, self.question_id, self.answer_id = (vocab[t] for t in SEGMENT_TOKENS)
+        self.endtext_id = vocab[ENDTEXT]
+        self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
+        structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
+        banned = sorted(structural | set(tokenizer.all_special_ids))
+        self._banned = torch.tensor(banned, dtype=torch.long)
+        self._stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
+        warpers: list[Any] = []
+        if self.config.do_sample:
+            if self.config.temperature != 1.0:
+                warpers.append(TemperatureLogitsWarper(self.config.temperature))
+            if self.config.top_k > 0:
+                warpers.append(TopKLogitsWarper(self.config.top_k))
+            if self.config.top_p < 1.0:
+                warpers.append(TopPLogitsWarper(self.config.top_p))
+        self._warpers = LogitsProcessorList(warpers)
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    # ------------------------------------------------------------------ public
+
+    def decode(
+        self, sequences: Sequence[Sequence[str]], *, progress: Callable[[int], None] | None = None
+    ) -> list[DecodedTemplate]:
+        """A template per entity sequence, in input order. ``progress(n)`` is called as ``n`` samples finish.
+
+        Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
+        entity-free sentence.
+        """
+        if any(isinstance(sequence, str) for sequence in sequences):
+            raise TypeError("each entity sequence is a list of types, not a string")
+        sequences = [tuple(sequence) for sequence in sequences]
+        for sequence in sequences:
+            self.ecg_config.check_entity_types(sequence)
+            if len(sequence) > self.config.max_entities:
+                raise ValueError(
+                    f"an entity sequence of {len(sequence)} entities exceeds max_entities={self.config.max_entities}"
+                )
+        if not sequences:
+            return []
+        generator = torch.Generator(device=self.device)
+        generator.manual_seed(self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63))
+        with torch.inference_mode():
+            if self.config.mode == "sequential":
+                return self._decode_sequential(sequences, generator, progress)
+            return self._decode_batched(sequences, generator, progress)
+
+    # ------------------------------------------------------------------ prompts
+
+    def _prompt_ids(self, words: list[str], question_id: int) -> list[int]:
+        """``<|context|> ctx <|question|> tag <|answer|>``, the context cut from the left to leave room
+        for a whole block inside ``ecg_config.max_length`` (as in training)."""
+        context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
+        room = max(self.ecg_config.max_length - 4 - self.config.max_block_tokens, 0)
+        context = context[-room:] if room else []
+        return [self.context_id, *context, self.question_id, question_id, self.answer_id]
+
+    def _block_words(self, ids: list[int]) -> list[str]:
+        """The words of a generated block (its tag excluded); words that would read as structure are dropped."""
+        text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return [w for w in text.split() if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
+
+    def _targets(self, sequence: tuple[str, ...]) -> list[int]:
+        return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
+
+    # ------------------------------------------------------------------ sampling
+
+    def _sample(self, logits: torch.Tensor, rows: list[_Row], generator: torch.Generator) -> list[int]:
+        """Next token per row: only the row's target may be structural; a full block must end now."""
+        scores = logits.float()
+        targets = torch.tensor([row.target for row in rows], device=scores.device).unsqueeze(1)
+        target_scores = scores.gather(1, targets)
+        scores[:, self._banned.to(scores.device)] = -float("inf")
+        full = torch.tensor(
+            [len(row.block_ids) + 1 >= self.config.max_block_tokens for row in rows], device=scores.device
+        )
+        if full.any():
+            scores[full] = -float("inf")
+        # A sentence must not come out empty: no <ENDTEXT> before its first word.
+        empty = torch.tensor(
+            [not row.words and not row.block_ids and row.block == len(row.targets) - 1 for row in rows],
+            device=scores.device,
+        )
+        target_scores[empty & ~full] = -float("inf")
+        scores.scatter_(1, targets, target_scores)
+        if self.config.do_sample:
+            scores = self._warpers(None, scores)
+            choice = torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=generator).squeeze(1)
+        else:
+            choice = scores.argmax(dim=-1)
+        for row, was_full in zip(rows, full.tolist(), strict=True):
+            row.forced += was_full
+        return choice.tolist()
+
+    # ------------------------------------------------------------------ batched
+
+    def _decode_batched(
+        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+    ) -> list[DecodedTemplate]:
+        capacity = self.config.batch_size
+        in_flight_cap = capacity + max(1, capacity // 2)  # a buffer of ready rows keeps slots full
+        results: list[DecodedTemplate | None] = [None] * len(sequences)
+        upcoming = iter(range(len(sequences)))
+        remaining = len(sequences)
+        waiting: list[_Row] = []  # need their next prompt encoded
+        ready: list[_Row] = []  # encoded, waiting for a slot
+        slots: list[_Row | None] = []
+        cache: DynamicCache | None = None
+        in_flight = 0
+
+        def finish_block(row: _Row) -> None:
+            nonlocal in_flight, remaining
+            row.words.extend(self._block_words(row.block_ids))
+            row.emitted += 1
+            if row.block < len(row.targets) - 1:
+                row.words.append(self.ecg_config.tag_tokens[sequences[row.index][row.block]])
+                row.block += 1
+                row.block_ids = []
+                waiting.append(row)
+                return
+            results[row.index] = DecodedTemplate(
+                entities=sequences[row.index], template=Template(tuple(row.words)),
+                forced_tags=row.forced, num_tokens=row.emitted,
+            )  # fmt: skip
+            in_flight -= 1
+            remaining -= 1
+            if progress is not None:
+                progress(1)
+
+        while remaining:
+            free = [i for i, row in enumerate(slots) if row is None]
+            if len(slots) < capacity:
+                free += list(range(len(slots), capacity))
+            if free and not ready:
+                # Encode the waiting rows' prompts, topped up with new samples to keep the pool full.
+                batch = waiting
+                waiting = []
+                while in_flight < in_flight_cap:
+                    index = next(upcoming, None)
+                    if index is None:
+                        break
+                    batch.append(_Row(index, self._targets(sequences[index])))
+                    in_flight += 1
+                if batch:
+                    ready.extend(self._prefill(batch, generator, finish_block))
+                    continue  # rows that answered with their tag alone went back to waiting
+            # Fill free slots with ready rows.
+            for slot in free:
+                if not ready:
+                    break
+                cache = self._place(ready.pop(0), slot, slots, cache)
+            active = [i for i, row in enumerate(slots) if row is not None]
+            if not active:
+                continue
+            if len(active) <= len(slots) // 2 and not ready and not waiting:
+                slots, cache = self._compact(slots, cache, active)
+            finished = self._step(slots, cache, generator)
+            for slot in finished:
+                row = slots[slot]
+                slots[slot] = None
+                finish_block(row)
+            cache = self._trim(slots, cache)
+        return results  # type: ignore[return-value]
+
+    def _prefill(self, rows: list[_Row], generator: torch.Generator, finish_block: Callable[[_Row], None]) -> list[_Row]:
+        """Encode each row's prompt in one left-padded forward; sample its first block token.
+
+        Returns the rows that go on to a slot; a row whose first token is its tag already has its
+        block finished (``finish_block``)."""
+        prompts = [self._prompt_ids(row.words, row.target) for row in rows]
+        width = max(map(len, prompts))
+        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for j, prompt in enumerate(prompts):
+            input_ids[j, width - len(prompt) :] = torch.tensor(prompt)
+            mask[j, width - len(prompt) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(
+            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device), past_key_values=self._new_cache(),
+            use_cache=True, logits_to_keep=1,
+        )  # fmt: skip
+        tokens = self._sample(out.logits[:, -1, :], rows, generator)
+        placed = []
+        for j, (row, token, prompt) in enumerate(zip(rows, tokens, prompts, strict=True)):
+            row.emitted += token != row.target
+            if token == row.target:
+                finish_block(row)
+                continue
+            row.pending, row.length, row.cache = token, len(prompt), (out.past_key_values, j)
+            placed.append(row)
+        return placed
+
+    def _place(self, row: _Row, slot: int, slots: list[_Row | None], cache: DynamicCache | None) -> DynamicCache:
+        """Copy a prefilled row's cache into ``slot`` of the decode cache, right-aligned."""
+        source, j = row.cache  # type: ignore[misc]
+        row.cache = None
+        length = row.length
+        if cache is None:  # the first row: a one-row cache
+            cache = self._new_cache()
+            for layer, src in zip(cache.layers, source.layers, strict=True):
+                keys, values = src.keys[j : j + 1, :, -length:].clone(), src.values[j : j + 1, :, -length:].clone()
+                layer.lazy_initialization(keys, values)
+                layer.keys, layer.values = keys, values
+            slots[:] = [row]
+            return cache
+        width = cache.layers[0].keys.shape[-2]
+        grow_rows = slot + 1 - cache.layers[0].keys.shape[0]
+        for layer, src in zip(cache.layers, source.layers, strict=True):
+            keys, values = layer.keys, layer.values
+            if length > width:  # make room on the left
+                pad = keys.new_zeros((*keys.shape[:2], length - width, keys.shape[-1]))
+                keys, values = torch.cat([pad, keys], dim=2), torch.cat([pad, values], dim=2)
+            if grow_rows > 0:
+                extra = keys.new_zeros((grow_rows, *keys.shape[1:]))
+                keys, values = torch.cat([keys, extra]), torch.cat([values, extra])
+            keys[slot, :, -length:] = src.keys[j, :, -length:]
+            values[slot, :, -length:] = src.values[j, :, -length:]
+            layer.keys, layer.values = keys, values
+        while len(slots) <= slot:
+            slots.append(None)
+        slots[slot] = row
+        return cache
+
+    def _step(self, slots: list[_Row | None], cache: DynamicCache, generator: torch.Generator) -> list[int]:
+        """Feed every slot's pending token; return the slots whose row just emitted its target."""
+        width = cache.layers[0].keys.shape[-2]
+        lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
+        tokens = torch.tensor([[row.pending if row is not None else self.pad_id] for row in slots])
+        mask = torch.cat([(torch.arange(width) >= width - lengths.unsqueeze(1)).long(), torch.ones(len(slots), 1, dtype=torch.long)], 1)
+        out = self.model(
+            input_ids=tokens.to(self.device), attention_mask=mask.to(self.device),
+            position_ids=lengths.unsqueeze(1).to(self.device), past_key_values=cache, use_cache=True,
+        )  # fmt: skip
+        live = [i for i, row in enumerate(slots) if row is not None]
+        rows = [slots[i] for i in live]
+        for row in rows:
+            row.block_ids.append(row.pending)
+            row.length += 1
+        next_tokens = self._sample(out.logits[live, -1, :], rows, generator)  # type: ignore[arg-type]
+        finished = []
+        for slot, row, token in zip(live, rows, next_tokens, strict=True):
+            row.emitted += token != row.target
+            if token == row.target:
+                finished.append(slot)
+            else:
+                row.pending = token
+        return finished
+
+    def _new_cache(self) -> DynamicCache:
+        cache = DynamicCache(config=self.model.config)
+        kinds = {type(layer).__name__ for layer in cache.layers}
+        if kinds != {"DynamicLayer"}:
+            raise NotImplementedError(
+                f"batched decoding needs full-attention cache layers, this model has {sorted(kinds)}; "
+                "use mode='sequential'"
+            )
+        return cache
+
+    @staticmethod
+    def _trim(slots: list[_Row | None], cache: DynamicCache) -> DynamicCache:
+        """Drop cache columns on the left that no live row uses."""
+        width = cache.layers[0].keys.shape[-2]
+        needed = max((row.length for row in slots if row is not None), default=0)
+        if 0 < needed < width:
+            for layer in cache.layers:
+                layer.keys, layer.values = layer.keys[:, :, -needed:], layer.values[:, :, -needed:]
+        return cache
+
+    @staticmethod
+    def _compact(
+        slots: list[_Row | None], cache: DynamicCache, active: list[int]
+    ) -> tuple[list[_Row | None], DynamicCache]:
+        """Keep only live rows once the batch is mostly empty (the tail of a run)."""
+        index = torch.tensor(active, device=cache.layers[0].keys.device)
+        for layer in cache.layers:
+            layer.keys, layer.values = layer.keys.index_select(0, index), layer.values.index_select(0, index)
+        return [slots[i] for i in active], cache
+
+    # ------------------------------------------------------------------ sequential (the paper)
+
+    def _decode_sequential(
+        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+    ) -> list[DecodedTemplate]:
+        torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))  # generate() uses the global RNG
+        sampling = {"do_sample": self.config.do_sample}
+        if self.config.do_sample:
+            sampling.update(temperature=self.config.temperature, top_k=self.config.top_k, top_p=self.config.top_p)
+        results = []
+        for sequence in sequences:
+            words: list[str] = []
+            forced = attempts = emitted = 0
+            targets = self._targets(sequence)
+            for block, target in enumerate(targets):
+                prompt = torch.tensor([self._prompt_ids(words, target)], device=self.device)
+                for _ in range(self.config.max_attempts):
+                    attempts += 1
+                    out = self.model.generate(
+                        prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=self.config.max_block_tokens,
+                        eos_token_id=self._stop_ids, pad_token_id=self.pad_id, **sampling,
+                    )  # fmt: skip
+                    new = out[0, prompt.shape[1] :].tolist()
+                    if new and new[-1] == target:
+                        break
+                else:  # the paper loops until the tag appears; we stop and force it
+                    forced += 1
+                    new = [t for t in new if t not in self._stop_ids][: self.config.max_block_tokens - 1] + [target]
+                emitted += len(new)
+                words.extend(self._block_words(new[:-1]))
+                if block < len(sequence):
+                    words.append(self.ecg_config.tag_tokens[sequence[block]])
+            results.append(DecodedTemplate(sequence, Template(tuple(words)), forced, emitted, attempts))
+            if progress is not None:
+                progress(1)
+        return results

@@ -1,0 +1,96 @@
+"""Filling: a written template's tags become mentions, and the sample gets its BIO labels.
+
+Mention sources: ``random`` (uniform over the distinct mentions of the training mention bank, the
+paper), ``weighted`` (by their frequency), or a user dict ``{type: [mention, ...]}`` (or a JSON file
+of one), so that no real mention of a private corpus needs to leave it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+from .blocks import recompose
+from .config import ECGConfig
+from .decoding import DecodedTemplate
+from .mentions import FILL_STRATEGIES, MentionBank
+from .tags import spans_to_tags
+
+__all__ = ["MentionFiller", "MentionSource"]
+
+#: ``"random"``, ``"weighted"``, a ``{type: [mentions]}`` dict, a path to a JSON file of one, or a bank.
+MentionSource = Union[str, os.PathLike, Mapping[str, Sequence[str]], MentionBank]  # noqa: UP007 (a runtime alias)
+
+
+class MentionFiller:
+    """Fill templates from a :class:`~hf_ecg.MentionBank` with a strategy (``random`` or ``weighted``)."""
+
+    def __init__(self, bank: MentionBank, strategy: str = "random") -> None:
+        if strategy not in FILL_STRATEGIES:
+            raise ValueError(f"unknown fill strategy {strategy!r}; known: {', '.join(FILL_STRATEGIES)}")
+        self.bank = bank
+        self.strategy = strategy
+
+    @classmethod
+    def from_source(
+        cls, source: MentionSource | None, ecg_config: ECGConfig, *, corpus_bank: MentionBank | None = None
+    ) -> MentionFiller:
+        """Resolve a mention source for a model.
+
+        ``random``/``weighted`` (``None`` means ``random``) draw from ``corpus_bank`` when given
+        (the training corpus), else from the bank saved in the model's ``ecg_config.json``.
+        """
+        if isinstance(source, MentionBank):
+            return cls(source)
+        if isinstance(source, Mapping):
+            return cls(MentionBank.from_lists(source))
+        if source is None or str(source) in FILL_STRATEGIES:
+            strategy = str(source or "random")
+            if corpus_bank is not None:
+                return cls(corpus_bank, strategy)
+            if ecg_config.mention_bank:
+                return cls(MentionBank.from_dict(ecg_config.mention_bank), strategy)
+            raise ValueError(
+                "this model has no mention bank (it was trained with save_mention_bank=False): give the "
+                "training corpus, or your own mentions as {type: [mentions]} / a JSON file of them"
+            )
+        path = Path(source)
+        if not path.is_file():
+            raise ValueError(
+                f"mentions must be one of {FILL_STRATEGIES}, a {{type: [mentions]}} dict or a JSON file; "
+                f"{str(source)!r} is none of these"
+            )
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+        if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+            raise ValueError(f"{path}: expected a JSON object {{type: [mention, ...]}}")
+        return cls(MentionBank.from_lists(data))
+
+    def check_types(self, entity_types: Sequence[str]) -> None:
+        """Raise ``ValueError`` if a requested type has no mention to fill it with."""
+        missing = sorted(set(entity_types) - set(self.bank.types))
+        if missing:
+            raise ValueError(
+                f"no mentions of type(s) {missing} to fill tags with; the mentions cover: "
+                f"{', '.join(self.bank.types) or 'nothing'}"
+            )
+
+    def fill(self, decoded: DecodedTemplate, rng: random.Random) -> dict[str, Any]:
+        """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``, ``entities``,
+        ``forced_tags``."""
+        mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
+        tokens, spans = recompose(decoded.template, mentions)
+        return {
+            "tokens": tokens,
+            "ner_tags": spans_to_tags(spans, len(tokens), "IOB2"),
+            "text": " ".join(tokens),
+            "template": str(decoded.template),
+            "entities": list(decoded.entities),
+            "forced_tags": decoded.forced_tags,
+        }

@@ -1,0 +1,235 @@
+"""Whole synthetic datasets: ``generate_dataset`` writes Parquet shards that ``load_dataset`` reads.
+
+The output folder::
+
+    DIR/ecg_generation.json        the settings (a rerun must use the same ones)
+    DIR/data/train-00000.parquet   shard 0: sample ids 0 .. S-1
+    DIR/data/train-00001.parquet   ...
+
+Shard ``s`` holds ids ``[s*S, (s+1)*S)``; its entity sequences, decoding and filling are seeded by
+``(seed, s)`` alone. So a shard is the same whoever writes it and whenever: a run killed midway is
+resumed by running the same command again (finished shards are kept, the rest written), and under
+``accelerate launch`` each process writes the shards ``s % num_processes == process_index``. Each
+shard is written to a temporary file and renamed, so a shard on disk is always complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from .decoding import ChainedDecoder, DecodingConfig
+from .filling import MentionFiller, MentionSource
+from .mentions import MentionBank
+from .sampling import FixedSampler, make_sampler
+from .stats import CorpusStatistics
+
+__all__ = ["MANIFEST_NAME", "bio_labels", "dataset_features", "generate_dataset"]
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_NAME = "ecg_generation.json"
+SHARD_PATTERN = "train-{:05d}.parquet"
+
+
+def bio_labels(entity_types: Sequence[str]) -> list[str]:
+    """``["O", "B-A", "I-A", "B-B", ...]`` for the sorted entity types: the ClassLabel names."""
+    return ["O", *(f"{prefix}-{label}" for label in sorted(entity_types) for prefix in ("B", "I"))]
+
+
+def dataset_features(entity_types: Sequence[str]) -> datasets.Features:
+    """The schema of a generated dataset; ``ner_tags`` is a ``Sequence(ClassLabel)`` of :func:`bio_labels`."""
+    return datasets.Features(
+        {
+            "id": datasets.Value("int64"),
+            "tokens": datasets.Sequence(datasets.Value("string")),
+            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=bio_labels(entity_types))),
+            "entities": datasets.Sequence(datasets.Value("string")),
+            "template": datasets.Value("string"),
+            "text": datasets.Value("string"),
+            "forced_tags": datasets.Value("int32"),
+        }
+    )
+
+
+def _shard_seed(seed: int, shard: int, purpose: str) -> int:
+    return random.Random(f"{purpose}:{seed}:{shard}").getrandbits(63)
+
+
+def _shard_rows(path: Path) -> int | None:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_metadata(path).num_rows
+    except Exception:  # unreadable: treat as missing and write it again
+        return None
+
+
+def generate_dataset(
+    model: str | os.PathLike,
+    output_dir: str | os.PathLike,
+    num_samples: int,
+    *,
+    sampler: str = "gold",
+    entities: Sequence[Sequence[str]] | None = None,
+    mentions: MentionSource | None = None,
+    corpus: str | os.PathLike | None = None,
+    seed: int = 0,
+    samples_per_shard: int = 256,
+    decoding: DecodingConfig | None = None,
+    overwrite: bool = False,
+    progress_bar: bool = True,
+    trust_remote_code: bool = False,
+) -> Path:
+    """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
+
+    Args:
+        model: folder or Hub id of a model trained by hf_ecg.
+        sampler: which entity sequences to ask for (``gold``, ``urg``, ``uniform``), from the training
+            statistics saved with the model (or from ``corpus``). Ignored when ``entities`` is given.
+        entities: explicit entity sequences, cycled over the sample ids.
+        mentions: ``"random"`` (default) or ``"weighted"`` from the training mention bank, or your own
+            ``{type: [mentions]}`` / JSON file.
+        corpus: the training corpus, for mentions and statistics when the model does not carry them.
+        seed: the same seed and settings give the same dataset, whatever the number of processes.
+        samples_per_shard: rows per Parquet shard; the unit of resuming.
+        decoding: sampling settings and limits (its ``seed`` is ignored: shards derive theirs).
+        overwrite: delete a previous dataset with other settings in ``output_dir`` instead of refusing.
+
+    Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
+    """
+    from accelerate import PartialState
+    from tqdm.auto import tqdm
+
+    from .corpus import load_corpus
+    from .modeling import load_ecg_model
+
+    if num_samples < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    if samples_per_shard < 1:
+        raise ValueError(f"samples_per_shard must be >= 1, got {samples_per_shard}")
+    decoding = decoding or DecodingConfig()
+    state = PartialState()
+    output_dir = Path(output_dir)
+    data_dir = output_dir / "data"
+
+    model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=trust_remote_code)
+    model_obj.to(state.device)
+    corpus_bank = stats = None
+    if corpus is not None:
+        gold = load_corpus(corpus)
+        corpus_bank = MentionBank.from_sentences(gold)
+        stats = CorpusStatistics.from_corpus(gold, corpus_bank)
+    elif ecg_config.corpus_statistics:
+        stats = CorpusStatistics.from_dict(ecg_config.corpus_statistics)
+    if entities is not None:
+        sequences = [tuple(s) for s in entities]
+        FixedSampler(sequences, ecg_config.entity_types)  # validates the types
+        draw = None
+    else:
+        if stats is None:
+            raise ValueError("the model carries no corpus statistics: give the training corpus or explicit entities")
+        draw = make_sampler(sampler, stats)
+    filler = MentionFiller.from_source(mentions, ecg_config, corpus_bank=corpus_bank)
+    filler.check_types(
+        ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s})
+    )
+
+    manifest = {
+        "model": str(model),
+        "num_samples": num_samples,
+        "samples_per_shard": samples_per_shard,
+        "seed": seed,
+        "sampler": None if entities is not None else sampler,
+        "entities": None if entities is None else [list(s) for s in entities],
+        "mentions": _describe_mentions(mentions, filler),
+        "corpus": None if corpus is None else str(corpus),
+        "decoding": {k: v for k, v in asdict(decoding).items() if k != "seed"},
+        "entity_types": list(ecg_config.entity_types),
+    }
+    with state.main_process_first():
+        _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
+    num_shards = (num_samples + samples_per_shard - 1) // samples_per_shard
+    mine = [s for s in range(num_shards) if s % state.num_processes == state.process_index]
+    features = dataset_features(ecg_config.entity_types)
+
+    def shard_range(shard: int) -> range:
+        return range(shard * samples_per_shard, min((shard + 1) * samples_per_shard, num_samples))
+
+    todo = [s for s in mine if _shard_rows(data_dir / SHARD_PATTERN.format(s)) != len(shard_range(s))]
+    done = sum(len(shard_range(s)) for s in mine) - sum(len(shard_range(s)) for s in todo)
+    if done:
+        logger.info("resuming: %d of this process's samples are already written", done)
+    bar = tqdm(
+        total=sum(len(shard_range(s)) for s in mine), initial=done, unit="sample", desc="Generating",
+        disable=not progress_bar or not state.is_local_main_process,
+    )  # fmt: skip
+    for tmp in data_dir.glob(".tmp-*"):
+        if tmp.name.startswith(f".tmp-{state.process_index}-"):
+            tmp.unlink()
+    for shard in todo:
+        ids = shard_range(shard)
+        if draw is None:
+            requested = [sequences[i % len(sequences)] for i in ids]
+        else:
+            requested = draw.sample(len(ids), random.Random(_shard_seed(seed, shard, "entities")))
+        config = DecodingConfig(**{**asdict(decoding), "seed": _shard_seed(seed, shard, "decoding")})
+        decoded = ChainedDecoder(model_obj, tokenizer, ecg_config, config).decode(requested, progress=bar.update)
+        rng = random.Random(_shard_seed(seed, shard, "mentions"))
+        rows = [{"id": i, **filler.fill(d, rng)} for i, d in zip(ids, decoded, strict=True)]
+        _write_shard(rows, features, data_dir, shard, state.process_index)
+    bar.close()
+    state.wait_for_everyone()
+    if state.is_main_process:
+        written = sum(_shard_rows(data_dir / SHARD_PATTERN.format(s)) or 0 for s in range(num_shards))
+        if written != num_samples:
+            raise RuntimeError(f"{data_dir} holds {written} samples, expected {num_samples}")
+        logger.info("wrote %d samples in %d shards to %s", num_samples, num_shards, data_dir)
+    return output_dir
+
+
+def _describe_mentions(mentions: MentionSource | None, filler: MentionFiller) -> str | None:
+    if mentions is None or isinstance(mentions, str | os.PathLike):
+        return None if mentions is None else str(mentions)
+    digest = hashlib.sha256(json.dumps(filler.bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    return f"user mentions {digest}"  # a digest: the manifest must not repeat private mentions
+
+
+def _write_shard(rows: list[dict[str, Any]], features: datasets.Features, data_dir: Path, shard: int, rank: int) -> None:
+    import pyarrow.parquet as pq
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    final = data_dir / SHARD_PATTERN.format(shard)
+    tmp = data_dir / f".tmp-{rank}-{final.name}"
+    table = datasets.Dataset.from_list(rows, features=features).data.table  # carries the features metadata
+    pq.write_table(table, tmp)
+    os.replace(tmp, final)  # atomic: a shard on disk is complete
+
+
+def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> None:
+    path = output_dir / MANIFEST_NAME
+    if path.is_file():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        if previous == manifest:
+            return
+        if not overwrite:
+            changed = sorted(k for k in manifest.keys() | previous.keys() if manifest.get(k) != previous.get(k))
+            raise ValueError(
+                f"{output_dir} holds a dataset generated with other settings (differing: {', '.join(changed)}); "
+                "use another folder, the same settings to resume, or overwrite=True (--overwrite)"
+            )
+        for shard in (output_dir / "data").glob("*.parquet"):
+            shard.unlink()
+    elif (output_dir / "data").is_dir() and any((output_dir / "data").iterdir()) and not overwrite:
+        raise ValueError(f"{output_dir / 'data'} has files but no {MANIFEST_NAME}: not a folder hf_ecg wrote")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
