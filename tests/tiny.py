@@ -61,7 +61,14 @@ def tiny_gpt2(vocab_size: int, seed: int = 0) -> GPT2LMHeadModel:
     """A randomly initialised 2-layer GPT-2 (tied embeddings)."""
     torch.manual_seed(seed)
     config = GPT2Config(
-        vocab_size=vocab_size, n_positions=128, n_embd=32, n_layer=2, n_head=2, n_inner=64, bos_token_id=0, eos_token_id=0
+        vocab_size=vocab_size,
+        n_positions=128,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_inner=64,
+        bos_token_id=0,
+        eos_token_id=0,
     )
     return GPT2LMHeadModel(config)
 

@@ -16,6 +16,7 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
+from ._registration import register_on_transformers_import
 from .blocks import (
     ANSWER_TOKEN,
     CONTEXT_TOKEN,
@@ -33,7 +34,6 @@ from .blocks import (
     template_from_qa,
     verify_roundtrip,
 )
-from ._registration import register_on_transformers_import
 from .builder import ECGBlocksBuilder, ECGBlocksConfig
 from .citation import CITATION
 from .config import ECGConfig

@@ -121,7 +121,87 @@ def _build_parser() -> argparse.ArgumentParser:
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )
     train.set_defaults(func=_run_train, accepts_extra=True)
+
+    generate = sub.add_parser(
+        "generate",
+        help="write a synthetic labelled dataset with a trained model (Parquet shards, resumable)",
+        description=(
+            "Ask a model trained by `hf-ecg train` for NUM labelled sentences. Entity sequences come from a "
+            "sampler over the training statistics (or --entities); tags are filled with mentions. Shards are "
+            "written to OUTPUT/data/ as they finish; running the same command again after a crash resumes. "
+            "Under `accelerate launch -m hf_ecg.cli generate ...` the shards are split across processes. "
+            "Load the result with datasets.load_dataset(OUTPUT, split='train')."
+        ),
+    )
+    generate.add_argument("--model", required=True, metavar="DIR", help="model folder or Hub id trained by hf_ecg")
+    generate.add_argument("--num-samples", "-n", required=True, type=int, metavar="N", help="samples to write")
+    generate.add_argument("--output", "-o", required=True, metavar="DIR", help="dataset folder")
+    generate.add_argument(
+        "--sampler", choices=("gold", "urg", "uniform"), default="gold",
+        help="entity sequences: gold (as in the training data, the paper), urg (favour rare types, paper A.1), "
+        "uniform (gold lengths, uniform types); default: gold",
+    )  # fmt: skip
+    generate.add_argument(
+        "--entities", action="append", default=None, metavar="T1,T2,...",
+        help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
+    )  # fmt: skip
+    generate.add_argument(
+        "--mentions", default="random", metavar="random|weighted|FILE.json",
+        help="fill tags with mentions of the training mention bank drawn uniformly (random, the paper) or by "
+        "frequency (weighted), or from your own {type: [mentions]} JSON file; default: random",
+    )  # fmt: skip
+    generate.add_argument(
+        "--corpus", default=None, metavar="DATA",
+        help="training corpus, for mentions and statistics when the model was saved without a mention bank",
+    )  # fmt: skip
+    generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
+    generate.add_argument("--batch-size", type=int, default=16, help="rows decoded together (default 16)")
+    generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
+    generate.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    generate.add_argument("--top-k", type=int, default=50, help="top-k sampling, 0 disables (default 50)")
+    generate.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1.0)")
+    generate.add_argument(
+        "--max-block-tokens", type=int, default=48, help="longest block in tokens; its tag is then forced (default 48)"
+    )
+    generate.add_argument(
+        "--mode", choices=("batched", "sequential"), default="batched",
+        help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
+    )  # fmt: skip
+    generate.add_argument("--overwrite", action="store_true", help="replace a dataset with other settings in OUTPUT")
+    generate.add_argument(
+        "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
+    )
+    generate.set_defaults(func=_run_generate)
     return parser
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from .decoding import DecodingConfig
+    from .generate import generate_dataset
+
+    entities = None
+    if args.entities is not None:
+        entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
+    mentions = args.mentions
+    if mentions not in ("random", "weighted") and not Path(mentions).is_file():
+        raise CLIError(f"--mentions must be random, weighted or a JSON file; no such file: {mentions}")
+    if args.corpus is not None and not Path(args.corpus).is_file():
+        raise CLIError(f"no such file: {args.corpus}")
+    decoding = DecodingConfig(
+        mode=args.mode, batch_size=args.batch_size, temperature=args.temperature, top_k=args.top_k,
+        top_p=args.top_p, max_block_tokens=args.max_block_tokens,
+    )  # fmt: skip
+    output = generate_dataset(
+        args.model, args.output, args.num_samples, sampler=args.sampler, entities=entities, mentions=mentions,
+        corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard, decoding=decoding,
+        overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
+    )  # fmt: skip
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:
+        print(f"wrote {args.num_samples} samples to {output}/data/ (Parquet shards) and {output}/ecg_generation.json")
+        print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
+    return 0
 
 
 def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:

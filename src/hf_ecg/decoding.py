@@ -46,21 +46,30 @@ MAX_BLOCK_TOKENS_LIMIT = 1024
 class DecodingConfig:
     """How templates are sampled. Every limit is checked when the object is built."""
 
-    mode: str = field(default="batched", metadata={"help": "'batched' (constrained, refilled batches) or "
-                                                           "'sequential' (the paper: one sample at a time, "
-                                                           "regenerate a block until its tag appears)."})
+    mode: str = field(
+        default="batched",
+        metadata={
+            "help": "'batched' (constrained, refilled batches) or "
+            "'sequential' (the paper: one sample at a time, "
+            "regenerate a block until its tag appears)."
+        },
+    )
     batch_size: int = field(default=16, metadata={"help": "Rows decoded together (batched mode)."})
     do_sample: bool = field(default=True, metadata={"help": "Sample (True) or take the most likely token."})
     temperature: float = field(default=1.0, metadata={"help": "Softmax temperature (> 0)."})
     top_k: int = field(default=50, metadata={"help": "Keep the k most likely tokens; 0 keeps all."})
     top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass in (0, 1]; 1 keeps all."})
-    max_block_tokens: int = field(default=48, metadata={"help": "Most tokens in one block, tag included; "
-                                                                "a block reaching it gets its tag forced."})
+    max_block_tokens: int = field(
+        default=48,
+        metadata={"help": "Most tokens in one block, tag included; a block reaching it gets its tag forced."},
+    )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
-    max_attempts: int = field(default=10, metadata={"help": "Sequential mode: tries per block before its "
-                                                            "tag is forced."})
-    seed: int | None = field(default=None, metadata={"help": "Seed; the same seed, inputs and batch size "
-                                                             "give the same templates."})
+    max_attempts: int = field(
+        default=10, metadata={"help": "Sequential mode: tries per block before its tag is forced."}
+    )
+    seed: int | None = field(
+        default=None, metadata={"help": "Seed; the same seed, inputs and batch size give the same templates."}
+    )
 
     def __post_init__(self) -> None:
         problems = []
@@ -179,7 +188,9 @@ class ChainedDecoder:
         if not sequences:
             return []
         generator = torch.Generator(device=self.device)
-        generator.manual_seed(self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63))
+        generator.manual_seed(
+            self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63)
+        )
         with torch.inference_mode():
             if self.config.mode == "sequential":
                 return self._decode_sequential(sequences, generator, progress)
@@ -302,7 +313,9 @@ class ChainedDecoder:
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
 
-    def _prefill(self, rows: list[_Row], generator: torch.Generator, finish_block: Callable[[_Row], None]) -> list[_Row]:
+    def _prefill(
+        self, rows: list[_Row], generator: torch.Generator, finish_block: Callable[[_Row], None]
+    ) -> list[_Row]:
         """Encode each row's prompt in one left-padded forward; sample its first block token.
 
         Returns the rows that go on to a slot; a row whose first token is its tag already has its
@@ -367,7 +380,10 @@ class ChainedDecoder:
         width = cache.layers[0].keys.shape[-2]
         lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
         tokens = torch.tensor([[row.pending if row is not None else self.pad_id] for row in slots])
-        mask = torch.cat([(torch.arange(width) >= width - lengths.unsqueeze(1)).long(), torch.ones(len(slots), 1, dtype=torch.long)], 1)
+        mask = torch.cat(
+            [(torch.arange(width) >= width - lengths.unsqueeze(1)).long(), torch.ones(len(slots), 1, dtype=torch.long)],
+            1,
+        )
         out = self.model(
             input_ids=tokens.to(self.device), attention_mask=mask.to(self.device),
             position_ids=lengths.unsqueeze(1).to(self.device), past_key_values=cache, use_cache=True,
@@ -444,7 +460,8 @@ class ChainedDecoder:
                         break
                 else:  # the paper loops until the tag appears; we stop and force it
                     forced += 1
-                    new = [t for t in new if t not in self._stop_ids][: self.config.max_block_tokens - 1] + [target]
+                    kept = [t for t in new if t not in self._stop_ids][: self.config.max_block_tokens - 1]
+                    new = [*kept, target]
                 emitted += len(new)
                 words.extend(self._block_words(new[:-1]))
                 if block < len(sequence):

@@ -107,8 +107,9 @@ def generate_dataset(
 
     Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
-    from accelerate import PartialState
     from tqdm.auto import tqdm
+
+    from accelerate import PartialState
 
     from .corpus import load_corpus
     from .modeling import load_ecg_model
@@ -140,9 +141,7 @@ def generate_dataset(
             raise ValueError("the model carries no corpus statistics: give the training corpus or explicit entities")
         draw = make_sampler(sampler, stats)
     filler = MentionFiller.from_source(mentions, ecg_config, corpus_bank=corpus_bank)
-    filler.check_types(
-        ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s})
-    )
+    filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
 
     manifest = {
         "model": str(model),
@@ -204,7 +203,9 @@ def _describe_mentions(mentions: MentionSource | None, filler: MentionFiller) ->
     return f"user mentions {digest}"  # a digest: the manifest must not repeat private mentions
 
 
-def _write_shard(rows: list[dict[str, Any]], features: datasets.Features, data_dir: Path, shard: int, rank: int) -> None:
+def _write_shard(
+    rows: list[dict[str, Any]], features: datasets.Features, data_dir: Path, shard: int, rank: int
+) -> None:
     import pyarrow.parquet as pq
 
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -191,7 +191,9 @@ def apply_lora(
     return get_peft_model(model, config)
 
 
-def load_ecg_model(name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any) -> tuple[Any, Any, Any]:
+def load_ecg_model(
+    name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any
+) -> tuple[Any, Any, Any]:
     """Load a model trained by hf_ecg: ``(model, tokenizer, ECGConfig)`` from a folder or Hub id."""
     from transformers.utils import cached_file
 

@@ -151,7 +151,9 @@ def register_pipeline() -> None:
 
     registered = PIPELINE_REGISTRY.supported_tasks.get(TASK)
     if registered is not None and registered["impl"].__name__ == EntityControlledGenerationPipeline.__name__:
-        EntityControlledGenerationPipeline._registered_impl = {TASK: {**registered, "impl": EntityControlledGenerationPipeline}}
+        EntityControlledGenerationPipeline._registered_impl = {
+            TASK: {**registered, "impl": EntityControlledGenerationPipeline}
+        }
         return
     PIPELINE_REGISTRY.register_pipeline(
         TASK, pipeline_class=EntityControlledGenerationPipeline, pt_model=AutoModelForCausalLM, type="text"
