@@ -229,7 +229,10 @@ class ChainedDecoder:
             scores[full] = -float("inf")
         # A sentence must not come out empty: no <ENDTEXT> before its first word.
         empty = torch.tensor(
-            [not row.words and not row.block_ids and row.block == len(row.targets) - 1 for row in rows],
+            [
+                row.block == len(row.targets) - 1 and not row.words and not self._block_words(row.block_ids)
+                for row in rows
+            ],
             device=scores.device,
         )
         target_scores[empty & ~full] = -float("inf")

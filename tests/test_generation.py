@@ -1,0 +1,320 @@
+"""Generation: decoder, filling, pipeline, generate_dataset, `hf-ecg generate` (tiny untrained GPT-2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from transformers import pipeline
+
+import hf_ecg
+from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
+from hf_ecg.cli import main
+from hf_ecg.corpus import read_conll
+from hf_ecg.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.filling import MentionFiller
+from hf_ecg.generate import bio_labels, generate_dataset
+from hf_ecg.mentions import MentionBank
+from hf_ecg.pipeline import EntityControlledGenerationPipeline
+from hf_ecg.stats import CorpusStatistics
+from hf_ecg.tags import tags_to_spans
+from tiny import tiny_ecg_model, toy_corpus
+
+TYPES = ("Chemical", "Disease", "Gene")
+MENTIONS = {"Chemical": ["aspirin", "acetyl salicylic acid"], "Disease": ["fever", "severe pain"], "Gene": ["BRCA1"]}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tiny_ecg_model(TYPES)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, tiny):
+    """A saved tiny ECG model with a mention bank and corpus statistics, as `hf-ecg train` writes it."""
+    model, tokenizer, config = tiny
+    directory = tmp_path_factory.mktemp("tiny-ecg")
+    corpus = read_conll(toy_corpus(directory / "toy.tsv"))
+    config.mention_bank = MentionBank.from_lists(MENTIONS).to_dict()
+    config.corpus_statistics = CorpusStatistics.from_corpus(corpus).to_dict()
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    config.save(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def gen(tiny):
+    model, tokenizer, config = tiny
+    config.mention_bank = MentionBank.from_lists(MENTIONS).to_dict()
+    return EntityControlledGenerationPipeline(
+        model=model, tokenizer=tokenizer, ecg_config=config, device="cpu", max_block_tokens=8
+    )  # an untrained model rarely ends a block itself: keep blocks short
+
+
+def entity_types_of(sample: dict) -> list[str]:
+    spans, _ = tags_to_spans(sample["ner_tags"], "IOB2", strict=True)
+    return [span.label for span in spans]
+
+
+requests = st.lists(st.lists(st.sampled_from(TYPES), max_size=4), min_size=1, max_size=5)
+
+
+@given(
+    sequences=requests,
+    batch_size=st.integers(1, 4),
+    max_block_tokens=st.integers(1, 8),
+    seed=st.integers(0, 2**32),
+)
+def test_every_sample_carries_exactly_the_requested_entities(gen, sequences, batch_size, max_block_tokens, seed):
+    out = gen(sequences, batch_size=batch_size, max_block_tokens=max_block_tokens, seed=seed)
+    assert len(out) == len(sequences)
+    for request, (sample,) in zip(sequences, out, strict=True):
+        assert sample["entities"] == request
+        assert entity_types_of(sample) == request  # the BIO spans: these types, in this order
+        assert len(sample["tokens"]) == len(sample["ner_tags"])
+        assert sample["tokens"] or sample["forced_tags"]  # empty only when the block limit ended it
+        assert sample["text"] == " ".join(sample["tokens"])
+        assert [tag_label(t) for t in sample["template"].split(" ") if tag_label(t)] == request
+        assert 0 <= sample["forced_tags"] <= len(request) + 1
+
+
+def test_sequential_mode_also_returns_the_requested_entities(gen):
+    sequences = [["Gene", "Chemical"], [], ["Disease"]]
+    out = gen(sequences, mode="sequential", max_block_tokens=4, max_attempts=2, seed=3)
+    assert [entity_types_of(s) for (s,) in out] == sequences
+
+
+def naive_greedy(model, tokenizer, config, sequence, max_block_tokens):
+    """Reference: one row, the whole prompt re-encoded every step, no cache, the same constraint."""
+    vocab = tokenizer.get_vocab()
+    tags = {vocab[t] for t in config.tag_tokens.values()} | {vocab[ENDTEXT]}
+    banned = sorted(tags | {vocab[CONTEXT_TOKEN], vocab[QUESTION_TOKEN], vocab[ANSWER_TOKEN]} | set(
+        tokenizer.all_special_ids))  # fmt: skip
+    words: list[str] = []
+    for k, target in enumerate([*(config.tag_tokens[t] for t in sequence), ENDTEXT]):
+        context = tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
+        ids = [vocab[CONTEXT_TOKEN], *context, vocab[QUESTION_TOKEN], vocab[target], vocab[ANSWER_TOKEN]]
+        block: list[int] = []
+        while True:
+            with torch.no_grad():
+                logits = model(torch.tensor([ids + block])).logits[0, -1].clone()
+            keep = logits[vocab[target]].item()
+            logits[banned] = -float("inf")
+            logits[vocab[target]] = keep
+            if len(block) + 1 >= max_block_tokens:
+                token = vocab[target]
+            elif target == ENDTEXT and not words and not tokenizer.decode(block, skip_special_tokens=True).split():
+                logits[vocab[target]] = -float("inf")
+                token = int(logits.argmax())
+            else:
+                token = int(logits.argmax())
+            if token == vocab[target]:
+                break
+            block.append(token)
+        text = tokenizer.decode(block, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        words += [w for w in text.split() if tag_label(w) is None and w != ENDTEXT]
+        if k < len(sequence):
+            words.append(target)
+    return tuple(words)
+
+
+def test_batched_cache_decoding_equals_naive_decoding(tiny):
+    """Right-aligned slots, refills, trimming and compaction change nothing: greedy output equals
+    re-encoding every prompt from scratch."""
+    model, tokenizer, config = tiny
+    sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Disease", "Chemical"), ("Chemical",)] * 2
+    decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(do_sample=False, batch_size=3,
+                                                                      max_block_tokens=7))  # fmt: skip
+    decoded = decoder.decode(sequences)
+    for sequence, result in zip(sequences, decoded, strict=True):
+        assert result.template.tokens == naive_greedy(model, tokenizer, config, sequence, 7)
+
+
+def test_same_seed_same_samples_other_seed_other_samples(gen):
+    first = gen([["Chemical"], ["Disease", "Gene"]], num_return_sequences=3, seed=11, max_block_tokens=6)
+    again = gen([["Chemical"], ["Disease", "Gene"]], num_return_sequences=3, seed=11, max_block_tokens=6)
+    other = gen([["Chemical"], ["Disease", "Gene"]], num_return_sequences=3, seed=12, max_block_tokens=6)
+    assert first == again
+    assert first != other
+
+
+def test_a_block_at_its_token_limit_gets_its_tag_forced_and_counted(gen):
+    (sample,) = gen(["Chemical", "Disease"], max_block_tokens=1, seed=0)
+    assert sample["forced_tags"] == 3  # every block, <ENDTEXT> included
+    assert sample["template"] == "<Chemical> <Disease>"
+
+
+def test_input_forms(gen):
+    single = gen(["Chemical", "Disease"], num_return_sequences=2, seed=0)
+    assert len(single) == 2 and all(s["entities"] == ["Chemical", "Disease"] for s in single)
+    batch = gen([["Chemical"], {"entities": ["Gene"]}], num_return_sequences=2, seed=0)
+    assert [[s["entities"] for s in group] for group in batch] == [[["Chemical"]] * 2, [["Gene"]] * 2]
+    (as_dict,) = gen({"entities": ["Disease"]}, seed=0)
+    assert as_dict["entities"] == ["Disease"]
+    (empty,) = gen([], seed=0)  # an empty sequence: an entity-free sentence
+    assert empty["entities"] == [] and empty["tokens"] and set(empty["ner_tags"]) == {"O"}
+
+
+def test_bad_input_is_refused_with_a_reason(gen):
+    with pytest.raises(ValueError, match=r"unknown entity type\(s\) \['Protein'\]; this model knows: Chemical, "):
+        gen(["Chemical", "Protein"])
+    with pytest.raises(TypeError, match="not a bare string"):
+        gen("Chemical")
+    with pytest.raises(ValueError, match="max_block_tokens must be in"):
+        gen(["Chemical"], max_block_tokens=0)
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        gen(["Chemical"], temperature=0)
+    with pytest.raises(ValueError, match="top_p must be in"):
+        gen(["Chemical"], top_p=1.5)
+    with pytest.raises(ValueError, match="exceeds max_entities=2"):
+        gen(["Chemical"] * 3, max_entities=2)
+    with pytest.raises(ValueError, match="num_return_sequences must be >= 1"):
+        gen(["Chemical"], num_return_sequences=0)
+    with pytest.raises(TypeError, match="unknown option"):
+        gen(["Chemical"], temprature=0.5)
+
+
+def test_user_mentions_fill_the_tags(gen):
+    mine = {"Chemical": ["compound X"], "Disease": ["condition Y"], "Gene": ["G1"]}
+    (sample,) = gen(["Chemical", "Disease"], mentions=mine, seed=0)
+    tokens, tags = sample["tokens"], sample["ner_tags"]
+    assert " ".join(t for t, tag in zip(tokens, tags, strict=True) if tag != "O") == "compound X condition Y"
+    with pytest.raises(ValueError, match=r"no mentions of type\(s\) \['Gene'\]"):
+        gen(["Gene"], mentions={"Chemical": ["c"]})
+
+
+def test_weighted_filling_follows_mention_frequencies():
+    bank = MentionBank({"Chemical": {("common",): 99, ("rare",): 1}})
+    from hf_ecg.blocks import Template
+    from hf_ecg.decoding import DecodedTemplate
+
+    decoded = DecodedTemplate(("Chemical",), Template(("take", "<Chemical>")))
+    import random
+
+    rng = random.Random(0)
+    weighted = [MentionFiller(bank, "weighted").fill(decoded, rng)["tokens"][1] for _ in range(400)]
+    uniform = [MentionFiller(bank, "random").fill(decoded, rng)["tokens"][1] for _ in range(400)]
+    assert weighted.count("rare") < 20 < uniform.count("rare")
+
+
+def test_pipeline_registered_by_import_and_served_from_a_folder(model_dir):
+    assert hf_ecg  # importing hf_ecg registers the task
+    gen = pipeline("entity-controlled-generation", model=str(model_dir))
+    (sample,) = gen(["Gene"], seed=0, max_block_tokens=5)
+    assert sample["entities"] == ["Gene"] and "BRCA1" in sample["tokens"]
+
+
+def test_saved_pipeline_loads_with_remote_code_without_hf_ecg(model_dir, tmp_path):
+    gen = pipeline("entity-controlled-generation", model=str(model_dir))
+    gen.save_pretrained(str(tmp_path / "saved"))
+    config = json.loads((tmp_path / "saved" / "config.json").read_text())
+    assert config["custom_pipelines"]["entity-controlled-generation"]["impl"] == (
+        "pipeline.EntityControlledGenerationPipeline"
+    )
+    script = (
+        "import sys, json\n"
+        "from transformers import pipeline\n"
+        f"gen = pipeline(model={str(tmp_path / 'saved')!r}, trust_remote_code=True)\n"
+        "out = gen(['Chemical', 'Disease'], seed=0, max_block_tokens=5)\n"
+        "assert 'hf_ecg' not in sys.modules, 'the saved code must not need hf_ecg'\n"
+        "print(json.dumps(out))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (sample,) = json.loads(result.stdout.strip().splitlines()[-1])
+    assert sample["entities"] == ["Chemical", "Disease"]
+
+
+def load(directory: Path) -> datasets.Dataset:
+    return datasets.load_dataset(str(directory), split="train", cache_dir=str(directory.parent / "hf-cache"))
+
+
+def test_generate_dataset_loads_with_classlabel_tags_and_is_reproducible(model_dir, tmp_path):
+    settings = {"samples_per_shard": 7, "seed": 5, "decoding": DecodingConfig(max_block_tokens=6, batch_size=4)}
+    generate_dataset(model_dir, tmp_path / "a", 17, **settings)
+    generate_dataset(model_dir, tmp_path / "b", 17, **settings)
+    a, b = load(tmp_path / "a"), load(tmp_path / "b")
+    assert sorted(a["id"]) == list(range(17))
+    assert {"id", "tokens", "ner_tags", "entities", "template", "text"} <= set(a.column_names)
+    assert a.features["ner_tags"].feature.names == bio_labels(TYPES)
+    assert a.to_list() == b.to_list()  # same seed, same dataset
+    names = a.features["ner_tags"].feature.names
+    for row in a:
+        spans, _ = tags_to_spans([names[i] for i in row["ner_tags"]], "IOB2", strict=True)
+        assert [s.label for s in spans] == row["entities"]
+    assert len(list((tmp_path / "a" / "data").glob("train-*.parquet"))) == 3
+
+
+def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_path, monkeypatch):
+    import hf_ecg.generate as generate_module
+
+    settings = {"samples_per_shard": 4, "seed": 1, "decoding": DecodingConfig(max_block_tokens=5, batch_size=3)}
+    generate_dataset(model_dir, tmp_path / "whole", 14, **settings)
+
+    real_write = generate_module._write_shard
+    written = []
+
+    def crash_after_two(rows, features, data_dir, shard, rank):
+        if len(written) == 2:
+            (data_dir / f".tmp-{rank}-train-{shard:05d}.parquet").write_bytes(b"half a shard")
+            raise KeyboardInterrupt  # killed while writing the third shard
+        written.append(shard)
+        real_write(rows, features, data_dir, shard, rank)
+
+    monkeypatch.setattr(generate_module, "_write_shard", crash_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        generate_dataset(model_dir, tmp_path / "resumed", 14, **settings)
+    assert len(list((tmp_path / "resumed" / "data").glob("train-*.parquet"))) == 2
+    monkeypatch.setattr(generate_module, "_write_shard", real_write)
+    generate_dataset(model_dir, tmp_path / "resumed", 14, **settings)
+    resumed = load(tmp_path / "resumed")
+    assert sorted(resumed["id"]) == list(range(14))  # exactly N, no duplicates
+    assert resumed.sort("id").to_list() == load(tmp_path / "whole").sort("id").to_list()
+    assert not list((tmp_path / "resumed" / "data").glob(".tmp-*"))
+    with pytest.raises(ValueError, match="other settings .*seed"):
+        generate_dataset(model_dir, tmp_path / "resumed", 14, **{**settings, "seed": 2})
+
+
+def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys):
+    mentions = tmp_path / "mentions.json"
+    mentions.write_text(json.dumps({"Chemical": ["zz-chem"], "Disease": ["zz-dis"]}))
+    out = tmp_path / "gen"
+    code = main(["generate", "--model", str(model_dir), "-n", "5", "-o", str(out), "--entities", "Chemical,Disease",
+                 "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5", "--batch-size", "2"])  # fmt: skip
+    assert code == 0
+    assert f"wrote 5 samples to {out}/data/" in capsys.readouterr().out
+    ds = load(out).sort("id")
+    assert ds["entities"] == [["Chemical", "Disease"], [], ["Chemical", "Disease"], [], ["Chemical", "Disease"]]
+    assert "zz-chem" in ds[0]["tokens"] and "zz-dis" in ds[0]["tokens"]
+    code = main(["generate", "--model", str(model_dir), "-n", "2", "-o", str(tmp_path / "bad"), "--entities", "Protein"])
+    assert code == 2
+    assert "unknown entity type(s) ['Protein']; known types: Chemical, Disease, Gene" in capsys.readouterr().err
+
+
+def test_accelerate_two_processes_split_the_shards(model_dir, tmp_path):
+    out = tmp_path / "parallel"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
+         "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hf_ecg.cli", "generate", "--model",
+         str(model_dir), "-n", "10", "-o", str(out), "--samples-per-shard", "3", "--seed", "4",
+         "--max-block-tokens", "5", "--batch-size", "2"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("wrote 10 samples") == 1
+    single = tmp_path / "single"
+    assert main(["generate", "--model", str(model_dir), "-n", "10", "-o", str(single), "--samples-per-shard", "3",
+                 "--seed", "4", "--max-block-tokens", "5", "--batch-size", "2"]) == 0  # fmt: skip
+    parallel = load(out).sort("id")
+    assert parallel["id"] == list(range(10))
+    assert parallel.to_list() == load(single).sort("id").to_list()  # the same dataset, whoever wrote it
