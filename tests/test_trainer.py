@@ -195,7 +195,8 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert tok.convert_tokens_to_ids("<Disease>") != tok.unk_token_id
     ecg = json.loads((out / "ecg_config.json").read_text())
     assert ecg["entity_types"] == TYPES and ecg["tag_tokens"]["Disease"] == "<Disease>"
-    assert ecg["corpus_statistics"]["num_sentences"] == 12 and ecg["mention_bank"] is None
+    assert ecg["corpus_statistics"]["num_sentences"] == 12
+    assert {m["mention"] for m in ecg["mention_bank"]["Chemical"]} == {"Aspirin", "Ibuprofen", "paracetamol"}
     card = (out / "README.md").read_text()
     assert "learning_rate | 0.003" in card and "Chemical, Disease" in card
 

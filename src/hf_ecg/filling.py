@@ -55,8 +55,9 @@ class MentionFiller:
             if ecg_config.mention_bank:
                 return cls(MentionBank.from_dict(ecg_config.mention_bank), strategy)
             raise ValueError(
-                "this model has no mention bank (it was trained with save_mention_bank=False): give the "
-                "training corpus, or your own mentions as {type: [mentions]} / a JSON file of them"
+                "this model has no mention bank (it was trained with save_mention_bank=False): give your own "
+                "mentions as {type: [mentions]} or a JSON file of them, or the training corpus "
+                "(`hf-ecg generate --corpus TRAIN_FILE`)"
             )
         path = Path(source)
         if not path.is_file():

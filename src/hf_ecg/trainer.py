@@ -69,10 +69,11 @@ class ECGTrainingArguments(TrainingArguments):
         },
     )
     save_mention_bank: bool = field(
-        default=False,
+        default=True,
         metadata={
-            "help": "Write the training mention bank into ecg_config.json. Off by default: it holds real "
-            "mentions from the training corpus."
+            "help": "Write the training mention bank into ecg_config.json, so generation can fill tags the "
+            "paper's way with no other input. It holds real mentions of the training corpus: set it to false "
+            "for private data and give generation your own mentions instead."
         },
     )
     # Defaults that differ from TrainingArguments.

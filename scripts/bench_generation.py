@@ -1,0 +1,114 @@
+"""Benchmark: the batched chained decoder vs the paper's procedure vs raw ``model.generate``.
+
+All three run in this one process on the same model, with the same sampling settings:
+
+- **batched**: :class:`hf_ecg.decoding.ChainedDecoder` (constrained, refilled batches) on N entity
+  sequences drawn from the model's training statistics (gold sampler);
+- **paper**: the same decoder in ``sequential`` mode (one sample at a time, ``model.generate`` each
+  block, regenerate until it ends with its tag) on the first ``--paper-samples`` of the same sequences;
+- **raw generate**: ``model.generate`` on the first-block prompts of the same sequences at the same
+  batch size, ``min_new_tokens == max_new_tokens`` (no stopping), the tokens/s any decoder built on
+  this model could at best reach.
+
+Samples/s compare the batched decoder with the paper; tokens/s (tokens the model emitted, tags
+included) compare it with raw generation. The last two lines are::
+
+    speedup_vs_paper: <batched samples/s ÷ paper samples/s>
+    decoder_efficiency: <batched tokens/s ÷ raw generate tokens/s>
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from hf_ecg.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.modeling import load_ecg_model
+from hf_ecg.sampling import make_sampler
+from hf_ecg.stats import CorpusStatistics
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="outputs/quickstart/model", help="model trained by hf_ecg (default: "
+                        "the quickstart's, outputs/quickstart/model)")  # fmt: skip
+    parser.add_argument("--num-samples", type=int, default=96, help="samples for the batched decoder (default 96)")
+    parser.add_argument("--paper-samples", type=int, default=12, help="of those, samples for the paper's "
+                        "procedure, which is slow (default 12)")  # fmt: skip
+    parser.add_argument("--batch-size", type=int, default=16, help="batch size of the decoder and of raw "
+                        "generate (default 16)")  # fmt: skip
+    parser.add_argument("--max-block-tokens", type=int, default=48, help="block limit (default 48)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    args = parser.parse_args()
+    if not Path(args.model).is_dir():
+        raise SystemExit(f"{args.model} not found: run `make quickstart` first, or pass --model DIR")
+
+    model, tokenizer, ecg_config = load_ecg_model(args.model)
+    model.eval()
+    stats = CorpusStatistics.from_dict(ecg_config.corpus_statistics)
+    sequences = make_sampler("gold", stats).sample(args.num_samples, random.Random(args.seed))
+    settings = {"max_block_tokens": args.max_block_tokens, "seed": args.seed}
+    print(f"model {args.model}; {args.num_samples} gold-sampled entity sequences "
+          f"(mean {sum(map(len, sequences)) / len(sequences):.2f} entities); torch threads {torch.get_num_threads()}")  # fmt: skip
+
+    # Warm-up (allocator, kernels) outside every timing.
+    ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=4, **settings)).decode(sequences[:4])
+
+    batched = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=args.batch_size, **settings))
+    start = time.perf_counter()
+    results = batched.decode(sequences)
+    batched_s = time.perf_counter() - start
+    batched_tokens = sum(r.num_tokens for r in results)
+    forced = sum(r.forced_tags for r in results)
+    blocks = sum(len(r.entities) + 1 for r in results)
+
+    paper = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(mode="sequential", **settings))
+    subset = sequences[: args.paper_samples]
+    start = time.perf_counter()
+    paper_results = paper.decode(subset)
+    paper_s = time.perf_counter() - start
+    paper_tokens = sum(r.num_tokens for r in paper_results)
+    attempts = sum(r.attempts for r in paper_results)
+    paper_blocks = sum(len(r.entities) + 1 for r in paper_results)
+
+    new_tokens = max(1, round(batched_tokens / len(results)))  # as long as an average sample
+    prompts = [batched._prompt_ids([], batched._targets(s)[0]) for s in sequences[: args.batch_size]]
+    width = max(map(len, prompts))
+    pad = tokenizer.pad_token_id
+    input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=model.device)
+    attention_mask = (torch.arange(width) >= torch.tensor([width - len(p) for p in prompts])[:, None]).long()
+    raw_tokens, raw_s = 0, 0.0
+    torch.manual_seed(args.seed)
+    with torch.inference_mode():
+        for _ in range(max(1, args.num_samples // args.batch_size)):
+            start = time.perf_counter()
+            out = model.generate(
+                input_ids, attention_mask=attention_mask.to(model.device), do_sample=True, top_k=50, top_p=1.0,
+                temperature=1.0, max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=pad,
+            )  # fmt: skip
+            raw_s += time.perf_counter() - start
+            raw_tokens += (out.shape[1] - width) * out.shape[0]
+
+    rows = [
+        ("batched decoder", len(results), batched_s, batched_tokens),
+        ("paper (sequential)", len(paper_results), paper_s, paper_tokens),
+        ("raw model.generate", None, raw_s, raw_tokens),
+    ]
+    print(f"{'procedure':<20} {'samples':>8} {'seconds':>9} {'samples/s':>10} {'tokens/s':>9}")
+    for name, n, seconds, tokens in rows:
+        per_sample = f"{n / seconds:10.3f}" if n else f"{'-':>10}"
+        print(f"{name:<20} {n or '-':>8} {seconds:9.1f} {per_sample} {tokens / seconds:9.1f}")
+    print(f"batched: {forced} of {blocks} tags forced at the block limit; batch size {args.batch_size}")
+    print(f"paper: {attempts} block generations for {paper_blocks} blocks "
+          f"({sum(r.forced_tags for r in paper_results)} forced after {paper.config.max_attempts} tries)")  # fmt: skip
+    print(f"raw generate: batch {args.batch_size}, {new_tokens} new tokens per row (the decoder's mean per sample)")
+    print(f"speedup_vs_paper: {(len(results) / batched_s) / (len(paper_results) / paper_s):.2f}")
+    print(f"decoder_efficiency: {(batched_tokens / batched_s) / (raw_tokens / raw_s):.3f}")
+
+
+if __name__ == "__main__":
+    main()
