@@ -313,3 +313,24 @@ def test_model_card_renders_exactly(tmp_path):
     )  # fmt: skip
     text = str(card.to_model_card())
     assert re.fullmatch(CARD_PATTERN, text, flags=re.DOTALL), text
+
+
+def test_new_tokens_start_from_their_descriptions():
+    tokenizer = tiny_tokenizer()
+    model = tiny_gpt2(len(tokenizer))
+    original = model.get_input_embeddings().weight.detach().clone()
+    add_ecg_tokens(tokenizer, model, ["Chemical", "cell_type"])
+    weight = model.get_input_embeddings().weight.detach()
+    assert torch.equal(weight[: len(original)], original)  # old rows untouched
+
+    def row(token):
+        return weight[tokenizer.convert_tokens_to_ids(token)]
+
+    def mean_of(text):
+        return original[tokenizer(text, add_special_tokens=False)["input_ids"]].mean(0)
+
+    assert torch.allclose(row("<Chemical>"), mean_of("Chemical"))
+    assert torch.allclose(row("<cell_type>"), mean_of("cell type"))
+    assert torch.allclose(row("<ENDTEXT>"), original[tokenizer.eos_token_id])
+    assert torch.allclose(row(QUESTION_TOKEN), mean_of("question"))
+    assert not torch.allclose(row("<Chemical>"), row("<cell_type>"))  # tags are told apart from the start

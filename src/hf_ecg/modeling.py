@@ -152,13 +152,46 @@ def add_ecg_tokens(tokenizer: Any, model: Any | None, entity_types: Sequence[str
     """Add the ECG tokens to ``tokenizer`` as special tokens (never split, never merged with text)
     and resize ``model``'s embeddings; return the ids of all ECG tokens."""
     tokens = ecg_special_tokens(entity_types)
+    vocab_before = len(tokenizer)
     tokenizer.add_special_tokens({"extra_special_tokens": tokens}, replace_extra_special_tokens=False)
-    if model is not None:
-        embeddings = model.get_input_embeddings()
-        if embeddings.weight.shape[0] < len(tokenizer):
-            # Mean-initialised new rows keep the first steps stable (as transformers does by default).
-            model.resize_token_embeddings(len(tokenizer), mean_resizing=True)
-    return tokenizer.convert_tokens_to_ids(tokens)
+    ids = tokenizer.convert_tokens_to_ids(tokens)
+    if model is not None and model.get_input_embeddings().weight.shape[0] < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+        _init_from_descriptions(model, tokenizer, {t: i for t, i in zip(tokens, ids, strict=True) if i >= vocab_before})
+    return ids
+
+
+def token_description(token: str) -> str:
+    """Words whose embedding a new ECG token starts from: ``<cell_type>`` → ``cell type``."""
+    if token in SEGMENT_TOKENS:
+        return token.strip("<|>")  # context, question, answer
+    if token == ENDTEXT:
+        return "end"
+    return token[1:-1].replace("_", " ").replace("-", " ")
+
+
+def _init_from_descriptions(model: Any, tokenizer: Any, new_tokens: dict[str, int]) -> None:
+    """Start each new token at the mean embedding of its description's sub-words (``<ENDTEXT>`` at EOS).
+
+    Mean-initialised rows are all alike: the model can neither tell the tags apart nor copy the
+    question's tag into the answer, and a short fine-tune leaves them so (every tag then ends up
+    forced at generation). Rows that start from ``person``, ``Chemical``, ... are distinct at once.
+    """
+    import torch
+
+    rows = [model.get_input_embeddings().weight]
+    output = model.get_output_embeddings()
+    if output is not None and output.weight.data_ptr() != rows[0].data_ptr():
+        rows.append(output.weight)  # untied head: initialise its rows the same way
+    with torch.no_grad():
+        for token, token_id in new_tokens.items():
+            if token == ENDTEXT and tokenizer.eos_token_id is not None:
+                source = [tokenizer.eos_token_id]
+            else:
+                source = tokenizer(token_description(token), add_special_tokens=False)["input_ids"]
+            source = [i for i in source if i < token_id and i not in new_tokens.values()]
+            for weight in rows:
+                weight[token_id] = weight[source].mean(0) if source else weight[: min(new_tokens.values())].mean(0)
 
 
 def apply_lora(
