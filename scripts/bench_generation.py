@@ -52,8 +52,9 @@ def main() -> None:
     stats = CorpusStatistics.from_dict(ecg_config.corpus_statistics)
     sequences = make_sampler("gold", stats).sample(args.num_samples, random.Random(args.seed))
     settings = {"max_block_tokens": args.max_block_tokens, "seed": args.seed}
-    print(f"model {args.model}; {args.num_samples} gold-sampled entity sequences "
-          f"(mean {sum(map(len, sequences)) / len(sequences):.2f} entities); torch threads {torch.get_num_threads()}")  # fmt: skip
+    mean_entities = sum(map(len, sequences)) / len(sequences)
+    print(f"model {args.model}; {args.num_samples} gold-sampled entity sequences (mean {mean_entities:.2f} "
+          f"entities); torch threads {torch.get_num_threads()}", flush=True)  # fmt: skip
 
     # Warm-up (allocator, kernels) outside every timing.
     ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=4, **settings)).decode(sequences[:4])

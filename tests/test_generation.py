@@ -280,7 +280,7 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
     assert sorted(resumed["id"]) == list(range(14))  # exactly N, no duplicates
     assert resumed.sort("id").to_list() == load(tmp_path / "whole").sort("id").to_list()
     assert not list((tmp_path / "resumed" / "data").glob(".tmp-*"))
-    with pytest.raises(ValueError, match="other settings .*seed"):
+    with pytest.raises(ValueError, match=r"other settings .*seed"):
         generate_dataset(model_dir, tmp_path / "resumed", 14, **{**settings, "seed": 2})
 
 
@@ -289,13 +289,16 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
     mentions.write_text(json.dumps({"Chemical": ["zz-chem"], "Disease": ["zz-dis"]}))
     out = tmp_path / "gen"
     code = main(["generate", "--model", str(model_dir), "-n", "5", "-o", str(out), "--entities", "Chemical,Disease",
-                 "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5", "--batch-size", "2"])  # fmt: skip
+                 "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5",
+                 "--batch-size", "2"])  # fmt: skip
     assert code == 0
     assert f"wrote 5 samples to {out}/data/" in capsys.readouterr().out
     ds = load(out).sort("id")
     assert ds["entities"] == [["Chemical", "Disease"], [], ["Chemical", "Disease"], [], ["Chemical", "Disease"]]
     assert "zz-chem" in ds[0]["tokens"] and "zz-dis" in ds[0]["tokens"]
-    code = main(["generate", "--model", str(model_dir), "-n", "2", "-o", str(tmp_path / "bad"), "--entities", "Protein"])
+    code = main(
+        ["generate", "--model", str(model_dir), "-n", "2", "-o", str(tmp_path / "bad"), "--entities", "Protein"]
+    )
     assert code == 2
     assert "unknown entity type(s) ['Protein']; known types: Chemical, Disease, Gene" in capsys.readouterr().err
 

@@ -90,6 +90,8 @@ class ECGTrainingArguments(TrainingArguments):
         # The collator needs the raw text columns; Trainer must not drop them.
         self.remove_unused_columns = False
         super().__post_init__()
+        if self.device.type == "cpu":
+            self.dataloader_pin_memory = False  # pinning needs an accelerator (torch warns otherwise)
 
 
 def encode_blocks(
