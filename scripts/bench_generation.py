@@ -36,11 +36,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="outputs/quickstart/model", help="model trained by hf_ecg (default: "
                         "the quickstart's, outputs/quickstart/model)")  # fmt: skip
-    parser.add_argument("--num-samples", type=int, default=96, help="samples for the batched decoder (default 96)")
+    parser.add_argument("--num-samples", type=int, default=256, help="samples for the batched decoder (default 256, "
+                        "one shard of generate_dataset)")  # fmt: skip
     parser.add_argument("--paper-samples", type=int, default=12, help="of those, samples for the paper's "
                         "procedure, which is slow (default 12)")  # fmt: skip
-    parser.add_argument("--batch-size", type=int, default=16, help="batch size of the decoder and of raw "
-                        "generate (default 16)")  # fmt: skip
+    parser.add_argument("--batch-size", type=int, default=32, help="batch size of the decoder and of raw "
+                        "generate (default 32)")  # fmt: skip
+    parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")
     parser.add_argument("--max-block-tokens", type=int, default=48, help="block limit (default 48)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     args = parser.parse_args()
@@ -85,7 +87,7 @@ def main() -> None:
     raw_tokens, raw_s = 0, 0.0
     torch.manual_seed(args.seed)
     with torch.inference_mode():
-        for _ in range(max(1, args.num_samples // args.batch_size)):
+        for _ in range(args.raw_batches):
             start = time.perf_counter()
             out = model.generate(
                 input_ids, attention_mask=attention_mask.to(model.device), do_sample=True, top_k=50, top_p=1.0,

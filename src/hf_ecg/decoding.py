@@ -179,6 +179,7 @@ class ChainedDecoder:
             if self.config.top_p < 1.0:
                 warpers.append(TopPLogitsWarper(self.config.top_p))
         self._warpers = LogitsProcessorList(warpers)
+        self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
 
     @property
     def device(self) -> torch.device:
@@ -236,7 +237,7 @@ class ChainedDecoder:
 
     def _sample(self, logits: torch.Tensor, rows: list[_Row], generator: torch.Generator) -> list[int]:
         """Next token per row: only the row's target may be structural; a full block must end now."""
-        scores = logits.float()
+        scores = logits.to(torch.float32, copy=True)
         targets = torch.tensor([row.target for row in rows], device=scores.device).unsqueeze(1)
         target_scores = scores.gather(1, targets)
         scores[:, self._banned.to(scores.device)] = -float("inf")
@@ -270,7 +271,7 @@ class ChainedDecoder:
         self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
     ) -> list[DecodedTemplate]:
         capacity = self.config.batch_size
-        in_flight_cap = capacity + max(1, capacity // 2)  # a buffer of ready rows keeps slots full
+        in_flight_cap = 2 * capacity  # a buffer of ready rows keeps slots full and prefills large
         results: list[DecodedTemplate | None] = [None] * len(sequences)
         upcoming = iter(range(len(sequences)))
         remaining = len(sequences)
@@ -304,17 +305,19 @@ class ChainedDecoder:
             if len(slots) < capacity:
                 free += list(range(len(slots), capacity))
             if free and not ready:
-                # Encode the waiting rows' prompts, topped up with new samples to keep the pool full.
-                batch = waiting
-                waiting = []
+                # Encode the waiting rows' prompts; top the pool up with new samples.
+                batch, waiting, new = waiting, [], []
                 while in_flight < in_flight_cap:
                     index = next(upcoming, None)
                     if index is None:
                         break
-                    batch.append(_Row(index, self._targets(sequences[index])))
+                    new.append(_Row(index, self._targets(sequences[index])))
                     in_flight += 1
+                if new:
+                    ready.extend(self._start(new, generator, finish_block))
                 if batch:
                     ready.extend(self._prefill(batch, generator, finish_block))
+                if batch or new:
                     continue  # rows that answered with their tag alone went back to waiting
             # Fill free slots with ready rows.
             for slot in free:
@@ -333,6 +336,27 @@ class ChainedDecoder:
                 finish_block(row)
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
+
+    def _start(self, rows: list[_Row], generator: torch.Generator, finish_block: Callable[[_Row], None]) -> list[_Row]:
+        """New samples: the first prompt (empty context) depends only on the first tag, so each distinct
+        one is encoded once per decoder and its cache and logits are shared."""
+        missing = sorted({row.target for row in rows} - self._first_prompts.keys())
+        if missing:
+            prompts = torch.tensor([self._prompt_ids([], target) for target in missing], device=self.device)
+            out = self.model(input_ids=prompts, past_key_values=self._new_cache(), use_cache=True, logits_to_keep=1)
+            for j, target in enumerate(missing):
+                self._first_prompts[target] = (out.past_key_values, j, out.logits[j, -1])
+        logits = torch.stack([self._first_prompts[row.target][2] for row in rows])
+        placed = []
+        for row, token in zip(rows, self._sample(logits, rows, generator), strict=True):
+            row.emitted += token != row.target
+            if token == row.target:
+                finish_block(row)
+                continue
+            cache, j, _ = self._first_prompts[row.target]
+            row.pending, row.length, row.cache = token, cache.layers[0].keys.shape[-2], (cache, j)
+            placed.append(row)
+        return placed
 
     def _prefill(
         self, rows: list[_Row], generator: torch.Generator, finish_block: Callable[[_Row], None]
