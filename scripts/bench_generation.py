@@ -61,20 +61,19 @@ def main() -> None:
     # Warm-up (allocator, kernels) outside every timing.
     ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=4, **settings)).decode(sequences[:4])
 
+    def timed(decoder: ChainedDecoder, requested: list) -> tuple[list, float, int]:
+        """The decoder's results, wall seconds, and tokens it emitted."""
+        start = time.perf_counter()
+        results = decoder.decode(requested)
+        return results, time.perf_counter() - start, sum(r.num_tokens for r in results)
+
     batched = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=args.batch_size, **settings))
-    start = time.perf_counter()
-    results = batched.decode(sequences)
-    batched_s = time.perf_counter() - start
-    batched_tokens = sum(r.num_tokens for r in results)
+    results, batched_s, batched_tokens = timed(batched, sequences)
     forced = sum(r.forced_tags for r in results)
     blocks = sum(len(r.entities) + 1 for r in results)
 
     paper = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(mode="sequential", **settings))
-    subset = sequences[: args.paper_samples]
-    start = time.perf_counter()
-    paper_results = paper.decode(subset)
-    paper_s = time.perf_counter() - start
-    paper_tokens = sum(r.num_tokens for r in paper_results)
+    paper_results, paper_s, paper_tokens = timed(paper, sequences[: args.paper_samples])
     attempts = sum(r.attempts for r in paper_results)
     paper_blocks = sum(len(r.entities) + 1 for r in paper_results)
 

@@ -46,27 +46,19 @@ def test_conll_iob1_and_bioes_are_detected(tmp_path):
     assert bioes[0].spans == (Span(0, 2, "X"), Span(2, 3, "Y"))
 
 
-def test_malformed_line_names_file_and_line(tmp_path):
-    path = write(tmp_path, "bad.tsv", "a\tO\nb\tO\n\nlonely\n")
-    with pytest.raises(CorpusFormatError, match=re.escape(f"{path}:4: expected at least 2 columns")):
-        read_conll(path)
-
-
-def test_empty_token_names_file_and_line(tmp_path):
-    path = write(tmp_path, "bad.tsv", "a\tO\n\tO\n")
-    with pytest.raises(CorpusFormatError, match=re.escape(f"{path}:2: empty token")):
-        read_conll(path)
-
-
-def test_token_with_whitespace_names_file_and_line(tmp_path):
-    path = write(tmp_path, "bad.tsv", "a\tO\n\nnew york\tB-LOC\n")
-    with pytest.raises(CorpusFormatError, match=re.escape(f"{path}:3: token 'new york' contains whitespace")):
-        read_conll(path)
-
-
-def test_malformed_tag_names_file_and_line(tmp_path):
-    path = write(tmp_path, "bad.tsv", "a\tO\nb\tB_\n")
-    with pytest.raises(CorpusFormatError, match=re.escape(f"{path}:2: malformed tag 'B_'")):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a\tO\nb\tO\n\nlonely\n", "4: expected at least 2 columns"),
+        ("a\tO\n\tO\n", "2: empty token"),
+        ("a\tO\n\nnew york\tB-LOC\n", "3: token 'new york' contains whitespace"),
+        ("a\tO\nb\tB_\n", "2: malformed tag 'B_'"),
+    ],
+    ids=["too-few-columns", "empty-token", "token-with-whitespace", "malformed-tag"],
+)
+def test_bad_line_names_file_and_line(tmp_path, text, message):
+    path = write(tmp_path, "bad.tsv", text)
+    with pytest.raises(CorpusFormatError, match=re.escape(f"{path}:{message}")):
         read_conll(path)
 
 

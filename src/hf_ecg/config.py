@@ -56,6 +56,18 @@ class ECGConfig:
         return path
 
     @classmethod
+    def from_pretrained(cls, name_or_path: str | os.PathLike) -> ECGConfig:
+        """Read ``ecg_config.json`` of a model folder or Hub repo (downloaded through the HF cache)."""
+        from transformers.utils import cached_file
+
+        path = cached_file(str(name_or_path), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
+        if path is None:
+            raise ValueError(
+                f"{name_or_path} has no {ECG_CONFIG_NAME}: it is not a model trained with hf_ecg (`hf-ecg train`)"
+            )
+        return cls.load(Path(path).parent)
+
+    @classmethod
     def load(cls, directory: str | os.PathLike) -> ECGConfig:
         """Read ``ecg_config.json`` from a model folder."""
         path = Path(directory) / ECG_CONFIG_NAME

@@ -128,18 +128,17 @@ class _Row:
 _PASS_OVERHEAD_TOKENS = 32
 
 
-def _length_groups(rows: list[_Row], lengths: list[int]) -> list[list[_Row]]:
-    """Split a prefill into at most two passes by prompt length when that saves more padding than a
-    pass costs: new samples (4-token prompts) and rows deep into a long context rarely share a pass well."""
-    order = sorted(range(len(rows)), key=lambda j: lengths[j])
+def _length_groups(lengths: list[int]) -> list[list[int]]:
+    """Split a prefill (indices into ``lengths``) into at most two passes by prompt length when that
+    saves more padding than a pass costs: short and long prompts rarely share a pass well."""
+    order = sorted(range(len(lengths)), key=lambda j: lengths[j])
     sizes = [lengths[j] for j in order]
     best_cost, best_cut = len(sizes) * sizes[-1], len(sizes)
     for cut in range(1, len(sizes)):
         cost = cut * sizes[cut - 1] + (len(sizes) - cut) * sizes[-1] + _PASS_OVERHEAD_TOKENS
         if cost < best_cost:
             best_cost, best_cut = cost, cut
-    groups = [order[:best_cut], order[best_cut:]]
-    return [[rows[j] for j in group] for group in groups if group]
+    return [group for group in (order[:best_cut], order[best_cut:]) if group]
 
 
 class ChainedDecoder:
@@ -347,16 +346,9 @@ class ChainedDecoder:
             for j, target in enumerate(missing):
                 self._first_prompts[target] = (out.past_key_values, j, out.logits[j, -1])
         logits = torch.stack([self._first_prompts[row.target][2] for row in rows])
-        placed = []
-        for row, token in zip(rows, self._sample(logits, rows, generator), strict=True):
-            row.emitted += token != row.target
-            if token == row.target:
-                finish_block(row)
-                continue
-            cache, j, _ = self._first_prompts[row.target]
-            row.pending, row.length, row.cache = token, cache.layers[0].keys.shape[-2], (cache, j)
-            placed.append(row)
-        return placed
+        caches = [self._first_prompts[row.target][:2] for row in rows]
+        lengths = [cache.layers[0].keys.shape[-2] for cache, _ in caches]
+        return self._begin_blocks(rows, logits, caches, lengths, generator, finish_block)
 
     def _prefill(
         self, rows: list[_Row], generator: torch.Generator, finish_block: Callable[[_Row], None]
@@ -365,10 +357,12 @@ class ChainedDecoder:
 
         Returns the rows that go on to a slot; a row whose first token is its tag already has its
         block finished (``finish_block``)."""
-        prompts = {id(row): self._prompt_ids(row.words, row.target) for row in rows}
+        prompts = [self._prompt_ids(row.words, row.target) for row in rows]
         placed = []
-        for group in _length_groups(rows, [len(prompts[id(row)]) for row in rows]):
-            placed += self._prefill_group(group, [prompts[id(row)] for row in group], generator, finish_block)
+        for group in _length_groups([len(prompt) for prompt in prompts]):
+            placed += self._prefill_group(
+                [rows[j] for j in group], [prompts[j] for j in group], generator, finish_block
+            )
         return placed
 
     def _prefill_group(
@@ -390,14 +384,29 @@ class ChainedDecoder:
             position_ids=positions.to(self.device), past_key_values=self._new_cache(),
             use_cache=True, logits_to_keep=1,
         )  # fmt: skip
-        tokens = self._sample(out.logits[:, -1, :], rows, generator)
+        caches = [(out.past_key_values, j) for j in range(len(rows))]
+        lengths = [len(prompt) for prompt in prompts]
+        return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, generator, finish_block)
+
+    def _begin_blocks(
+        self,
+        rows: list[_Row],
+        logits: torch.Tensor,
+        caches: list[tuple[Any, int]],
+        lengths: list[int],
+        generator: torch.Generator,
+        finish_block: Callable[[_Row], None],
+    ) -> list[_Row]:
+        """Sample each row's first block token from its prompt's logits. A row whose first token is its
+        tag has finished the block (``finish_block``); the others keep their prompt's cache for a slot."""
         placed = []
-        for j, (row, token, prompt) in enumerate(zip(rows, tokens, prompts, strict=True)):
+        tokens = self._sample(logits, rows, generator)
+        for row, token, cache, length in zip(rows, tokens, caches, lengths, strict=True):
             row.emitted += token != row.target
             if token == row.target:
                 finish_block(row)
                 continue
-            row.pending, row.length, row.cache = token, len(prompt), (out.past_key_values, j)
+            row.pending, row.length, row.cache = token, length, cache
             placed.append(row)
         return placed
 

@@ -165,11 +165,12 @@ def generate_dataset(
         return range(shard * samples_per_shard, min((shard + 1) * samples_per_shard, num_samples))
 
     todo = [s for s in mine if _shard_rows(data_dir / SHARD_PATTERN.format(s)) != len(shard_range(s))]
-    done = sum(len(shard_range(s)) for s in mine) - sum(len(shard_range(s)) for s in todo)
+    total = sum(len(shard_range(s)) for s in mine)
+    done = total - sum(len(shard_range(s)) for s in todo)
     if done:
         logger.info("resuming: %d of this process's samples are already written", done)
     bar = tqdm(
-        total=sum(len(shard_range(s)) for s in mine), initial=done, unit="sample", desc="Generating",
+        total=total, initial=done, unit="sample", desc="Generating",
         disable=not progress_bar or not state.is_local_main_process,
     )  # fmt: skip
     for tmp in data_dir.glob(".tmp-*"):

@@ -228,12 +228,8 @@ def load_ecg_model(
     name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any
 ) -> tuple[Any, Any, Any]:
     """Load a model trained by hf_ecg: ``(model, tokenizer, ECGConfig)`` from a folder or Hub id."""
-    from transformers.utils import cached_file
+    from .config import ECGConfig
 
-    from .config import ECG_CONFIG_NAME, ECGConfig
-
-    config_file = cached_file(str(name), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
-    if config_file is None:
-        raise ValueError(f"{name} has no {ECG_CONFIG_NAME}: it is not a model trained with hf_ecg (`hf-ecg train`)")
+    ecg_config = ECGConfig.from_pretrained(name)  # first: a folder that is no ECG model fails before loading
     model, tokenizer = load_causal_lm(name, trust_remote_code=trust_remote_code, **model_kwargs)
-    return model, tokenizer, ECGConfig.load(Path(config_file).parent)
+    return model, tokenizer, ecg_config

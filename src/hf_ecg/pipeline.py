@@ -16,7 +16,6 @@ Each sample is a dict with ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
@@ -77,16 +76,10 @@ class EntityControlledGenerationPipeline(Pipeline):
         self.ecg_config = ecg_config or self._load_ecg_config()
 
     def _load_ecg_config(self) -> ECGConfig:
-        from transformers.utils import cached_file
-
         source = getattr(self.model, "name_or_path", "") or ""
-        path = cached_file(source, ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False) if source else None
-        if path is None:
-            raise ValueError(
-                f"no {ECG_CONFIG_NAME} beside the model {source!r}: this pipeline needs a model trained with hf_ecg "
-                "(or pass ecg_config=ECGConfig.load(folder))"
-            )
-        return ECGConfig.load(os.path.dirname(path))
+        if not source:
+            raise ValueError(f"the model has no name_or_path to find {ECG_CONFIG_NAME} by: pass ecg_config=...")
+        return ECGConfig.from_pretrained(source)
 
     def _sanitize_parameters(
         self, num_return_sequences: int | None = None, seed: int | None = None, mentions: Any = None, **kwargs: Any
