@@ -18,15 +18,13 @@ from transformers import pipeline
 import hf_ecg
 from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.cli import main
-from hf_ecg.corpus import read_conll
 from hf_ecg.decoding import ChainedDecoder, DecodingConfig
 from hf_ecg.filling import MentionFiller
 from hf_ecg.generate import bio_labels, generate_dataset
 from hf_ecg.mentions import MentionBank
 from hf_ecg.pipeline import EntityControlledGenerationPipeline
-from hf_ecg.stats import CorpusStatistics
 from hf_ecg.tags import tags_to_spans
-from tiny import tiny_ecg_model, toy_corpus
+from tiny import save_tiny_ecg_model, tiny_ecg_model
 
 TYPES = ("Chemical", "Disease", "Gene")
 MENTIONS = {"Chemical": ["aspirin", "acetyl salicylic acid"], "Disease": ["fever", "severe pain"], "Gene": ["BRCA1"]}
@@ -38,17 +36,9 @@ def tiny():
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny):
+def model_dir(tmp_path_factory):
     """A saved tiny ECG model with a mention bank and corpus statistics, as `hf-ecg train` writes it."""
-    model, tokenizer, config = tiny
-    directory = tmp_path_factory.mktemp("tiny-ecg")
-    corpus = read_conll(toy_corpus(directory / "toy.tsv"))
-    config.mention_bank = MentionBank.from_lists(MENTIONS).to_dict()
-    config.corpus_statistics = CorpusStatistics.from_corpus(corpus).to_dict()
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    config.save(directory)
-    return directory
+    return save_tiny_ecg_model(tmp_path_factory.mktemp("tiny-ecg"), TYPES, MENTIONS)
 
 
 @pytest.fixture(scope="module")

@@ -90,3 +90,23 @@ def tiny_ecg_model(entity_types: Iterable[str] = ("Chemical", "Disease"), seed: 
     model = tiny_gpt2(len(tokenizer), seed=seed)
     add_ecg_tokens(tokenizer, model, list(entity_types))
     return model, tokenizer, ECGConfig(entity_types=list(entity_types), max_length=128)
+
+
+def save_tiny_ecg_model(
+    directory: Path, entity_types: Iterable[str] = ("Chemical", "Disease"), mentions: dict | None = None
+) -> Path:
+    """An untrained tiny ECG model saved as `hf-ecg train` writes it: weights, tokenizer and an
+    ``ecg_config.json`` with corpus statistics (of the toy corpus) and a mention bank (``mentions``)."""
+    from hf_ecg.corpus import read_conll
+    from hf_ecg.mentions import MentionBank
+    from hf_ecg.stats import CorpusStatistics
+
+    model, tokenizer, config = tiny_ecg_model(entity_types)
+    directory.mkdir(parents=True, exist_ok=True)
+    corpus = read_conll(toy_corpus(directory / "toy.tsv"))
+    config.mention_bank = MentionBank.from_lists(mentions or {t: [t.lower()] for t in entity_types}).to_dict()
+    config.corpus_statistics = CorpusStatistics.from_corpus(corpus).to_dict()
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    config.save(directory)
+    return directory

@@ -1,13 +1,20 @@
-"""Model cards: a dataclass filled during training by a callback, rendered from a Jinja template."""
+"""Cards: dataclasses rendered from Jinja templates under ``templates/``.
+
+- :class:`ECGModelCardData`, filled during training by :class:`ECGModelCardCallback` and saved
+  beside the weights (``ecg_card.json``) so that ``hf-ecg push-model`` can render it again for a repo;
+- :class:`ECGDatasetCardData`, filled from a generated dataset by ``hf-ecg push-dataset``.
+"""
 
 from __future__ import annotations
 
 import importlib.metadata
-from dataclasses import dataclass, field
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from huggingface_hub import ModelCard, ModelCardData
+from huggingface_hub import DatasetCard, DatasetCardData, ModelCard, ModelCardData
 from transformers import TrainerCallback
 
 from .citation import CITATION
@@ -15,13 +22,22 @@ from .citation import CITATION
 if TYPE_CHECKING:
     from .trainer import ECGTrainer
 
-__all__ = ["MODEL_CARD_TEMPLATE", "ECGModelCardCallback", "ECGModelCardData"]
+__all__ = [
+    "CARD_DATA_NAME",
+    "DATASET_CARD_TEMPLATE",
+    "MODEL_CARD_TEMPLATE",
+    "ECGDatasetCardData",
+    "ECGModelCardCallback",
+    "ECGModelCardData",
+]
 
 MODEL_CARD_TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
+DATASET_CARD_TEMPLATE = Path(__file__).parent / "templates" / "dataset_card.md"
+CARD_DATA_NAME = "ecg_card.json"
 _HYPERPARAMETERS = (
     "learning_rate", "num_train_epochs", "max_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
     "weight_decay", "warmup_steps", "lr_scheduler_type", "optim", "seed", "max_length", "loss_on",
-    "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules",
+    "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "save_mention_bank",
 )  # fmt: skip
 
 
@@ -53,6 +69,23 @@ class ECGModelCardData:
     eval_results: dict[str, float] = field(default_factory=dict)
     total_steps: int | None = None
     versions: dict[str, str] = field(default_factory=_versions)
+    has_pipeline_code: bool = False  # the folder carries the pipeline code for trust_remote_code
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write the card data as ``ecg_card.json`` (so the card can be rendered again, e.g. for a repo id)."""
+        path = Path(directory) / CARD_DATA_NAME
+        path.write_text(json.dumps(asdict(self), indent=2, default=str) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> ECGModelCardData | None:
+        """The card data saved in ``directory``, or ``None`` if there is none."""
+        path = Path(directory) / CARD_DATA_NAME
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
     @property
     def final_train_loss(self) -> float | None:
@@ -116,3 +149,172 @@ class ECGModelCardCallback(TrainerCallback):
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.trainer.model_card_data.total_steps = state.global_step
+
+
+_SAMPLERS = {
+    "gold": "drawn from the generator's training corpus: each is the entity sequence of a random gold "
+    "sentence, so the synthetic distribution mimics the gold one",
+    "urg": "drawn from the gold sentences weighted towards under-represented entity types (paper, Appendix A.1)",
+    "uniform": "of gold lengths, each position's type uniform over the entity types",
+}
+
+
+def _size_category(n: int) -> str:
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
+    return next((label for bound, label in bounds if n < bound), "1M<n<10M" if n < 10_000_000 else "n>10M")
+
+
+def _looks_like_hub_id(name: str | None) -> bool:
+    return bool(name) and name.count("/") == 1 and not name.startswith((".", "/")) and not Path(name).exists()
+
+
+@dataclass
+class ECGDatasetCardData:
+    """Everything a synthetic dataset's card says; :meth:`from_generated` fills it from a folder that
+    :func:`hf_ecg.generate_dataset` wrote."""
+
+    entity_types: list[str]
+    num_samples: int
+    repo_id: str | None = None
+    pretty_name: str | None = None
+    license: str | None = "other"
+    language: list[str] | None = field(default_factory=lambda: ["en"])
+    generator: str = ""  # the model that wrote the data: a Hub id or a local path
+    base_model: str | None = None
+    corpus_name: str | None = None
+    corpus_sentences: int | None = None
+    sampler: str | None = None  # None: explicit entity sequences
+    mentions: str | None = None  # as recorded in ecg_generation.json; None means "random"
+    seed: int = 0
+    decoding: dict[str, Any] = field(default_factory=dict)
+    entity_counts: dict[str, int] = field(default_factory=dict)
+    num_tokens: int = 0
+    num_blocks: int = 0
+    forced_tags: int = 0
+    num_bytes: int = 0
+    quality: dict[str, float] | None = None
+    versions: dict[str, str] = field(default_factory=_versions)
+
+    @classmethod
+    def from_generated(cls, data_dir: str | os.PathLike, **overrides: Any) -> ECGDatasetCardData:
+        """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
+        import pyarrow.parquet as pq
+
+        from .config import ECGConfig
+        from .generate import MANIFEST_NAME
+        from .modeling import upstream_model_id
+
+        data_dir = Path(data_dir)
+        manifest_path = data_dir / MANIFEST_NAME
+        if not manifest_path.is_file():
+            raise FileNotFoundError(f"{manifest_path} not found: {data_dir} is not a dataset `hf-ecg generate` wrote")
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        shards = sorted((data_dir / "data").glob("*.parquet"))
+        columns = ["tokens", "entities", "forced_tags"]
+        table = pq.ParquetDataset(shards).read(columns=columns) if shards else None
+        if table is None or table.num_rows != manifest["num_samples"]:
+            found = 0 if table is None else table.num_rows
+            raise ValueError(
+                f"{data_dir} holds {found} of {manifest['num_samples']} samples: finish the generation first "
+                "(run the same `hf-ecg generate` command again)"
+            )
+        entity_counts = {label: 0 for label in manifest["entity_types"]}
+        for sequence in table.column("entities").to_pylist():
+            for label in sequence:
+                entity_counts[label] += 1
+        try:
+            generator_config = ECGConfig.from_pretrained(manifest["model"])
+        except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
+            generator_config = None
+        statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
+        values: dict[str, Any] = {
+            "entity_types": list(manifest["entity_types"]),
+            "num_samples": manifest["num_samples"],
+            "generator": manifest["model"],
+            "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
+            "corpus_name": statistics.get("name"),
+            "corpus_sentences": statistics.get("num_sentences"),
+            "sampler": manifest.get("sampler"),
+            "mentions": manifest.get("mentions"),
+            "seed": manifest.get("seed", 0),
+            "decoding": manifest.get("decoding", {}),
+            "entity_counts": entity_counts,
+            "num_tokens": sum(map(len, table.column("tokens").to_pylist())),
+            "num_blocks": sum(entity_counts.values()) + table.num_rows,
+            "forced_tags": sum(table.column("forced_tags").to_pylist()),
+            "num_bytes": sum(shard.stat().st_size for shard in shards),
+        }
+        return cls(**{**values, **overrides})
+
+    @property
+    def generator_hub_id(self) -> str | None:
+        return self.generator if _looks_like_hub_id(self.generator) else None
+
+    @property
+    def base_model_hub_id(self) -> str | None:
+        return self.base_model if _looks_like_hub_id(self.base_model) else None
+
+    @property
+    def sampler_description(self) -> str:
+        if self.sampler is None:
+            return "given explicitly by the user, cycled over the sample ids"
+        return _SAMPLERS.get(self.sampler, f"drawn by the `{self.sampler}` sampler")
+
+    @property
+    def real_mentions(self) -> bool:
+        """Whether the mentions come from a real corpus (the generator's mention bank)."""
+        return self.mentions in (None, "random", "weighted")
+
+    @property
+    def mentions_description(self) -> str:
+        if self.mentions in (None, "random"):
+            return "drawn uniformly from the generator's mention bank, the real mentions of its training corpus"
+        if self.mentions == "weighted":
+            return (
+                "drawn from the generator's mention bank, the real mentions of its training corpus, "
+                "in proportion to their frequency there"
+            )
+        if self.mentions.startswith("user mentions"):
+            return f"supplied by the user as a dictionary (recorded only as a digest: `{self.mentions.split()[-1]}`)"
+        return f"supplied by the user in the file `{Path(self.mentions).name}`"
+
+    def card_data(self) -> DatasetCardData:
+        """The YAML metadata: license, language, task, size, the data files and the features."""
+        import datasets
+        from datasets.info import DatasetInfosDict
+        from datasets.utils.metadata import MetadataConfigs
+
+        from .generate import dataset_features
+
+        card_data = DatasetCardData(
+            license=self.license,
+            language=self.language,
+            pretty_name=self.pretty_name,
+            size_categories=[_size_category(self.num_samples)],
+            task_categories=["token-classification"],
+            task_ids=["named-entity-recognition"],
+            annotations_creators=["machine-generated"],
+            language_creators=["machine-generated"],
+            source_datasets=["original"],
+            tags=["synthetic", "ner", "hf_ecg", "ecg-qalm"],
+        )
+        data_files = [{"split": "train", "path": "data/train-*.parquet"}]
+        MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)
+        splits = datasets.SplitDict()
+        splits.add(datasets.SplitInfo("train", num_bytes=self.num_bytes, num_examples=self.num_samples))
+        info = datasets.DatasetInfo(features=dataset_features(self.entity_types), splits=splits)
+        DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
+        return card_data
+
+    def to_dataset_card(self) -> DatasetCard:
+        """Render the card from :data:`DATASET_CARD_TEMPLATE`."""
+        from .generate import bio_labels
+
+        return DatasetCard.from_template(
+            self.card_data(),
+            template_path=str(DATASET_CARD_TEMPLATE),
+            card=self,
+            repo_id=self.repo_id or "path/to/this/dataset",
+            labels=bio_labels(self.entity_types),
+            citation=CITATION,
+        )

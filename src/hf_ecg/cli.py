@@ -172,7 +172,108 @@ def _build_parser() -> argparse.ArgumentParser:
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )
     generate.set_defaults(func=_run_generate)
+
+    hub_epilog = (
+        "The token comes from HF_TOKEN or `hf auth login` and is never printed. With --local-dir nothing is "
+        "uploaded and no token is needed."
+    )
+    push_dataset = sub.add_parser(
+        "push-dataset",
+        help="publish a generated dataset with its dataset card to the Hub (or write the folder with --local-dir)",
+        description=(
+            "Upload a folder written by `hf-ecg generate` (Parquet shards, ecg_generation.json) with a dataset card: "
+            "YAML metadata (license, language, token-classification, size, features with the ClassLabel names) and "
+            "how the data was generated, its entity distribution, quality when given, intended use and limits. "
+            "The result loads with datasets.load_dataset(REPO_ID, split='train')."
+        ),
+        epilog=hub_epilog,
+    )
+    push_dataset.add_argument("--data", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
+    push_dataset.add_argument("--license", default="other", help="license id for the card (default: other)")
+    push_dataset.add_argument(
+        "--language", default="en", metavar="CODES", help="comma-separated language codes (default: en)"
+    )
+    push_dataset.add_argument("--pretty-name", default=None, help="title of the card")
+    push_dataset.add_argument(
+        "--quality", default=None, metavar="FILE.json", help="quality metrics to show in the card ({name: value})"
+    )
+    _add_push_options(push_dataset)
+    push_dataset.set_defaults(func=_run_push_dataset)
+
+    push_model = sub.add_parser(
+        "push-model",
+        help="publish a trained model with its pipeline code and model card to the Hub (or --local-dir)",
+        description=(
+            "Upload a model folder written by `hf-ecg train`, with the pipeline code (so that "
+            "pipeline(model=REPO_ID, trust_remote_code=True) works without hf_ecg installed) and the model card "
+            "rendered for REPO_ID."
+        ),
+        epilog=hub_epilog,
+    )
+    push_model.add_argument("--model", required=True, metavar="MODEL_DIR", help="folder written by hf-ecg train")
+    push_model.add_argument(
+        "--drop-mention-bank", action="store_true",
+        help="leave out the mention bank (real mentions of the training corpus) that ecg_config.json may carry",
+    )  # fmt: skip
+    push_model.add_argument(
+        "--trust-remote-code", action="store_true", help="allow custom model code when loading (off by default)"
+    )
+    _add_push_options(push_model)
+    push_model.set_defaults(func=_run_push_model)
     return parser
+
+
+def _add_push_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo-id", required=True, metavar="ORG/NAME", help="the Hub repository")
+    parser.add_argument("--private", action="store_true", help="create the repository private")
+    parser.add_argument(
+        "--local-dir", default=None, metavar="DIR",
+        help="write exactly the folder that would be uploaded to DIR and touch no network",
+    )  # fmt: skip
+    parser.add_argument("--overwrite", action="store_true", help="replace the contents of a non-empty --local-dir")
+
+
+def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
+    if args.local_dir is not None:
+        print(f"wrote the {kind} repository for {args.repo_id} to {where}/ (nothing uploaded)")
+    else:
+        print(f"uploaded the {kind} to {where}")
+
+
+def _run_push_dataset(args: argparse.Namespace) -> int:
+    import json
+
+    from .hub import push_dataset
+
+    quality = None
+    if args.quality is not None:
+        if not Path(args.quality).is_file():
+            raise CLIError(f"no such file: {args.quality}")
+        quality = json.loads(Path(args.quality).read_text(encoding="utf-8"))
+        if not isinstance(quality, dict):
+            raise CLIError(f"{args.quality} must hold a JSON object of metric names to values")
+    where = push_dataset(
+        args.data, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
+        license=args.license, language=[c.strip() for c in args.language.split(",") if c.strip()],
+        pretty_name=args.pretty_name, quality=quality,
+    )  # fmt: skip
+    _report_push(args, where, "dataset")
+    if args.local_dir is not None:
+        print(f"load it with: datasets.load_dataset({where!r}, split='train')")
+    return 0
+
+
+def _run_push_model(args: argparse.Namespace) -> int:
+    from .hub import push_model
+
+    where = push_model(
+        args.model, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
+        drop_mention_bank=args.drop_mention_bank, trust_remote_code=args.trust_remote_code,
+    )  # fmt: skip
+    _report_push(args, where, "model")
+    if args.local_dir is not None:
+        print(f"serve it with: pipeline(model={where!r}, trust_remote_code=True)")
+    return 0
 
 
 def _run_generate(args: argparse.Namespace) -> int:
@@ -323,9 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    from .hub import HubUploadError
+
     try:
         return args.func(args, extra) if extra else args.func(args)
-    except (CLIError, CorpusFormatError, FileNotFoundError, ValueError) as err:
+    except (CLIError, CorpusFormatError, FileNotFoundError, ValueError, HubUploadError) as err:
         print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
         return 2 if not isinstance(err, CLIError) else 1
 

@@ -208,6 +208,7 @@ class ECGTrainer(Trainer):
     def _write_ecg_files(self, output_dir: str) -> None:
         os.makedirs(output_dir, exist_ok=True)
         self.ecg_config.save(output_dir)
+        self.model_card_data.save(output_dir)
         self.model_card_data.to_model_card().save(os.path.join(output_dir, "README.md"))
 
 

@@ -1,0 +1,179 @@
+"""Publishing: the exact folders that go to the Hub, with their cards, and the upload.
+
+``prepare_dataset_folder`` / ``prepare_model_folder`` write the folder that would be uploaded and
+touch no network (``hf-ecg push-* --local-dir``); ``push_dataset`` / ``push_model`` write it to a
+temporary folder and upload it with ``huggingface_hub``. The token comes from the standard places
+(``HF_TOKEN``, ``hf auth login``) or the ``token`` argument and is never printed or logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .cards import ECGDatasetCardData, ECGModelCardData
+
+__all__ = ["HubUploadError", "prepare_dataset_folder", "prepare_model_folder", "push_dataset", "push_model"]
+
+logger = logging.getLogger(__name__)
+
+
+class HubUploadError(RuntimeError):
+    """Creating the repo or uploading failed (no network, no permission, offline mode)."""
+
+
+def _fresh_folder(local_dir: Path, overwrite: bool) -> None:
+    if local_dir.exists() and any(local_dir.iterdir()):
+        if not overwrite:
+            raise ValueError(f"{local_dir} is not empty: give an empty or new folder, or overwrite=True (--overwrite)")
+        shutil.rmtree(local_dir)
+    local_dir.mkdir(parents=True, exist_ok=True)
+
+
+def prepare_dataset_folder(
+    data_dir: str | os.PathLike,
+    local_dir: str | os.PathLike,
+    *,
+    repo_id: str | None = None,
+    overwrite: bool = False,
+    **card_fields: Any,
+) -> Path:
+    """Write the dataset repo for a folder that :func:`~hf_ecg.generate_dataset` wrote.
+
+    ``local_dir`` gets ``data/train-*.parquet``, ``ecg_generation.json`` and a ``README.md``
+    dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
+    names). ``card_fields`` set :class:`~hf_ecg.cards.ECGDatasetCardData` fields (``license``,
+    ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
+    """
+    from .generate import MANIFEST_NAME
+
+    data_dir, local_dir = Path(data_dir), Path(local_dir)
+    card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first
+    _fresh_folder(local_dir, overwrite)
+    (local_dir / "data").mkdir()
+    for shard in sorted((data_dir / "data").glob("*.parquet")):
+        shutil.copy2(shard, local_dir / "data" / shard.name)
+    shutil.copy2(data_dir / MANIFEST_NAME, local_dir / MANIFEST_NAME)
+    card.to_dataset_card().save(local_dir / "README.md")
+    return local_dir
+
+
+def prepare_model_folder(
+    model_dir: str | os.PathLike,
+    local_dir: str | os.PathLike,
+    *,
+    repo_id: str | None = None,
+    drop_mention_bank: bool = False,
+    overwrite: bool = False,
+    trust_remote_code: bool = False,
+) -> Path:
+    """Write the model repo for a model that ``hf-ecg train`` wrote.
+
+    ``local_dir`` gets the weights, tokenizer, ``ecg_config.json``, the pipeline's code with a
+    ``custom_pipelines`` entry in ``config.json`` (so ``pipeline(model=repo, trust_remote_code=True)``
+    works without hf_ecg) and the model card rendered for ``repo_id``. ``drop_mention_bank`` leaves
+    out the bank of real training mentions that ``ecg_config.json`` may carry.
+    """
+    from .modeling import load_ecg_model, upstream_model_id
+    from .pipeline import EntityControlledGenerationPipeline
+
+    model_dir, local_dir = Path(model_dir), Path(local_dir)
+    model, tokenizer, ecg_config = load_ecg_model(model_dir, trust_remote_code=trust_remote_code)
+    if drop_mention_bank:
+        ecg_config.mention_bank = None
+    elif ecg_config.mention_bank:
+        logger.warning(
+            "ecg_config.json carries the mention bank: %d distinct real mentions from the training corpus will "
+            "be published (leave them out with drop_mention_bank=True / --drop-mention-bank)",
+            sum(map(len, ecg_config.mention_bank.values())),
+        )
+    _fresh_folder(local_dir, overwrite)
+    generator = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=ecg_config)
+    generator.save_pretrained(str(local_dir))
+
+    card = ECGModelCardData.load(model_dir) or ECGModelCardData(  # a model saved before ecg_card.json existed
+        base_model=upstream_model_id(ecg_config.base_model),
+        dataset_name=(ecg_config.corpus_statistics or {}).get("name"),
+        corpus_statistics=ecg_config.corpus_statistics,
+        hyperparameters={"lora": ecg_config.lora, "loss_on": ecg_config.loss_on, "max_length": ecg_config.max_length},
+    )
+    card.entity_types = list(ecg_config.entity_types)
+    card.model_id = repo_id
+    card.has_pipeline_code = True
+    card.hyperparameters["save_mention_bank"] = bool(ecg_config.mention_bank)
+    card.save(local_dir)
+    card.to_model_card().save(local_dir / "README.md")
+    return local_dir
+
+
+def _upload(folder: Path, repo_id: str, repo_type: str, private: bool, token: str | None) -> str:
+    from huggingface_hub import HfApi, get_token
+
+    token = token or get_token()
+    if token is None:
+        raise ValueError(
+            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (or write the folder with --local-dir)"
+        )
+    api = HfApi(token=token)
+    try:
+        url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        api.upload_folder(
+            folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+            commit_message=f"Upload {repo_type} with hf_ecg",
+        )  # fmt: skip
+    except Exception as err:  # network, auth, offline mode: one line, and never the token
+        message = str(err).replace(token, "***").splitlines()[0] if str(err) else type(err).__name__
+        raise HubUploadError(f"could not upload to the {repo_type} repo {repo_id}: {message}") from None
+    return str(url)
+
+
+def push_dataset(
+    data_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    private: bool = False,
+    local_dir: str | os.PathLike | None = None,
+    token: str | None = None,
+    overwrite: bool = False,
+    **card_fields: Any,
+) -> str:
+    """Upload a generated dataset with its card to ``repo_id`` (a dataset repo, created if needed).
+
+    With ``local_dir``, only write the folder that would be uploaded there and return its path.
+    Otherwise return the repo URL.
+    """
+    if local_dir is not None:
+        prepare_dataset_folder(data_dir, local_dir, repo_id=repo_id, overwrite=overwrite, **card_fields)
+        return str(local_dir)
+    with tempfile.TemporaryDirectory(prefix="hf-ecg-dataset-") as folder:
+        prepare_dataset_folder(data_dir, folder, repo_id=repo_id, overwrite=True, **card_fields)
+        return _upload(Path(folder), repo_id, "dataset", private, token)
+
+
+def push_model(
+    model_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    private: bool = False,
+    local_dir: str | os.PathLike | None = None,
+    token: str | None = None,
+    drop_mention_bank: bool = False,
+    overwrite: bool = False,
+    trust_remote_code: bool = False,
+) -> str:
+    """Upload a trained model with its pipeline code and card to ``repo_id`` (created if needed).
+
+    With ``local_dir``, only write the folder that would be uploaded there and return its path.
+    Otherwise return the repo URL.
+    """
+    options = {"repo_id": repo_id, "drop_mention_bank": drop_mention_bank, "trust_remote_code": trust_remote_code}
+    if local_dir is not None:
+        prepare_model_folder(model_dir, local_dir, overwrite=overwrite, **options)
+        return str(local_dir)
+    with tempfile.TemporaryDirectory(prefix="hf-ecg-model-") as folder:
+        prepare_model_folder(model_dir, folder, overwrite=True, **options)
+        return _upload(Path(folder), repo_id, "model", private, token)

@@ -1,0 +1,335 @@
+"""Publishing: push-dataset / push-model folders (--local-dir), their cards, and upload errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+from huggingface_hub import DatasetCard, ModelCard
+
+from hf_ecg.cards import ECGDatasetCardData
+from hf_ecg.citation import CITATION
+from hf_ecg.cli import main
+from hf_ecg.generate import bio_labels, generate_dataset
+from hf_ecg.hub import push_dataset
+from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
+
+TYPES = ("Chemical", "Disease")
+MENTIONS = {"Chemical": ["aspirin", "acetyl salicylic acid"], "Disease": ["fever", "severe pain"]}
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return save_tiny_ecg_model(tmp_path_factory.mktemp("tiny-ecg"), TYPES, MENTIONS)
+
+
+@pytest.fixture(scope="module")
+def generated(model_dir, tmp_path_factory):
+    from hf_ecg.decoding import DecodingConfig
+
+    out = tmp_path_factory.mktemp("gen")
+    config = DecodingConfig(batch_size=4, max_block_tokens=6)
+    return generate_dataset(model_dir, out, 10, samples_per_shard=4, decoding=config, progress_bar=False)
+
+
+def front_matter(readme: Path) -> dict:
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(generated, tmp_path, capsys):
+    local = tmp_path / "repo"
+    code = main(["push-dataset", "--data", str(generated), "--repo-id", "org/toy-synth", "--local-dir", str(local),
+                 "--license", "cc-by-4.0", "--language", "en,de"])  # fmt: skip
+    assert code == 0
+    assert "nothing uploaded" in capsys.readouterr().out
+    assert sorted(p.name for p in (local / "data").iterdir()) == [f"train-0000{i}.parquet" for i in range(3)]
+
+    pushed = datasets.load_dataset(str(local), split="train")
+    original = datasets.load_dataset(str(generated), split="train")
+    assert pushed.features["ner_tags"].feature.names == bio_labels(TYPES)
+    assert isinstance(pushed.features["ner_tags"].feature, datasets.ClassLabel)
+    assert pushed.to_list() == original.to_list() and pushed.num_rows == 10
+
+    meta = front_matter(local / "README.md")
+    assert meta["task_categories"] == ["token-classification"]
+    assert meta["license"] == "cc-by-4.0" and meta["language"] == ["en", "de"]
+    assert meta["size_categories"] == ["n<1K"]
+    assert meta["dataset_info"]["splits"] == [
+        {"name": "train", "num_bytes": meta["dataset_info"]["splits"][0]["num_bytes"], "num_examples": 10}
+    ]
+    tags = next(f for f in meta["dataset_info"]["features"] if f["name"] == "ner_tags")
+    assert list(tags["list"]["class_label"]["names"].values()) == bio_labels(TYPES)
+    card = DatasetCard.load(local / "README.md")
+    assert card.data.to_dict()["configs"][0]["data_files"][0]["path"] == "data/train-*.parquet"
+    # The body counts what is really in the shards.
+    counts = {t: sum(row.count(t) for row in original["entities"]) for t in TYPES}
+    for label, count in counts.items():
+        assert f"| {label} | {count} |" in card.text
+    assert f"{sum(original['forced_tags'])} of {sum(counts.values()) + 10} blocks" in card.text
+    assert "real names from the generator's training corpus" in card.text  # default mentions: the bank
+
+
+def test_push_dataset_refuses_an_unfinished_generation_and_a_non_empty_folder(generated, tmp_path):
+    partial = tmp_path / "partial"
+    (partial / "data").mkdir(parents=True)
+    (partial / "ecg_generation.json").write_text((generated / "ecg_generation.json").read_text())
+    shard = next((generated / "data").glob("*.parquet"))
+    (partial / "data" / shard.name).write_bytes(shard.read_bytes())
+    with pytest.raises(ValueError, match=r"holds 4 of 10 samples: finish the generation"):
+        push_dataset(partial, "org/x", local_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written for a bad input
+
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "keep.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not empty"):
+        push_dataset(generated, "org/x", local_dir=occupied)
+    assert (occupied / "keep.txt").read_text() == "mine"
+
+
+EXPECTED_DATASET_CARD = (
+    """\
+---
+annotations_creators:
+- machine-generated
+language_creators:
+- machine-generated
+language:
+- en
+license: cc-by-4.0
+size_categories:
+- n<1K
+source_datasets:
+- original
+task_categories:
+- token-classification
+task_ids:
+- named-entity-recognition
+pretty_name: BC5CDR synthetic
+tags:
+- synthetic
+- ner
+- hf_ecg
+- ecg-qalm
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*.parquet
+dataset_info:
+  features:
+  - name: id
+    dtype: int64
+  - name: tokens
+    list: string
+  - name: ner_tags
+    list:
+      class_label:
+        names:
+          '0': O
+          '1': B-Chemical
+          '2': I-Chemical
+          '3': B-Disease
+          '4': I-Disease
+  - name: entities
+    list: string
+  - name: template
+    dtype: string
+  - name: text
+    dtype: string
+  - name: forced_tags
+    dtype: int32
+  splits:
+  - name: train
+    num_bytes: 1234
+    num_examples: 4
+---
+
+# BC5CDR synthetic
+
+4 **synthetic** sentences labelled for named-entity recognition with 2
+entity types (Chemical, Disease), written with
+[hf_ecg](https://pypi.org/project/hf-ecg/) by an entity-controlled generator (ECG-QALM) trained on bc5cdr.
+Every sentence carries exactly the entity sequence that was asked of the generator.
+
+## Usage
+
+```python
+from datasets import load_dataset
+
+data = load_dataset("org/bc5cdr-synth", split="train")
+labels = data.features["ner_tags"].feature.names  # O, B-Chemical, I-Chemical, ...
+```
+
+The `tokens` / `ner_tags` columns train a token classifier directly (alone, or added to gold data).
+
+## Dataset structure
+
+One split, `train`, of 4 rows:
+
+| field | type | what it holds |
+|---|---|---|
+| `id` | int64 | sample id, 0 .. 3 |
+| `tokens` | list of string | the sentence, one token per entry |
+| `ner_tags` | list of ClassLabel | IOB2 tag of each token: O, B-Chemical, I-Chemical, B-Disease, I-Disease |
+| `entities` | list of string | the requested entity types, in order |
+| `template` | string | the sentence as generated, with entity tags in place of mentions |
+| `text` | string | the tokens joined by spaces |
+| `forced_tags` | int32 | blocks whose tag the decoder had to force at its length limit |
+
+## How the data was generated
+
+ECG-QALM ([Aggarwal et al., 2023](https://aclanthology.org/2023.findings-acl.349/)) writes a sentence
+block by block: each block is the generator's answer to "what comes next, up to the next
+`<Type>`?", given the sentence so far. The decoder lets a block end only on the tag that was
+asked for, so the entity sequence of every sentence is exactly the request. The tags are then
+filled with mentions.
+
+- **Generator:** [`org/bc5cdr-ecg`](https://huggingface.co/org/bc5cdr-ecg), fine-tuned from [`HuggingFaceTB/SmolLM2-135M-Instruct`](https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct) on 45 sentences of bc5cdr
+- **Entity sequences:** drawn from the generator's training corpus: each is the entity sequence of a random gold sentence, so the synthetic distribution mimics the gold one
+- **Mentions:** drawn from the generator's mention bank, the real mentions of its training corpus, in proportion to their frequency there
+- **Decoding:** temperature=1.0, max_block_tokens=48; seed 7
+- **Forced tags:** 2 of 8 blocks (25.0%) reached the length limit and had their tag forced
+
+**Privacy.** The mentions are real names from the generator's training corpus, and the
+sentences imitate it: this dataset can repeat people, places, drugs or other names from that
+corpus. Publish it only where the training corpus itself may be published.
+
+## Entity distribution
+
+40 tokens, 4 entities
+(1.00 per sentence, 10.0 tokens per sentence).
+
+| entity type | mentions | share |
+|---|---|---|
+| Chemical | 3 | 75.0% |
+| Disease | 1 | 25.0% |
+
+## Quality
+
+Measured against the gold training text:
+
+| metric | value |
+|---|---|
+| distinct_3 | 0.5 |
+| rouge_l_mean | 0.25 |
+
+## Intended use and limits
+
+Intended for training and evaluating NER taggers where gold labels are scarce, costly or private,
+usually mixed with the gold data the generator learned from. The sentences are machine-written:
+they can be ungrammatical, repeat the training corpus's phrasing, or put a mention in a context
+that does not fit its type; the labels are right by construction only in the sense that each tag
+marks a slot the generator was asked to fill. Check a sample before relying on it, and do not
+use it to make claims about real people or events.
+
+### Framework versions
+
+- hf-ecg 0.1.0
+- datasets 5.2.0
+
+## Citation
+
+```bibtex
+"""
+    + CITATION
+    + "```"
+)
+
+
+def test_dataset_card_renders_exactly():
+    card = ECGDatasetCardData(
+        entity_types=["Chemical", "Disease"], num_samples=4, repo_id="org/bc5cdr-synth",
+        pretty_name="BC5CDR synthetic", license="cc-by-4.0", generator="org/bc5cdr-ecg",
+        base_model="HuggingFaceTB/SmolLM2-135M-Instruct", corpus_name="bc5cdr", corpus_sentences=45, sampler="gold",
+        mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48},
+        entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, num_bytes=1234,
+        quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
+    )  # fmt: skip
+    assert str(card.to_dataset_card()) == EXPECTED_DATASET_CARD
+
+
+def test_dataset_card_says_where_user_mentions_come_from():
+    card = ECGDatasetCardData(entity_types=["A"], num_samples=1, mentions="user mentions 0123456789abcdef")
+    text = str(card.to_dataset_card())
+    assert "supplied by the user as a dictionary (recorded only as a digest: `0123456789abcdef`)" in text
+    assert "not taken from the training corpus" in text
+    assert card.card_data().to_dict()["license"] == "other"
+
+
+def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path, capsys):
+    """`hf-ecg train` -> `hf-ecg push-model --local-dir` -> pipeline(trust_remote_code=True) without hf_ecg."""
+    trained = tmp_path / "trained"
+    code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
+                 str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2",
+                 "--save_strategy", "no", "--use_cpu", "true", "--learning_rate", "0.003"])  # fmt: skip
+    assert code == 0 and (trained / "ecg_card.json").is_file()
+    local = tmp_path / "repo"
+    code = main(["push-model", "--model", str(trained), "--repo-id", "org/toy-ecg", "--local-dir", str(local)])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "nothing uploaded" in captured.out
+
+    config = json.loads((local / "config.json").read_text())
+    assert (
+        config["custom_pipelines"]["entity-controlled-generation"]["impl"]
+        == "pipeline.EntityControlledGenerationPipeline"
+    )
+    card = ModelCard.load(local / "README.md")
+    assert card.data.pipeline_tag == "text-generation" and "ecg-qalm" in card.data.tags
+    assert 'pipeline(model="org/toy-ecg", trust_remote_code=True)' in card.text
+    assert 'pipeline("entity-controlled-generation", model="org/toy-ecg")' in card.text
+    assert "learning_rate | 0.003" in card.text  # the training record survived the re-rendering
+    assert "mention bank (real mentions from the training corpus) is included" in card.text
+    assert json.loads((local / "ecg_config.json").read_text())["mention_bank"]["Chemical"]
+
+    script = (
+        "import sys, json\n"
+        "from transformers import pipeline\n"
+        f"gen = pipeline(model={str(local)!r}, trust_remote_code=True, max_block_tokens=6)\n"
+        "out = gen(['Disease', 'Chemical'], num_return_sequences=2, seed=0)\n"
+        "print(json.dumps({'entities': [o['entities'] for o in out], 'hf_ecg': 'hf_ecg' in sys.modules}))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"entities": [["Disease", "Chemical"]] * 2, "hf_ecg": False}
+
+
+def test_push_model_can_leave_the_mention_bank_out(model_dir, tmp_path):
+    local = tmp_path / "repo"
+    code = main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(local),
+                 "--drop-mention-bank"])  # fmt: skip
+    assert code == 0
+    assert json.loads((local / "ecg_config.json").read_text())["mention_bank"] is None
+    assert "is not included" in (local / "README.md").read_text()
+
+
+def test_upload_errors_are_one_line_and_never_show_the_token(generated, tmp_path, monkeypatch, capsys):
+    import huggingface_hub.constants
+
+    secret = "hf_" + "x" * 34
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_TOKEN", secret)
+    code = main(["push-dataset", "--data", str(generated), "--repo-id", "org/toy-synth"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "could not upload to the dataset repo org/toy-synth" in captured.err
+    assert secret not in captured.out + captured.err
+
+    monkeypatch.delenv("HF_TOKEN")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "no-tokens"))
+    code = main(["push-dataset", "--data", str(generated), "--repo-id", "org/toy-synth"])
+    assert code == 2
+    assert "no Hugging Face token: set HF_TOKEN or run `hf auth login`" in capsys.readouterr().err
