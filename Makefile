@@ -22,8 +22,8 @@ $(BIN)/.installed: pyproject.toml Makefile
 setup: $(BIN)/.installed
 
 lint: setup
-	$(BIN)/ruff check src tests scripts
-	$(BIN)/ruff format --check src tests scripts
+	$(BIN)/ruff check src tests scripts spaces
+	$(BIN)/ruff format --check src tests scripts spaces
 
 # pytest exits 5 when it collects no test; make treats that, like any failure, as an error.
 test: lint
@@ -33,4 +33,4 @@ quickstart: setup
 	$(BIN)/python scripts/quickstart.py
 
 clean:
-	rm -rf $(VENV) outputs .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) outputs test-artifacts .pytest_cache .ruff_cache .hypothesis

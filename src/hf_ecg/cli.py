@@ -195,6 +195,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     push_dataset.add_argument("--pretty-name", default=None, help="title of the card")
     push_dataset.add_argument(
+        "--generator", default=None, metavar="ORG/NAME",
+        help="Hub id the generator model is published under, to name in the card (default: the path it was "
+        "generated with)",
+    )  # fmt: skip
+    push_dataset.add_argument(
         "--quality", default=None, metavar="FILE.json", help="quality metrics to show in the card ({name: value})"
     )
     _add_push_options(push_dataset)
@@ -255,7 +260,7 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
     where = push_dataset(
         args.data, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
         license=args.license, language=[c.strip() for c in args.language.split(",") if c.strip()],
-        pretty_name=args.pretty_name, quality=quality,
+        pretty_name=args.pretty_name, quality=quality, **({"generator": args.generator} if args.generator else {}),
     )  # fmt: skip
     _report_push(args, where, "dataset")
     if args.local_dir is not None:

@@ -1,0 +1,114 @@
+"""The Gradio Space (spaces/app.py) on localhost: one generation through gradio_client, and the page in
+headless Chromium (Debian's /usr/bin/chromium) showing the result; its screenshot is kept in test-artifacts/."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from tiny import save_tiny_ecg_model
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+TYPES = ("Chemical", "Disease")
+MENTIONS = {"Chemical": ["aspirin"], "Disease": ["severe pain"]}
+
+
+def load_app():
+    spec = importlib.util.spec_from_file_location("space_app", ROOT / "spaces" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app():
+    return load_app()
+
+
+@pytest.fixture(scope="module")
+def space(app, tmp_path_factory):
+    """The app serving a tiny model on localhost; yields its URL."""
+    model_dir = save_tiny_ecg_model(tmp_path_factory.mktemp("space-model"), TYPES, MENTIONS)
+    demo = app.build_demo(str(model_dir))
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, ssr_mode=False, quiet=True
+    )
+    yield url
+    demo.close()
+
+
+def test_highlighted_segments_join_mentions_and_keep_every_token(app):
+    sample = {"tokens": ["Aspirin", "eased", "severe", "pain", "and", "fever"],
+              "ner_tags": ["B-Chemical", "O", "B-Disease", "I-Disease", "O", "B-Disease"]}  # fmt: skip
+    segments = app.highlighted(sample)
+    assert segments == [
+        ("Aspirin", "Chemical"), (" eased", None), (" severe pain", "Disease"), (" and", None), (" fever", "Disease")
+    ]  # fmt: skip
+    assert "".join(text for text, _ in segments).split() == sample["tokens"]
+
+
+def test_one_generation_through_gradio_client(space, tmp_path):
+    from gradio_client import Client
+
+    client = Client(space, verbose=False, download_files=str(tmp_path))
+    highlighted, jsonl = client.predict(
+        "Disease, Chemical", False, 2, 1.0, 6, 0, api_name="/generate"
+    )  # entities, sample, number, temperature, block tokens, seed
+    samples = [json.loads(line) for line in Path(jsonl).read_text(encoding="utf-8").splitlines()]
+    assert [s["entities"] for s in samples] == [["Disease", "Chemical"]] * 2
+    labels = [item["class_or_confidence"] for item in highlighted if item["class_or_confidence"]]
+    assert labels == ["Disease", "Chemical"] * 2
+    mentions = [item["token"].strip() for item in highlighted if item["class_or_confidence"]]
+    assert mentions == ["severe pain", "aspirin"] * 2
+
+    sampled, _ = client.predict("", True, 3, 1.0, 6, 1, api_name="/generate")
+    assert sum(item["token"].endswith("\n") for item in sampled) == 3  # three sentences
+
+
+def test_bad_input_gets_a_clear_message(space):
+    from gradio_client import Client
+
+    client = Client(space, verbose=False)
+    with pytest.raises(Exception, match=r"Unknown entity type 'Gene'\. This model knows: Chemical, Disease"):
+        client.predict("Chemical, Gene", False, 1, 1.0, 6, 0, api_name="/generate")
+    with pytest.raises(Exception, match=r"At most 8 entities per sentence; you asked for 9"):
+        client.predict(", ".join(["Chemical"] * 9), False, 1, 1.0, 6, 0, api_name="/generate")
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)")
+def test_page_in_headless_chromium_shows_the_result(space):
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync"]  # fmt: skip
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=flags)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(space)
+            page.locator("#entities textarea").fill("Chemical, Disease")
+            page.locator("#generate").click()
+            results = page.locator("#results")
+            expect(results).to_contain_text("1.", timeout=60_000)
+            expect(results).to_contain_text("aspirin")
+            expect(results).to_contain_text("severe pain")
+            expect(page.locator("#download a").first).to_have_attribute("href", re.compile(r"samples\.jsonl$"))
+            page.screenshot(path=str(ARTIFACTS / "space.png"), full_page=True)
+        finally:
+            browser.close()
+    assert (ARTIFACTS / "space.png").stat().st_size > 10_000
