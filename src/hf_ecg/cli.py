@@ -225,7 +225,63 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_push_options(push_model)
     push_model.set_defaults(func=_run_push_model)
+
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="measure synthetic data: generation quality against gold, downstream NER",
+        description="Evaluation commands; each prints its results as JSON (and writes them with --output).",
+    )
+    evaluate_sub = evaluate.add_subparsers(dest="evaluation", metavar="WHAT", required=True)
+    quality = evaluate_sub.add_parser(
+        "quality",
+        help="compare generated sentences with the gold training sentences",
+        description=(
+            "Perplexity under a fixed reference LM (generated, gold, ratio), distinct-3 (generated, gold, ratio), "
+            "ROUGE-L of each generated sentence to its nearest gold sentence (mean, max), the share of generated "
+            "templates copied verbatim from gold, and the total variation distance between the entity-type "
+            "distributions. Prints JSON."
+        ),
+    )
+    quality.add_argument("--generated", required=True, metavar="DIR", help="dataset folder written by hf-ecg generate")
+    quality.add_argument("--reference", required=True, metavar="DATA", help="the gold training corpus (file or folder)")
+    quality.add_argument(
+        "--first-n", type=int, default=None, metavar="N", help="use the first N gold sentences (the training subset)"
+    )
+    quality.add_argument(
+        "--ref-model", default="smollm2-135m", metavar="NAME",
+        help="reference LM for perplexity: alias, Hub id or folder; 'none' skips perplexity (default: smollm2-135m, "
+        "the offline base model)",
+    )  # fmt: skip
+    quality.add_argument("--batch-size", type=int, default=16, help="perplexity batch size (default 16)")
+    quality.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    quality.set_defaults(func=_run_evaluate_quality)
     return parser
+
+
+def _print_json(results: dict[str, Any], output: str | None) -> None:
+    import json
+
+    text = json.dumps(results, indent=2)
+    print(text)
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text + "\n", encoding="utf-8")
+
+
+def _run_evaluate_quality(args: argparse.Namespace) -> int:
+    from .evaluation import load_labelled
+    from .evaluation.quality import quality_report
+
+    generated = load_labelled(args.generated)
+    reference = load_labelled(args.reference, first_n=args.first_n)
+    report = quality_report(
+        [(s.tokens, s.tags) for s in generated],
+        [(s.tokens, s.tags) for s in reference],
+        ref_model=None if args.ref_model.lower() == "none" else args.ref_model,
+        batch_size=args.batch_size,
+    )
+    _print_json(report, args.output)
+    return 0
 
 
 def _add_push_options(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,108 @@
+"""Generation quality metrics: hand-computed cases, exactness of the pruned nearest ROUGE-L, perplexity."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_ecg.cli import main
+from hf_ecg.corpus import read_conll
+from hf_ecg.evaluation.quality import (
+    distinct_n,
+    entity_type_tvd,
+    nearest_rouge_l,
+    perplexity,
+    rouge_l,
+    template_copy_rate,
+    templates,
+)
+from tiny import save_tiny_ecg_model, save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
+
+
+def test_distinct_n_by_hand():
+    assert distinct_n([["a", "b", "c", "a", "b", "c"]], 3) == 3 / 4  # abc bca cab abc
+    assert distinct_n([["a", "b", "c"], ["a", "b", "c"]], 3) == 1 / 2  # n-grams are pooled over sentences
+    assert distinct_n([["a", "b", "a"]], 1) == 2 / 3
+    assert distinct_n([["a", "b"]], 3) == 0.0  # no 3-gram at all
+
+
+def test_rouge_l_by_hand():
+    cat = "the cat sat on the mat".split()
+    assert rouge_l(cat, "the cat is on the mat".split()) == pytest.approx(2 * 5 / 12)  # LCS: the cat on the mat
+    assert rouge_l("a b c d".split(), "d c b a".split()) == 2 * 1 / 8
+    assert rouge_l("a b".split(), "a x b y z".split()) == 2 * 2 / 7
+    assert rouge_l(cat, cat) == 1.0
+    assert rouge_l([], cat) == 0.0
+
+
+def test_gold_against_itself_gives_rouge_l_one(tmp_path):
+    gold = [s.tokens for s in read_conll(toy_corpus(tmp_path / "toy.tsv"))]
+    assert nearest_rouge_l(gold, gold) == [1.0] * len(gold)
+
+
+words = st.lists(st.sampled_from("a b c d e f".split()), min_size=0, max_size=8)
+
+
+@given(st.lists(words, min_size=1, max_size=6), st.lists(words, min_size=1, max_size=8))
+def test_pruned_nearest_rouge_l_equals_brute_force(generated, reference):
+    brute = [max(rouge_l(g, r) for r in reference) for g in generated]
+    assert nearest_rouge_l(generated, reference) == brute
+
+
+def test_templates_copy_rate_and_type_distance_by_hand():
+    rows = [("Aspirin cures pain".split(), ["B-Chemical", "O", "B-Disease"]),
+            ("severe pain hurts".split(), ["B-Disease", "I-Disease", "O"])]  # fmt: skip
+    assert templates(rows) == ["<Chemical> cures <Disease>", "<Disease> hurts"]
+    assert template_copy_rate(["<Chemical> cures <Disease>", "x <Disease>"], templates(rows)) == 0.5
+    assert entity_type_tvd(Counter(A=3, B=1), Counter(A=1, B=1)) == 0.25
+    assert entity_type_tvd(Counter(A=1), Counter(B=2)) == 1.0
+    assert entity_type_tvd(Counter(A=2, B=2), Counter(A=1, B=1)) == 0.0
+
+
+def test_batched_padded_perplexity_equals_one_text_at_a_time():
+    tokenizer = tiny_tokenizer()
+    model = tiny_gpt2(len(tokenizer)).eval()
+    texts = ["Aspirin cures headache .", "No effect was seen", "fever", "Patients with severe pain received it ."]
+    nll, count = 0.0, 0
+    with torch.no_grad():
+        for text in texts:
+            ids = torch.tensor([[tokenizer.eos_token_id, *tokenizer(text)["input_ids"]]])
+            loss = model(input_ids=ids, labels=ids).loss.item()  # mean over len - 1 predicted tokens
+            nll += loss * (ids.shape[1] - 1)
+            count += ids.shape[1] - 1
+    expected = math.exp(nll / count)
+    assert perplexity(texts, model, tokenizer, batch_size=3) == pytest.approx(expected, rel=1e-5)
+    assert perplexity(texts, model, tokenizer, batch_size=1) == pytest.approx(expected, rel=1e-5)
+
+
+def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
+    from hf_ecg.decoding import DecodingConfig
+    from hf_ecg.generate import generate_dataset
+
+    model_dir = save_tiny_ecg_model(tmp_path / "gen-model")
+    generated = generate_dataset(model_dir, tmp_path / "synthetic", 6, decoding=DecodingConfig(max_block_tokens=5),
+                                 progress_bar=False)  # fmt: skip
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    ref_model = save_tiny_model(tmp_path / "ref-lm")
+    out = tmp_path / "quality.json"
+    code = main(["evaluate", "quality", "--generated", str(generated), "--reference", str(gold), "--ref-model",
+                 str(ref_model), "--output", str(out)])  # fmt: skip
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report == json.loads(out.read_text())
+    assert report["num_generated"] == 6 and report["num_reference"] == 4
+    assert report["perplexity_ratio"] == pytest.approx(report["perplexity_generated"] / report["perplexity_gold"])
+    assert 0 <= report["rouge_l_mean"] <= report["rouge_l_max"] <= 1
+    assert 0 <= report["entity_type_tvd"] <= 1 and 0 <= report["template_copy_rate"] <= 1
+
+    code = main(["evaluate", "quality", "--generated", str(gold), "--reference", str(gold), "--ref-model", "none"])
+    same = json.loads(capsys.readouterr().out)
+    assert code == 0 and "perplexity_ratio" not in same
+    assert same["rouge_l_mean"] == 1.0 and same["template_copy_rate"] == 1.0 and same["entity_type_tvd"] == 0.0
+    assert same["distinct_3_ratio"] == 1.0
