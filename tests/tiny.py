@@ -110,3 +110,26 @@ def save_tiny_ecg_model(
     tokenizer.save_pretrained(directory)
     config.save(directory)
     return directory
+
+
+def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
+    """A randomly initialised 2-layer BERT and a WordPiece tokenizer trained on the toy corpus, saved."""
+    from transformers import BertConfig, BertModel
+
+    words = [line.split("\t")[0] for line in TOY_CORPUS.splitlines() if line]
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    backend.decoder = decoders.WordPiece()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    trainer = trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials)
+    backend.train_from_iterator([" ".join(words)] * 3, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]",
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)  # fmt: skip
+    BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
