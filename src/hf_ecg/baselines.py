@@ -1,0 +1,90 @@
+"""Baselines that write datasets in the same schema as ``hf-ecg generate``, for side-by-side tables.
+
+- :func:`mention_replacement` (Dai & Adel, 2020): a gold sentence whose mentions are swapped, each
+  with probability ``probability``, for another gold mention of the same type. Templates and
+  labels are the gold ones by construction; only the mention strings change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from .blocks import decompose, recompose
+from .corpus import Corpus
+from .mentions import MentionBank
+from .tags import spans_to_tags
+
+__all__ = ["mention_replacement", "write_dataset"]
+
+_MAX_REDRAWS = 20  # draws before accepting the original mention (a type with one distinct mention)
+
+
+def mention_replacement(
+    corpus: Corpus,
+    num_samples: int | None = None,
+    *,
+    seed: int = 0,
+    probability: float = 1.0,
+    bank: MentionBank | None = None,
+) -> list[dict[str, Any]]:
+    """``num_samples`` rows (default: one per gold sentence), cycling over the gold sentences in order.
+
+    Each mention is replaced with probability ``probability`` by a different mention of its type,
+    drawn uniformly from the distinct mentions in ``bank`` (default: the corpus's own).
+    """
+    if not 0.0 <= probability <= 1.0:
+        raise ValueError(f"probability must be in [0, 1], got {probability}")
+    if not len(corpus):
+        raise ValueError(f"{corpus.name} has no sentences")
+    num_samples = len(corpus) if num_samples is None else num_samples
+    if num_samples < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    bank = bank or MentionBank.from_sentences(corpus)
+    rng = random.Random(seed)
+    rows = []
+    for i in range(num_samples):
+        sentence = corpus[i % len(corpus)]
+        template, mentions = decompose(sentence.tokens, sentence.spans)
+        swapped = []
+        for mention, label in zip(mentions, template.entity_types, strict=True):
+            new = mention
+            if rng.random() < probability:
+                for _ in range(_MAX_REDRAWS):
+                    new = bank.sample(label, rng)
+                    if new != mention:
+                        break
+            swapped.append(new)
+        tokens, spans = recompose(template, swapped)
+        rows.append(
+            {
+                "id": i,
+                "tokens": tokens,
+                "ner_tags": spans_to_tags(spans, len(tokens)),
+                "entities": list(template.entity_types),
+                "template": str(template),
+                "text": " ".join(tokens),
+                "forced_tags": 0,
+            }
+        )
+    return rows
+
+
+def write_dataset(
+    rows: list[dict[str, Any]], entity_types: list[str], output_dir: str | os.PathLike, settings: dict[str, Any]
+) -> Path:
+    """Write ``rows`` as ``output_dir/data/train-00000.parquet`` (the ``hf-ecg generate`` schema) and
+    ``output_dir/baseline.json`` (the settings); ``datasets.load_dataset(output_dir)`` reads it."""
+    from .generate import _write_shard, dataset_features
+
+    output_dir = Path(output_dir)
+    data_dir = output_dir / "data"
+    if data_dir.is_dir():
+        for old in data_dir.glob("*.parquet"):
+            old.unlink()
+    _write_shard(rows, dataset_features(entity_types), data_dir, 0, 0)
+    (output_dir / "baseline.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return output_dir

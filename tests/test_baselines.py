@@ -1,0 +1,60 @@
+"""Baselines: mention replacement keeps labels aligned and writes the generate schema."""
+
+from __future__ import annotations
+
+import datasets
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import labelled_sentences
+from hf_ecg.baselines import mention_replacement
+from hf_ecg.blocks import decompose
+from hf_ecg.cli import main
+from hf_ecg.corpus import Corpus, Sentence, read_conll
+from hf_ecg.generate import bio_labels
+from hf_ecg.mentions import MentionBank
+from hf_ecg.tags import tags_to_spans
+from tiny import toy_corpus
+
+
+def as_corpus(items):
+    return Corpus([Sentence(tuple(tokens), tuple(spans)) for tokens, spans in items], name="gen")
+
+
+@given(st.lists(labelled_sentences(), min_size=1, max_size=5), st.integers(1, 12), st.integers(0, 99),
+       st.sampled_from([0.0, 0.5, 1.0]))  # fmt: skip
+def test_mention_replacement_keeps_labels_aligned(items, num_samples, seed, probability):
+    corpus = as_corpus(items)
+    bank = MentionBank.from_sentences(corpus)
+    rows = mention_replacement(corpus, num_samples, seed=seed, probability=probability)
+    assert [row["id"] for row in rows] == list(range(num_samples))
+    for row in rows:
+        source = corpus[row["id"] % len(corpus)]
+        template, _ = decompose(source.tokens, source.spans)
+        spans, repairs = tags_to_spans(row["ner_tags"], "IOB2")
+        assert not repairs and len(row["ner_tags"]) == len(row["tokens"])
+        assert tuple(s.label for s in spans) == template.entity_types == tuple(row["entities"])
+        assert row["template"] == str(template)
+        for span in spans:  # every new mention is a gold mention of its type
+            assert tuple(row["tokens"][span.start : span.end]) in bank.counts(span.label)
+        if probability == 0.0:
+            assert row["tokens"] == list(source.tokens)
+
+
+def test_mentions_are_swapped_for_other_mentions(tmp_path):
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv"))
+    rows = mention_replacement(corpus, seed=0)
+    assert len(rows) == len(corpus)
+    for row, sentence in zip(rows, corpus, strict=True):
+        old = [sentence.tokens[s.start : s.end] for s in sentence.spans]
+        new = [tuple(row["tokens"][s.start : s.end]) for s in tags_to_spans(row["ner_tags"])[0]]
+        assert all(a != b for a, b in zip(old, new, strict=True))  # each type has several distinct mentions
+
+
+def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
+    gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
+    out = tmp_path / "mr"
+    assert main(["baseline", "mention-replacement", "--data", f"{gold}:3", "-n", "7", "-o", str(out)]) == 0
+    data = datasets.load_dataset(str(out), split="train")
+    assert data.num_rows == 7 and data.features["ner_tags"].feature.names == bio_labels(["Chemical", "Disease"])
+    assert "wrote 7 mention-replacement samples" in capsys.readouterr().out
