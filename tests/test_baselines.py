@@ -58,3 +58,39 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
     data = datasets.load_dataset(str(out), split="train")
     assert data.num_rows == 7 and data.features["ner_tags"].feature.names == bio_labels(["Chemical", "Disease"])
     assert "wrote 7 mention-replacement samples" in capsys.readouterr().out
+
+
+def test_lm_sample_is_the_whole_template_after_its_tags():
+    from hf_ecg.blocks import ENDTEXT, Template, lm_sample
+
+    sample = lm_sample(Template(("<Chemical>", "cures", "<Disease>", ".")))
+    assert (sample.context, sample.question) == ("", "<Chemical> <Disease>")
+    assert sample.answer == f"<Chemical> cures <Disease> . {ENDTEXT}"
+    assert lm_sample(Template(("no", "entity"))).question == ""
+
+
+def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
+    """`hf-ecg train --layout lm` (the ECG-LM ablation) -> generate_dataset dispatches to TemplateLMDecoder."""
+    import json
+
+    from hf_ecg.decoding import DecodingConfig
+    from hf_ecg.generate import generate_dataset
+    from tiny import save_tiny_model
+
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=3)
+    out = tmp_path / "lm"
+    base = save_tiny_model(tmp_path / "base")
+    code = main(["train", "--data", str(data), "--model", str(base), "--output", str(out), "--max-steps", "2",
+                 "--layout", "lm", "--save_strategy", "no", "--use_cpu", "true"])  # fmt: skip
+    assert code == 0
+    assert json.loads((out / "ecg_config.json").read_text())["layout"] == "lm"
+    requested = [["Disease", "Chemical", "Disease"], [], ["Chemical"]] * 3
+    decoding = DecodingConfig(batch_size=4, max_block_tokens=5)
+    generated = generate_dataset(out, tmp_path / "synthetic", len(requested), entities=requested, seed=1,
+                                 decoding=decoding, progress_bar=False)  # fmt: skip
+    rows = datasets.load_dataset(str(generated), split="train")
+    names = rows.features["ner_tags"].feature.names
+    for row, sequence in zip(rows, requested, strict=True):
+        spans, _ = tags_to_spans([names[i] for i in row["ner_tags"]], "IOB2")
+        assert [s.label for s in spans] == sequence == row["entities"]
+        assert row["tokens"]  # never an empty sentence

@@ -186,6 +186,13 @@ def qa_samples(template: Template) -> list[QASample]:
     return samples
 
 
+def lm_sample(template: Template) -> QASample:
+    """The ECG-LM ablation's single sample: question = all the tags in order, answer = the whole
+    template plus ``<ENDTEXT>``, no context."""
+    tags = [token for token in template.tokens if tag_label(token) is not None]
+    return QASample("", " ".join(tags), " ".join((*template.tokens, ENDTEXT)), 0)
+
+
 def template_from_qa(final: QASample) -> Template:
     """Inverse of :func:`qa_samples`: the template from its final sample (context + answer)."""
     if final.question != ENDTEXT or not final.answer.endswith(ENDTEXT):

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import datasets
 from datasets.builder import Key
 
-from .blocks import decompose, qa_samples
+from .blocks import decompose, lm_sample, qa_samples
 from .citation import CITATION
 from .corpus import Corpus, load_corpus
 
@@ -57,6 +57,7 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     token_column: int = 0
     tag_column: int = -1
     corpora: Mapping[str, Any] | None = None
+    layout: str = "qa"  # "qa": one Q&A sample per block; "lm": one sample per sentence (the ECG-LM ablation)
 
     def reader_kwargs(self, source: Any) -> dict[str, Any]:
         """Keyword arguments for :func:`~hf_ecg.corpus.load_corpus` on ``source``."""
@@ -147,7 +148,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 template, _ = decompose(sentence.tokens, sentence.spans, reserved_types=reserved)
             except ValueError as err:
                 raise ValueError(f"{sentence.source}: {err}") from None
-            samples = qa_samples(template)
+            samples = [lm_sample(template)] if self.config.layout == "lm" else qa_samples(template)
             for sample in samples:
                 yield (
                     Key(0, row),

@@ -37,7 +37,7 @@ CARD_DATA_NAME = "ecg_card.json"
 _HYPERPARAMETERS = (
     "learning_rate", "num_train_epochs", "max_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
     "weight_decay", "warmup_steps", "lr_scheduler_type", "optim", "seed", "max_length", "loss_on",
-    "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "save_mention_bank",
+    "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "save_mention_bank", "layout",
 )  # fmt: skip
 
 

@@ -36,6 +36,7 @@ class ECGConfig:
     )
     corpus_statistics: dict[str, Any] | None = None
     mention_bank: dict[str, Any] | None = None
+    layout: str = "qa"  # "qa": ECG-QALM blocks; "lm": the ECG-LM ablation (whole template after the entity list)
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:

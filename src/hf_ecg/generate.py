@@ -27,7 +27,7 @@ from typing import Any
 
 import datasets
 
-from .decoding import ChainedDecoder, DecodingConfig
+from .decoding import DecodingConfig, make_decoder
 from .filling import MentionFiller, MentionSource
 from .mentions import MentionBank
 from .sampling import FixedSampler, make_sampler
@@ -183,7 +183,7 @@ def generate_dataset(
         else:
             requested = draw.sample(len(ids), random.Random(_shard_seed(seed, shard, "entities")))
         config = DecodingConfig(**{**asdict(decoding), "seed": _shard_seed(seed, shard, "decoding")})
-        decoded = ChainedDecoder(model_obj, tokenizer, ecg_config, config).decode(requested, progress=bar.update)
+        decoded = make_decoder(model_obj, tokenizer, ecg_config, config).decode(requested, progress=bar.update)
         rng = random.Random(_shard_seed(seed, shard, "mentions"))
         rows = [{"id": i, **filler.fill(d, rng)} for i, d in zip(ids, decoded, strict=True)]
         _write_shard(rows, features, data_dir, shard, state.process_index)

@@ -24,7 +24,7 @@ from typing import Any
 from transformers import AutoModelForCausalLM, Pipeline
 
 from .config import ECG_CONFIG_NAME, ECGConfig
-from .decoding import ChainedDecoder, DecodingConfig
+from .decoding import DecodingConfig, make_decoder
 from .filling import MentionFiller
 
 __all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
@@ -118,7 +118,7 @@ class EntityControlledGenerationPipeline(Pipeline):
         return {"sequences": expanded, "num_return_sequences": num_return_sequences}
 
     def _forward(self, model_inputs: dict[str, Any], seed: int | None = None, **options: Any) -> dict[str, Any]:
-        decoder = ChainedDecoder(self.model, self.tokenizer, self.ecg_config, DecodingConfig(seed=seed, **options))
+        decoder = make_decoder(self.model, self.tokenizer, self.ecg_config, DecodingConfig(seed=seed, **options))
         return {**model_inputs, "decoded": decoder.decode(model_inputs["sequences"])}
 
     def postprocess(

@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS = ("context", "question", "answer")
 LOSS_CHOICES = ("answer", "all")
+LAYOUT_CHOICES = ("qa", "lm")
 
 
 @dataclass
@@ -51,6 +52,14 @@ class ECGTrainingArguments(TrainingArguments):
             "help": "Which tokens carry loss: 'answer' (only the answer block, default) or 'all' "
             "(the paper's plain whole-sequence loss).",
             "choices": list(LOSS_CHOICES),
+        },
+    )
+    layout: str = field(
+        default="qa",
+        metadata={
+            "help": "Training samples: 'qa' (ECG-QALM: one contextual Q&A sample per block, default) or 'lm' (the "
+            "paper's ECG-LM ablation: the whole template after the list of its entity tags).",
+            "choices": list(LAYOUT_CHOICES),
         },
     )
     lora: bool = field(default=False, metadata={"help": "Train LoRA adapters (peft) instead of all weights."})
@@ -83,6 +92,8 @@ class ECGTrainingArguments(TrainingArguments):
     logging_steps: float = field(default=10, metadata={"help": "Log every X update steps."})
 
     def __post_init__(self) -> None:
+        if self.layout not in LAYOUT_CHOICES:
+            raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
         if self.max_length < 8:
@@ -241,7 +252,9 @@ def train_ecg_model(
     data_files = {"train": str(data)}
     if validation is not None:
         data_files["validation"] = str(validation)
-    builder = ECGBlocksBuilder(data_files=data_files, first_n=first_n, fraction=fraction, **reader_options)
+    builder = ECGBlocksBuilder(
+        data_files=data_files, first_n=first_n, fraction=fraction, layout=args.layout, **reader_options
+    )
     with args.main_process_first(desc="building Q&A blocks"):
         builder.download_and_prepare()
     blocks = builder.as_dataset()
@@ -263,6 +276,7 @@ def train_ecg_model(
         loss_on=args.loss_on,
         max_length=args.max_length,
         lora=args.lora,
+        layout=args.layout,
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )
