@@ -94,3 +94,19 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
         spans, _ = tags_to_spans([names[i] for i in row["ner_tags"]], "IOB2")
         assert [s.label for s in spans] == sequence == row["entities"]
         assert row["tokens"]  # never an empty sentence
+
+
+def test_ecg_lm_decoding_does_not_depend_on_batching():
+    """Greedy: left padding, cache and finished rows must not change any row's template."""
+    from hf_ecg.decoding import DecodingConfig, TemplateLMDecoder
+    from tiny import tiny_ecg_model
+
+    model, tokenizer, config = tiny_ecg_model()
+    config.layout = "lm"
+    requested = [["Disease", "Chemical", "Disease"], [], ["Chemical"], ["Chemical", "Chemical"]]
+
+    def decode(batch_size):
+        settings = DecodingConfig(batch_size=batch_size, do_sample=False, max_block_tokens=6)
+        return [d.template for d in TemplateLMDecoder(model, tokenizer, config, settings).decode(requested)]
+
+    assert decode(4) == decode(1)
