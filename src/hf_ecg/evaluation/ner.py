@@ -152,8 +152,13 @@ def train_and_test(
         )  # fmt: skip
         trainer.train()
         test_set = as_dataset(list(test))
-        logits = trainer.predict(test_set).predictions
-    predicted_ids = np.asarray(logits).argmax(-1)
+        # Predict in order of length so that batches carry little padding; rows are put back after.
+        lengths = [len(ids) for ids in test_set["input_ids"]]
+        order = sorted(range(test_set.num_rows), key=lengths.__getitem__)
+        logits = trainer.predict(test_set.select(order)).predictions
+    predicted_ids: list[Any] = [None] * len(order)
+    for position, row in enumerate(order):
+        predicted_ids[row] = np.asarray(logits[position]).argmax(-1)
     gold, predicted = [], []
     for row, sentence in enumerate(test):
         tags = ["O"] * len(sentence.tokens)  # words cut off by max_length count as "O"
@@ -162,7 +167,7 @@ def train_and_test(
         previous = None
         for position, word in enumerate(word_ids):
             if word is not None and word != previous:
-                tags[word] = labels[predicted_ids[row, position]]
+                tags[word] = labels[predicted_ids[row][position]]
             previous = word
         gold.append(sentence.tags)
         predicted.append(tags)  # scored as predicted: a stray I- reads the way seqeval reads it
