@@ -46,9 +46,12 @@ def main() -> int:
 
     model_id, dataset_id = f"{args.org}/{args.name}-ecg-qalm", f"{args.org}/{args.name}-ecg-synth"
     model_dir, data_dir, hub = args.output / "model", args.output / "synthetic", args.output / "hub"
-    run(["train", "--data", str(args.data), "--first-n", str(args.first_n), "--model", "smollm2-135m", "--lora",
-         "--max-steps", str(args.max_steps), "--output", str(model_dir), "--max_length", "128",
-         "--learning_rate", "1e-3", "--save_strategy", "no", "--logging_steps", "10"])  # fmt: skip
+    if (model_dir / "ecg_config.json").is_file():
+        print(f"{model_dir} exists: training skipped (delete it to train again)")
+    else:
+        run(["train", "--data", str(args.data), "--first-n", str(args.first_n), "--model", "smollm2-135m", "--lora",
+             "--max-steps", str(args.max_steps), "--output", str(model_dir), "--max_length", "128",
+             "--learning_rate", "1e-3", "--save_strategy", "no", "--logging_steps", "10"])  # fmt: skip
     run(["generate", "--model", str(model_dir), "-n", str(args.num_samples), "-o", str(data_dir), "--overwrite"])
     run(["push-model", "--model", str(model_dir), "--repo-id", model_id, "--local-dir", str(hub / "model"),
          "--overwrite"])  # fmt: skip
