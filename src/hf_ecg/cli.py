@@ -280,6 +280,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ner.add_argument("--batch-size", type=int, default=8, help="training batch size (default 8)")
     ner.add_argument("--learning-rate", type=float, default=1e-4, help="learning rate (default 1e-4)")
     ner.add_argument("--max-length", type=int, default=128, help="sub-word tokens per sentence (default 128)")
+    ner.add_argument("--max-steps", type=int, default=-1, metavar="N",
+                     help="stop after N updates whatever the epochs: a compute budget (default: no limit)")  # fmt: skip
     ner.add_argument("--seeds", default="1,2,3", metavar="S1,S2,...", help="one run per seed (default 1,2,3)")
     ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     ner.set_defaults(func=_run_evaluate_ner)
@@ -347,7 +349,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         train.append(load_labelled(path, first_n=first_n))
     config = NERConfig(
         model=args.model, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        max_length=args.max_length, seeds=seeds,
+        max_length=args.max_length, max_steps=args.max_steps, seeds=seeds,
     )  # fmt: skip
     _print_json(evaluate_ner(train, load_labelled(args.test), config, progress_bar=True), args.output)
     return 0

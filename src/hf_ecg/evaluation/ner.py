@@ -18,7 +18,7 @@ import statistics
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..corpus import Corpus
@@ -44,6 +44,13 @@ class NERConfig:
     learning_rate: float = field(default=1e-4, metadata={"help": "AdamW learning rate"})
     max_length: int = field(default=128, metadata={"help": "sub-word tokens per sentence; words beyond are 'O'"})
     eval_batch_size: int = field(default=64, metadata={"help": "prediction batch size"})
+    max_steps: int = field(
+        default=-1, metadata={"help": "if > 0, stop after this many updates whatever the epochs (a compute budget)"}
+    )
+    group_by_length: bool = field(
+        default=True,
+        metadata={"help": "batch sentences of similar length (much less padding, same data per epoch)"},
+    )
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3], metadata={"help": "one run per seed"})
 
 
@@ -145,6 +152,8 @@ def train_and_test(
             per_device_eval_batch_size=config.eval_batch_size, learning_rate=config.learning_rate, seed=seed,
             save_strategy="no", eval_strategy="no", logging_strategy="no", report_to=[],
             disable_tqdm=not progress_bar, dataloader_pin_memory=torch.cuda.is_available(),
+            max_steps=config.max_steps,
+            train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         )  # fmt: skip
         trainer = Trainer(
             model=model, args=args, train_dataset=as_dataset(sentences),
@@ -155,7 +164,12 @@ def train_and_test(
         # Predict in order of length so that batches carry little padding; rows are put back after.
         lengths = [len(ids) for ids in test_set["input_ids"]]
         order = sorted(range(test_set.num_rows), key=lengths.__getitem__)
-        logits = trainer.predict(test_set.select(order)).predictions
+        # A fresh Trainer with sequential sampling: under group_by_length, Trainer also reorders predictions.
+        predictor = Trainer(
+            model=trainer.model, args=replace(args, train_sampling_strategy="random"),
+            data_collator=trainer.data_collator, processing_class=tokenizer,
+        )  # fmt: skip
+        logits = predictor.predict(test_set.select(order)).predictions
     predicted_ids: list[Any] = [None] * len(order)
     for position, row in enumerate(order):
         predicted_ids[row] = np.asarray(logits[position]).argmax(-1)
