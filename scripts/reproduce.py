@@ -11,9 +11,13 @@ Steps (DESIGN §4-5), each skipped when its output already exists, so a rerun re
    replacement (N each);
 4. Table 2, generation quality against gold (perplexity under the base model, distinct-3,
    nearest ROUGE-L, template copies, entity-type distance);
-5. Table 3, downstream NER (MiniLM-L6 token classifier, every --seeds seed, the full test split):
-   gold; synthetic only; gold + synthetic, for mention replacement, ECG-LM and ECG-QALM;
+5. Table 3, downstream NER (MiniLM-L6 token classifier, every --seeds seed): gold; synthetic only;
+   gold + synthetic, for mention replacement, ECG-LM and ECG-QALM;
 6. Figure 2: F1 of gold + ECG-QALM as the synthetic set grows (--scales × gold), as a PNG.
+
+The defaults fit a 2-core CPU: each NER run is capped at --ner-max-steps updates (80) and scores
+the first --test-first-n test sentences (1000). DESIGN §5's full protocol (20 epochs, the whole
+test split) is `--ner-max-steps -1 --test-first-n 0`, for a GPU.
 
 Writes under OUTPUT (default results/<dataset>-<N>/): quality.json, ner.json, runs/*.json (one
 per NER run), tables.md and scaling.png; models and datasets under OUTPUT/work/.
