@@ -315,6 +315,15 @@ def test_model_card_renders_exactly(tmp_path):
     assert re.fullmatch(CARD_PATTERN, text, flags=re.DOTALL), text
 
 
+def test_model_card_of_an_ecg_lm_model_says_so():
+    from hf_ecg.cards import ECGModelCardData
+
+    card = ECGModelCardData(base_model="gpt2", entity_types=TYPES, hyperparameters={"layout": "lm"})
+    text = str(card.to_model_card())
+    assert "\n# ECG-LM generator\n" in text and "- ecg-lm\n" in text, text
+    assert "ECG-QALM" not in text.split("## Usage")[0] and "Q&A blocks" not in text
+
+
 def test_new_tokens_start_from_their_descriptions():
     tokenizer = tiny_tokenizer()
     model = tiny_gpt2(len(tokenizer))

@@ -108,8 +108,9 @@ class ECGModelCardData:
             license=self.license,
             language=self.language,
             datasets=[self.dataset_id] if self.dataset_id else None,
-            tags=["hf_ecg", "ecg-qalm", "entity-controlled-generation", "synthetic-data", "ner"],
-        )
+            tags=["hf_ecg", "ecg-lm" if self.hyperparameters.get("layout") == "lm" else "ecg-qalm",
+                  "entity-controlled-generation", "synthetic-data", "ner"],
+        )  # fmt: skip
 
     def to_model_card(self) -> ModelCard:
         """Render the card from :data:`MODEL_CARD_TEMPLATE`."""
