@@ -93,6 +93,11 @@ class ECGModelCardData:
         return losses[-1] if losses else None
 
     @property
+    def method(self) -> str:
+        """``"ECG-LM"`` for a model trained with ``layout="lm"`` (the paper's ablation), else ``"ECG-QALM"``."""
+        return "ECG-LM" if self.hyperparameters.get("layout") == "lm" else "ECG-QALM"
+
+    @property
     def base_model_hub_id(self) -> str | None:
         """The base model when it names a Hub repo (not a local folder)."""
         looks_local = Path(self.base_model).is_absolute() or self.base_model.startswith(".")
@@ -108,9 +113,8 @@ class ECGModelCardData:
             license=self.license,
             language=self.language,
             datasets=[self.dataset_id] if self.dataset_id else None,
-            tags=["hf_ecg", "ecg-lm" if self.hyperparameters.get("layout") == "lm" else "ecg-qalm",
-                  "entity-controlled-generation", "synthetic-data", "ner"],
-        )  # fmt: skip
+            tags=["hf_ecg", self.method.lower(), "entity-controlled-generation", "synthetic-data", "ner"],
+        )
 
     def to_model_card(self) -> ModelCard:
         """Render the card from :data:`MODEL_CARD_TEMPLATE`."""
