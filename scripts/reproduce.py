@@ -31,7 +31,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hf_ecg.evaluation.ner import NERConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -93,8 +96,8 @@ def main() -> int:
         "--ner-max-steps",
         type=int,
         default=80,
-        help="cap on NER updates per run, whatever the "
-        "epochs: a compute budget for 2 CPU cores (default 80; -1 = no cap, DESIGN §5's protocol)",
+        help="cap on NER updates per run, whatever the epochs: a compute budget for 2 CPU cores "
+        "(default 80; -1 = no cap, DESIGN §5's protocol)",
     )
     parser.add_argument(
         "--test-first-n",
@@ -178,23 +181,23 @@ def main() -> int:
             results[name].append(json.loads(path.read_text()))
     (output / "ner.json").write_text(json.dumps(results, indent=2) + "\n")
 
-    write_tables(output, args, quality, results, scales, len(test), time.perf_counter() - started)
+    write_tables(output, args, config, quality, results, scales, len(test), time.perf_counter() - started)
     plot_scaling(output / "scaling.png", args, results, scales)
     log(f"done in {(time.perf_counter() - started) / 60:.1f} min: {output}/tables.md, scaling.png")
     return 0
 
 
 def write_tables(
-    output: Path, args: argparse.Namespace, quality: dict, results: dict, scales: list[int], num_test: int,
-    seconds: float,
+    output: Path, args: argparse.Namespace, config: NERConfig, quality: dict, results: dict, scales: list[int],
+    num_test: int, seconds: float,
 ) -> None:  # fmt: skip
     n = args.first_n
     lines = [
         f"# {args.dataset.upper()}, first {n} training sentences",
         "",
-        f"Generators: SmolLM2-135M + LoRA, {args.generator_steps} steps each. NER: {args.ner_model}, batch 8, "
-        f"lr 1e-4, {args.ner_epochs:g} epochs"
-        + (f" capped at {args.ner_max_steps} updates" if args.ner_max_steps > 0 else "")
+        f"Generators: SmolLM2-135M + LoRA, {args.generator_steps} steps each. NER: {config.model}, "
+        f"batch {config.batch_size}, lr {config.learning_rate:g}, {config.epochs:g} epochs"
+        + (f" capped at {config.max_steps} updates" if config.max_steps > 0 else "")
         + f", seeds {args.seeds}, the first {num_test} test sentences. Run time {seconds / 60:.1f} min.",
         "",
         "## Generation quality (Table 2)",
