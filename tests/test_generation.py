@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import datasets
@@ -18,7 +20,7 @@ from transformers import pipeline
 import hf_ecg
 from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.cli import main
-from hf_ecg.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.decoding import ChainedDecoder, DecodingConfig, _Row, _SlotLayer
 from hf_ecg.filling import MentionFiller
 from hf_ecg.generate import bio_labels, generate_dataset
 from hf_ecg.mentions import MentionBank
@@ -83,7 +85,7 @@ def test_sequential_mode_also_returns_the_requested_entities(gen):
     assert [entity_types_of(s) for (s,) in out] == sequences
 
 
-def naive_greedy(model, tokenizer, config, sequence, max_block_tokens):
+def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end):
     """Reference: one row, the whole prompt re-encoded every step, no cache, the same constraint."""
     vocab = tokenizer.get_vocab()
     tags = {vocab[t] for t in config.tag_tokens.values()} | {vocab[ENDTEXT]}
@@ -97,7 +99,8 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens):
         while True:
             with torch.no_grad():
                 logits = model(torch.tensor([ids + block])).logits[0, -1].clone()
-            keep = logits[vocab[target]].item()
+            # "any-stop": the requested tag takes the probability of every tag and <ENDTEXT>
+            keep = logits[sorted(tags)].logsumexp(0).item() if block_end == "any-stop" else logits[vocab[target]].item()
             logits[banned] = -float("inf")
             logits[vocab[target]] = keep
             if len(block) + 1 >= max_block_tokens:
@@ -117,16 +120,40 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens):
     return tuple(words)
 
 
-def test_batched_cache_decoding_equals_naive_decoding(tiny):
-    """Right-aligned slots, refills, trimming and compaction change nothing: greedy output equals
-    re-encoding every prompt from scratch."""
+@pytest.mark.parametrize(("block_end", "headroom"), [("any-stop", 64), ("target", 64), ("any-stop", 1)])
+def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom, monkeypatch):
+    """Right-aligned slots, refills, trimming, compaction and the cache buffer's re-layouts (every
+    step at headroom 1) change nothing: greedy output equals re-encoding every prompt from scratch."""
+    monkeypatch.setattr(_SlotLayer, "HEADROOM", headroom)
     model, tokenizer, config = tiny
     sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Disease", "Chemical"), ("Chemical",)] * 2
-    decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(do_sample=False, batch_size=3,
-                                                                      max_block_tokens=7))  # fmt: skip
+    settings = DecodingConfig(do_sample=False, batch_size=3, max_block_tokens=7, block_end=block_end)
+    decoder = ChainedDecoder(model, tokenizer, config, settings)
     decoded = decoder.decode(sequences)
     for sequence, result in zip(sequences, decoded, strict=True):
-        assert result.template.tokens == naive_greedy(model, tokenizer, config, sequence, 7)
+        assert result.template.tokens == naive_greedy(model, tokenizer, config, sequence, 7, block_end)
+
+
+def test_top_k_one_sampling_is_greedy_decoding(tiny):
+    model, tokenizer, config = tiny
+    sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Chemical")]
+    greedy = ChainedDecoder(model, tokenizer, config, DecodingConfig(do_sample=False, max_block_tokens=7))
+    top_one = ChainedDecoder(model, tokenizer, config, DecodingConfig(top_k=1, max_block_tokens=7, seed=5))
+    assert [r.template for r in top_one.decode(sequences)] == [r.template for r in greedy.decode(sequences)]
+
+
+def test_top_k_sampling_draws_only_the_k_best_tokens_in_their_proportions(tiny):
+    model, tokenizer, config = tiny
+    decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(top_k=2, temperature=0.5))
+    target = decoder.tag_ids["Chemical"]
+    rows = [_Row(i, [target, decoder.endtext_id], words=["w"]) for i in range(4000)]
+    logits = torch.full((len(rows), len(tokenizer)), -5.0)
+    # at T=0.5, 41 is a third as likely as 40; 42, third best, would still be drawn a tenth of the time
+    logits[:, 40], logits[:, 41], logits[:, 42] = 2.0, 2.0 - math.log(3) * 0.5, 1.2
+    logits[:, target] = -30.0  # neither tag nor <ENDTEXT> competes
+    drawn = Counter(decoder._sample(logits, rows, torch.Generator().manual_seed(0)))
+    assert set(drawn) == {40, 41}
+    assert abs(drawn[41] / len(rows) - 0.25) < 0.03  # 1 : 3 after temperature
 
 
 def test_same_seed_same_samples_other_seed_other_samples(gen):
