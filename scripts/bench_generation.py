@@ -38,8 +38,8 @@ def main() -> None:
                         "the quickstart's, outputs/quickstart/model)")  # fmt: skip
     parser.add_argument("--num-samples", type=int, default=256, help="samples for the batched decoder (default 256, "
                         "one shard of generate_dataset)")  # fmt: skip
-    parser.add_argument("--paper-samples", type=int, default=12, help="of those, samples for the paper's "
-                        "procedure, which is slow (default 12)")  # fmt: skip
+    parser.add_argument("--paper-samples", type=int, default=32, help="of those, samples for the paper's "
+                        "procedure, which is slow (default 32)")  # fmt: skip
     parser.add_argument("--batch-size", type=int, default=32, help="batch size of the decoder and of raw "
                         "generate (default 32)")  # fmt: skip
     parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")

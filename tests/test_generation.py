@@ -307,9 +307,10 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
     out = tmp_path / "gen"
     code = main(["generate", "--model", str(model_dir), "-n", "5", "-o", str(out), "--entities", "Chemical,Disease",
                  "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5",
-                 "--batch-size", "2"])  # fmt: skip
+                 "--batch-size", "2", "--block-end", "target"])  # fmt: skip
     assert code == 0
     assert f"wrote 5 samples to {out}/data/" in capsys.readouterr().out
+    assert json.loads((out / "ecg_generation.json").read_text())["decoding"]["block_end"] == "target"
     ds = load(out).sort("id")
     assert ds["entities"] == [["Chemical", "Disease"], [], ["Chemical", "Disease"], [], ["Chemical", "Disease"]]
     assert "zz-chem" in ds[0]["tokens"] and "zz-dis" in ds[0]["tokens"]

@@ -155,7 +155,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="training corpus, for mentions and statistics when the model was saved without a mention bank",
     )  # fmt: skip
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
-    generate.add_argument("--batch-size", type=int, default=16, help="rows decoded together (default 16)")
+    generate.add_argument("--batch-size", type=int, default=32, help="rows decoded together (default 32)")
     generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
     generate.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     generate.add_argument("--top-k", type=int, default=50, help="top-k sampling, 0 disables (default 50)")
@@ -163,6 +163,12 @@ def _build_parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "--max-block-tokens", type=int, default=48, help="longest block in tokens; its tag is then forced (default 48)"
     )
+    generate.add_argument(
+        "--block-end", choices=("any-stop", "target"), default="any-stop",
+        help="what ends a block: any-stop (default) ends it, with the requested tag, wherever the model would "
+        "end it with any tag or <ENDTEXT>; target: only the requested tag's own probability, so blocks where the "
+        "model wants another tag run on",
+    )  # fmt: skip
     generate.add_argument(
         "--mode", choices=("batched", "sequential"), default="batched",
         help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
@@ -448,7 +454,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CLIError(f"no such file: {args.corpus}")
     decoding = DecodingConfig(
         mode=args.mode, batch_size=args.batch_size, temperature=args.temperature, top_k=args.top_k,
-        top_p=args.top_p, max_block_tokens=args.max_block_tokens,
+        top_p=args.top_p, max_block_tokens=args.max_block_tokens, block_end=args.block_end,
     )  # fmt: skip
     output = generate_dataset(
         args.model, args.output, args.num_samples, sampler=args.sampler, entities=entities, mentions=mentions,

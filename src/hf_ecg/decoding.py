@@ -56,7 +56,7 @@ class DecodingConfig:
             "regenerate a block until its tag appears)."
         },
     )
-    batch_size: int = field(default=16, metadata={"help": "Rows decoded together (batched mode)."})
+    batch_size: int = field(default=32, metadata={"help": "Rows decoded together (batched mode)."})
     do_sample: bool = field(default=True, metadata={"help": "Sample (True) or take the most likely token."})
     temperature: float = field(default=1.0, metadata={"help": "Softmax temperature (> 0)."})
     top_k: int = field(default=50, metadata={"help": "Keep the k most likely tokens; 0 keeps all."})
