@@ -73,6 +73,7 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
     """`hf-ecg train --layout lm` (the ECG-LM ablation) -> generate_dataset dispatches to TemplateLMDecoder."""
     import json
 
+    from hf_ecg.cards import ECGDatasetCardData
     from hf_ecg.decoding import DecodingConfig
     from hf_ecg.generate import generate_dataset
     from tiny import save_tiny_model
@@ -94,6 +95,10 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
         spans, _ = tags_to_spans([names[i] for i in row["ner_tags"]], "IOB2")
         assert [s.label for s in spans] == sequence == row["entities"]
         assert row["tokens"]  # never an empty sentence
+    card = ECGDatasetCardData.from_generated(generated)
+    text = str(card.to_dataset_card())
+    assert card.method == "ECG-LM" and "ecg-lm" in card.card_data().to_dict()["tags"]
+    assert "# Synthetic NER data written by an ECG-LM generator" in text and "ECG-QALM)" not in text
 
 
 def test_ecg_lm_decoding_does_not_depend_on_batching():

@@ -185,6 +185,7 @@ class ECGDatasetCardData:
     license: str | None = "other"
     language: list[str] | None = field(default_factory=lambda: ["en"])
     generator: str = ""  # the model that wrote the data: a Hub id or a local path
+    method: str = "ECG-QALM"  # "ECG-LM" when the generator was trained with layout="lm" (the paper's ablation)
     base_model: str | None = None
     corpus_name: str | None = None
     corpus_sentences: int | None = None
@@ -236,6 +237,7 @@ class ECGDatasetCardData:
             "entity_types": list(manifest["entity_types"]),
             "num_samples": manifest["num_samples"],
             "generator": manifest["model"],
+            "method": "ECG-LM" if generator_config and generator_config.layout == "lm" else "ECG-QALM",
             "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
             "corpus_name": statistics.get("name"),
             "corpus_sentences": statistics.get("num_sentences"),
@@ -301,7 +303,7 @@ class ECGDatasetCardData:
             annotations_creators=["machine-generated"],
             language_creators=["machine-generated"],
             source_datasets=["original"],
-            tags=["synthetic", "ner", "hf_ecg", "ecg-qalm"],
+            tags=["synthetic", "ner", "hf_ecg", self.method.lower()],
         )
         data_files = [{"split": "train", "path": "data/train-*.parquet"}]
         MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)
