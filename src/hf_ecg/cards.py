@@ -41,6 +41,11 @@ _HYPERPARAMETERS = (
 )  # fmt: skip
 
 
+def _method(layout: str | None) -> str:
+    """The paper's name for a generator trained with this layout: ``"lm"`` is its ECG-LM ablation."""
+    return "ECG-LM" if layout == "lm" else "ECG-QALM"
+
+
 def _versions() -> dict[str, str]:
     out = {}
     for package in ("hf-ecg", "transformers", "torch", "datasets", "peft", "accelerate", "tokenizers"):
@@ -95,7 +100,7 @@ class ECGModelCardData:
     @property
     def method(self) -> str:
         """``"ECG-LM"`` for a model trained with ``layout="lm"`` (the paper's ablation), else ``"ECG-QALM"``."""
-        return "ECG-LM" if self.hyperparameters.get("layout") == "lm" else "ECG-QALM"
+        return _method(self.hyperparameters.get("layout"))
 
     @property
     def base_model_hub_id(self) -> str | None:
@@ -237,7 +242,7 @@ class ECGDatasetCardData:
             "entity_types": list(manifest["entity_types"]),
             "num_samples": manifest["num_samples"],
             "generator": manifest["model"],
-            "method": "ECG-LM" if generator_config and generator_config.layout == "lm" else "ECG-QALM",
+            "method": _method(generator_config.layout if generator_config else None),
             "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
             "corpus_name": statistics.get("name"),
             "corpus_sentences": statistics.get("num_sentences"),
