@@ -132,7 +132,7 @@ def main() -> int:
     from hf_ecg.baselines import mention_replacement, write_dataset
     from hf_ecg.evaluation import load_labelled
     from hf_ecg.evaluation.ner import NERConfig, train_and_test
-    from hf_ecg.evaluation.quality import quality_report
+    from hf_ecg.evaluation.quality import quality_reports
 
     n = args.first_n
     gold = load_labelled(paths["train"], first_n=n)
@@ -160,10 +160,9 @@ def main() -> int:
     else:
         log("generation quality")
         gold_rows = [(s.tokens, s.tags) for s in gold]
-        quality = {
-            method: quality_report([(s.tokens, s.tags) for s in list(synthetic[method])[:n]], gold_rows)
-            for method in METHODS
-        }
+        quality = quality_reports(
+            {method: [(s.tokens, s.tags) for s in list(synthetic[method])[:n]] for method in METHODS}, gold_rows
+        )
         quality_path.write_text(json.dumps(quality, indent=2) + "\n")
 
     # Table 3 and Figure 2: NER runs, each cached in runs/.

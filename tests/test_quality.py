@@ -106,3 +106,21 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     assert code == 0 and "perplexity_ratio" not in same
     assert same["rouge_l_mean"] == 1.0 and same["template_copy_rate"] == 1.0 and same["entity_type_tvd"] == 0.0
     assert same["distinct_3_ratio"] == 1.0
+
+
+def test_several_generated_sets_score_as_each_alone(tmp_path):
+    """quality_reports loads the reference LM and scores gold once; every set's report must be the one
+    quality_report gives that set on its own."""
+    from hf_ecg.evaluation.quality import quality_report, quality_reports
+
+    gold = [(s.tokens, s.tags) for s in read_conll(toy_corpus(tmp_path / "gold.tsv"))]
+    other = [("Ibuprofen eased the fever".split(), ["B-Chemical", "O", "O", "B-Disease"]), gold[0]]
+    ref_model = str(save_tiny_model(tmp_path / "ref-lm"))
+    together = quality_reports({"gold": gold, "other": other}, gold, ref_model=ref_model)
+    assert set(together) == {"gold", "other"}
+    for name, rows in (("gold", gold), ("other", other)):
+        assert together[name] == pytest.approx(quality_report(rows, gold, ref_model=ref_model))
+    assert together["gold"]["perplexity_ratio"] == pytest.approx(1.0)
+    assert together["other"]["num_generated"] == 2 and together["other"]["rouge_l_max"] == 1.0
+    with pytest.raises(ValueError, match="at least one generated"):
+        quality_reports({"empty": []}, gold, ref_model=None)

@@ -153,6 +153,9 @@ def train_and_test(
             save_strategy="no", eval_strategy="no", logging_strategy="no", report_to=[],
             disable_tqdm=not progress_bar, dataloader_pin_memory=torch.cuda.is_available(),
             max_steps=config.max_steps,
+            # The fused AdamW step is ~4× faster on CPU than the default foreach one: 0.1 s of a 0.6 s
+            # MiniLM update (the 11.7M-parameter word embeddings get a dense update every step).
+            optim="adamw_torch_fused",
             train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         )  # fmt: skip
         trainer = Trainer(

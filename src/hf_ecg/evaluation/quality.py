@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..blocks import tag_token
@@ -31,6 +31,7 @@ __all__ = [
     "nearest_rouge_l",
     "perplexity",
     "quality_report",
+    "quality_reports",
     "rouge_l",
     "template_copy_rate",
     "templates",
@@ -166,27 +167,51 @@ def quality_report(
     ``ref_model`` names the reference LM for perplexity (an alias such as ``smollm2-135m``, a Hub
     id or a folder); ``None`` skips perplexity.
     """
-    if not generated or not reference:
+    return quality_reports({"generated": generated}, reference, ref_model=ref_model, batch_size=batch_size)["generated"]
+
+
+def quality_reports(
+    generated: Mapping[str, Sequence[tuple[Sentence, Sequence[str]]]],
+    reference: Sequence[tuple[Sentence, Sequence[str]]],
+    *,
+    ref_model: str | None = "smollm2-135m",
+    batch_size: int = 16,
+) -> dict[str, dict[str, float]]:
+    """:func:`quality_report` for several generated sets (by name) against one gold set: the reference
+    LM is loaded once and the gold set scored once, whatever the number of sets."""
+    if not reference or not generated or not all(generated.values()):
         raise ValueError("quality needs at least one generated and one reference sentence")
-    gen_tokens = [list(tokens) for tokens, _ in generated]
     ref_tokens = [list(tokens) for tokens, _ in reference]
-    report: dict[str, float] = {"num_generated": len(generated), "num_reference": len(reference)}
+    scorer = None
     if ref_model is not None:
         from ..modeling import load_causal_lm
 
         model, tokenizer = load_causal_lm(ref_model)
-        ppl_gen = perplexity([" ".join(t) for t in gen_tokens], model, tokenizer, batch_size=batch_size)
-        ppl_gold = perplexity([" ".join(t) for t in ref_tokens], model, tokenizer, batch_size=batch_size)
-        report.update(perplexity_generated=ppl_gen, perplexity_gold=ppl_gold, perplexity_ratio=ppl_gen / ppl_gold)
-    d_gen, d_gold = distinct_n(gen_tokens, 3), distinct_n(ref_tokens, 3)
-    report.update(distinct_3_generated=d_gen, distinct_3_gold=d_gold)
-    report["distinct_3_ratio"] = d_gen / d_gold if d_gold else float("nan")
-    nearest = nearest_rouge_l(gen_tokens, ref_tokens)
-    report.update(rouge_l_mean=sum(nearest) / len(nearest), rouge_l_max=max(nearest))
-    report["template_copy_rate"] = template_copy_rate(templates(generated), templates(reference))
 
-    def type_counts(rows: Sequence[tuple[Sentence, Sequence[str]]]) -> Counter[str]:
-        return Counter(tag[2:] for _, tags in rows for tag in tags if tag.startswith("B-"))
+        def scorer(token_lists: list[list[str]]) -> float:
+            return perplexity([" ".join(t) for t in token_lists], model, tokenizer, batch_size=batch_size)
 
-    report["entity_type_tvd"] = entity_type_tvd(type_counts(generated), type_counts(reference))
-    return report
+        ppl_gold = scorer(ref_tokens)
+    d_gold = distinct_n(ref_tokens, 3)
+    ref_templates = templates(reference)
+    ref_types = _type_counts(reference)
+    reports = {}
+    for name, rows in generated.items():
+        gen_tokens = [list(tokens) for tokens, _ in rows]
+        report: dict[str, float] = {"num_generated": len(rows), "num_reference": len(reference)}
+        if scorer is not None:
+            ppl_gen = scorer(gen_tokens)
+            report.update(perplexity_generated=ppl_gen, perplexity_gold=ppl_gold, perplexity_ratio=ppl_gen / ppl_gold)
+        d_gen = distinct_n(gen_tokens, 3)
+        report.update(distinct_3_generated=d_gen, distinct_3_gold=d_gold)
+        report["distinct_3_ratio"] = d_gen / d_gold if d_gold else float("nan")
+        nearest = nearest_rouge_l(gen_tokens, ref_tokens)
+        report.update(rouge_l_mean=sum(nearest) / len(nearest), rouge_l_max=max(nearest))
+        report["template_copy_rate"] = template_copy_rate(templates(rows), ref_templates)
+        report["entity_type_tvd"] = entity_type_tvd(_type_counts(rows), ref_types)
+        reports[name] = report
+    return reports
+
+
+def _type_counts(rows: Sequence[tuple[Sentence, Sequence[str]]]) -> Counter[str]:
+    return Counter(tag[2:] for _, tags in rows for tag in tags if tag.startswith("B-"))
