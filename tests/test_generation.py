@@ -132,6 +132,8 @@ def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom,
     decoded = decoder.decode(sequences)
     for sequence, result in zip(sequences, decoded, strict=True):
         assert result.template.tokens == naive_greedy(model, tokenizer, config, sequence, 7, block_end)
+    # later prompts were fed on top of the kept <|context|> prefix, not only the 1-token empty context
+    assert decoder._reused_prompt_tokens > sum(len(sequence) for sequence in sequences)
 
 
 def test_top_k_one_sampling_is_greedy_decoding(tiny):

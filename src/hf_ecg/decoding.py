@@ -13,7 +13,9 @@ Two procedures:
   ends when it emits its target; a block that reaches ``max_block_tokens`` gets its tag forced (and
   counted). Rows live in the slots of one KV cache, right-aligned; a row that finishes a block
   leaves its slot, its next prompt is encoded in a batched prefill with other waiting rows, and the
-  slot is refilled at once with a row that is ready, so the batch stays full.
+  slot is refilled at once with a row that is ready, so the batch stays full. The next prompt
+  starts with the last one's ``<|context|> context``, whose keys and values the row keeps when it
+  leaves its slot: the prefill encodes only the finished block and the new question.
 - ``sequential``: the paper's procedure, for comparison: one sample at a time, ``model.generate``
   each block and regenerate it until it ends with its tag (forced after ``max_attempts``).
 """
@@ -130,7 +132,9 @@ class _Row:
     length: int = 0  # valid cache positions (right-aligned)
     forced: int = 0
     emitted: int = 0
-    cache: tuple[Any, int] | None = None  # (prefill cache, row) until the row takes a slot
+    cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
+    prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
+    prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
 
     @property
     def target(self) -> int:
@@ -152,6 +156,12 @@ def _length_groups(lengths: list[int]) -> list[list[int]]:
         if cost < best_cost:
             best_cost, best_cut = cost, cut
     return [group for group in (order[:best_cut], order[best_cut:]) if group]
+
+
+def _live(states: torch.Tensor, row: int, length: int, columns: torch.Tensor | None) -> torch.Tensor:
+    """A row's live cache positions, ``[heads, length, dim]``: its last ``length`` columns (right-aligned),
+    or the given ``columns`` (a prefill over a kept prefix leaves padding between prefix and prompt)."""
+    return states[row, :, -length:] if columns is None else states[row].index_select(1, columns)
 
 
 class _SlotLayer(DynamicLayer):
@@ -264,6 +274,7 @@ class ChainedDecoder:
                 warpers.append(TopPLogitsWarper(self.config.top_p))
         self._warpers = LogitsProcessorList(warpers)
         self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
+        self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
 
     @property
     def device(self) -> torch.device:
@@ -427,6 +438,7 @@ class ChainedDecoder:
             for slot in finished:
                 row = slots[slot]
                 slots[slot] = None
+                self._keep_prefix(row, cache, slot, row.length, None)
                 finish_block(row)
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
@@ -441,8 +453,10 @@ class ChainedDecoder:
             for j, target in enumerate(missing):
                 self._first_prompts[target] = (out.past_key_values, j, out.logits[j, -1])
         logits = torch.stack([self._first_prompts[row.target][2] for row in rows])
-        caches = [self._first_prompts[row.target][:2] for row in rows]
-        lengths = [cache.layers[0].keys.shape[-2] for cache, _ in caches]
+        caches = [(*self._first_prompts[row.target][:2], None) for row in rows]
+        lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
+        for row in rows:
+            row.prefix_ids = [self.context_id]
         return self._begin_blocks(rows, logits, caches, lengths, generator, finish_block)
 
     def _prefill(
@@ -450,36 +464,65 @@ class ChainedDecoder:
     ) -> list[_Row]:
         """Encode the rows' prompts (left-padded forwards) and sample each row's first block token.
 
-        Returns the rows that go on to a slot; a row whose first token is its tag already has its
-        block finished (``finish_block``)."""
+        A row whose prompt starts with the ``<|context|> context`` it kept from its last prompt
+        (``prefix_kv``; not when the context was cut on the left) feeds only the rest. Returns the
+        rows that go on to a slot; a row whose first token is its tag already has its block finished
+        (``finish_block``)."""
         prompts = [self._prompt_ids(row.words, row.target) for row in rows]
+        pasts = []
+        for row, prompt in zip(rows, prompts, strict=True):
+            reusable = row.prefix_kv is not None and prompt[: len(row.prefix_ids)] == row.prefix_ids
+            pasts.append(len(row.prefix_ids) if reusable else 0)
+            if not reusable:
+                row.prefix_kv = None
         placed = []
-        for group in _length_groups([len(prompt) for prompt in prompts]):
+        for group in _length_groups([len(prompt) - past for prompt, past in zip(prompts, pasts, strict=True)]):
             placed += self._prefill_group(
-                [rows[j] for j in group], [prompts[j] for j in group], generator, finish_block
-            )
+                [rows[j] for j in group], [prompts[j] for j in group], [pasts[j] for j in group], generator,
+                finish_block,
+            )  # fmt: skip
         return placed
 
     def _prefill_group(
         self,
         rows: list[_Row],
         prompts: list[list[int]],
+        pasts: list[int],
         generator: torch.Generator,
         finish_block: Callable[[_Row], None],
     ) -> list[_Row]:
-        width = max(map(len, prompts))
+        """One forward: each row's kept prefix (``pasts[j]`` positions, right-aligned in a past of
+        width ``max(pasts)``) then the rest of its prompt (left-padded). A row's live cache columns are
+        its past and its prompt's rest, with padding between; ``_place`` gathers them."""
+        chunks = [prompt[past:] for prompt, past in zip(prompts, pasts, strict=True)]
+        width, past_width = max(map(len, chunks)), max(pasts)
         input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for j, prompt in enumerate(prompts):
-            input_ids[j, width - len(prompt) :] = torch.tensor(prompt)
-            mask[j, width - len(prompt) :] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        mask = torch.zeros((len(rows), past_width + width), dtype=torch.long)
+        columns = []
+        for j, (chunk, past) in enumerate(zip(chunks, pasts, strict=True)):
+            input_ids[j, width - len(chunk) :] = torch.tensor(chunk)
+            mask[j, past_width - past : past_width] = 1
+            mask[j, past_width + width - len(chunk) :] = 1
+            columns.append(mask[j].nonzero().squeeze(1).to(self.device) if past else None)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past_width:]
+        cache = self._new_cache()
+        if past_width:
+            for i, layer in enumerate(cache.layers):
+                sample = next(row.prefix_kv for row in rows if row.prefix_kv is not None)[i][0]
+                keys = sample.new_zeros((len(rows), sample.shape[0], past_width, sample.shape[-1]))
+                values = torch.zeros_like(keys)
+                for j, (row, past) in enumerate(zip(rows, pasts, strict=True)):
+                    if past:
+                        keys[j, :, past_width - past :], values[j, :, past_width - past :] = row.prefix_kv[i]
+                layer.update(keys, values)
+            self._reused_prompt_tokens += sum(pasts)
+        for row, prompt in zip(rows, prompts, strict=True):
+            row.prefix_kv, row.prefix_ids = None, prompt[:-3]  # the next prompt's prefix: <|context|> context
         out = self.model(
             input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-            position_ids=positions.to(self.device), past_key_values=self._new_cache(),
-            use_cache=True, logits_to_keep=1,
+            position_ids=positions.to(self.device), past_key_values=cache, use_cache=True, logits_to_keep=1,
         )  # fmt: skip
-        caches = [(out.past_key_values, j) for j in range(len(rows))]
+        caches = [(out.past_key_values, j, columns[j]) for j in range(len(rows))]
         lengths = [len(prompt) for prompt in prompts]
         return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, generator, finish_block)
 
@@ -487,7 +530,7 @@ class ChainedDecoder:
         self,
         rows: list[_Row],
         logits: torch.Tensor,
-        caches: list[tuple[Any, int]],
+        caches: list[tuple[Any, int, torch.Tensor | None]],
         lengths: list[int],
         generator: torch.Generator,
         finish_block: Callable[[_Row], None],
@@ -499,6 +542,8 @@ class ChainedDecoder:
         for row, token, cache, length in zip(rows, tokens, caches, lengths, strict=True):
             row.emitted += token != row.target
             if token == row.target:
+                source, j, columns = cache
+                self._keep_prefix(row, source, j, length, columns)
                 finish_block(row)
                 continue
             row.pending, row.length, row.cache = token, length, cache
@@ -507,14 +552,18 @@ class ChainedDecoder:
 
     def _place(self, row: _Row, slot: int, slots: list[_Row | None], cache: DynamicCache | None) -> DynamicCache:
         """Copy a prefilled row's cache into ``slot`` of the decode cache, right-aligned."""
-        source, j = row.cache  # type: ignore[misc]
+        source, j, columns = row.cache  # type: ignore[misc]
         row.cache = None
         length = row.length
+
+        def live(states: torch.Tensor) -> torch.Tensor:
+            return _live(states, j, length, columns)
+
         if cache is None:  # the first row: a one-row cache
             cache = self._new_cache()
             cache.layers = [_SlotLayer() for _ in cache.layers]
             for layer, src in zip(cache.layers, source.layers, strict=True):
-                layer.assign(src.keys[j : j + 1, :, -length:], src.values[j : j + 1, :, -length:])
+                layer.assign(live(src.keys).unsqueeze(0), live(src.values).unsqueeze(0))
             slots[:] = [row]
             return cache
         width = cache.layers[0].keys.shape[-2]
@@ -524,8 +573,8 @@ class ChainedDecoder:
                 layer.extend_left(length - width)
             if grow_rows > 0:
                 layer.add_rows(grow_rows)
-            layer.keys[slot, :, -length:] = src.keys[j, :, -length:]
-            layer.values[slot, :, -length:] = src.values[j, :, -length:]
+            layer.keys[slot, :, -length:] = live(src.keys)
+            layer.values[slot, :, -length:] = live(src.values)
         while len(slots) <= slot:
             slots.append(None)
         slots[slot] = row
@@ -558,6 +607,19 @@ class ChainedDecoder:
             else:
                 row.pending = token
         return finished
+
+    @staticmethod
+    def _keep_prefix(row: _Row, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
+        """Copy out the keys/values of the row's ``<|context|> context`` (the first of its ``length`` live
+        columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them."""
+        if row.block >= len(row.targets) - 1:
+            return  # the last block: no next prompt
+        size = len(row.prefix_ids)
+        row.prefix_kv = [
+            (_live(layer.keys, j, length, columns)[:, :size].clone(),
+             _live(layer.values, j, length, columns)[:, :size].clone())
+            for layer in cache.layers
+        ]  # fmt: skip
 
     def _new_cache(self) -> DynamicCache:
         cache = DynamicCache(config=self.model.config)
