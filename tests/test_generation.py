@@ -20,7 +20,7 @@ from transformers import pipeline
 import hf_ecg
 from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.cli import main
-from hf_ecg.decoding import ChainedDecoder, DecodingConfig, _Row, _SlotLayer
+from hf_ecg.decoding import ChainedDecoder, DecodingConfig, _live, _Row, _SlotLayer
 from hf_ecg.filling import MentionFiller
 from hf_ecg.generate import bio_labels, generate_dataset
 from hf_ecg.mentions import MentionBank
@@ -134,6 +134,51 @@ def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom,
         assert result.template.tokens == naive_greedy(model, tokenizer, config, sequence, 7, block_end)
     # later prompts were fed on top of the kept <|context|> prefix, not only the 1-token empty context
     assert decoder._reused_prompt_tokens > sum(len(sequence) for sequence in sequences)
+
+
+def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
+    """Rows whose prompts extend their last prompt's kept <|context|> prefix, by different lengths and
+    beside a row whose context does not extend its last one, get the same logits and the same live
+    keys/values as when every prompt is encoded in full."""
+    model, tokenizer, config = tiny
+    decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(do_sample=False))
+    before = [["aspirin", "cures", "<Chemical>"], ["severe", "<Disease>"], [], ["no", "effect", "<Gene>"]]
+    after = [[*before[0], "the", "<Disease>"], [*before[1], "in", "young", "rats", "<Gene>"], ["x", "<Gene>"],
+             ["unrelated", "<Chemical>"]]  # fmt: skip
+    targets = [decoder.tag_ids[t] for t in ("Disease", "Gene", "Chemical", "Disease")]
+    captured = {}  # row index -> (logits, live keys/values per layer, cache entry, length)
+
+    def capture(rows, logits, caches, lengths, generator, finish_block):
+        for row, row_logits, (source, j, columns), length in zip(rows, logits, caches, lengths, strict=True):
+            states = [(_live(layer.keys, j, length, columns), _live(layer.values, j, length, columns))
+                      for layer in source.layers]  # fmt: skip
+            captured[row.index] = (row_logits, states, (source, j, columns), length)
+        return []
+
+    decoder._begin_blocks = capture
+
+    def prefill(rows, words):
+        for row, w in zip(rows, words, strict=True):
+            row.words = list(w)
+        captured.clear()
+        decoder._prefill(rows, torch.Generator(), None)
+        return dict(captured)
+
+    fresh = prefill([_Row(i, [t, decoder.endtext_id]) for i, t in enumerate(targets)], after)
+    assert decoder._reused_prompt_tokens == 0
+    rows = [_Row(i, [t, t, decoder.endtext_id]) for i, t in enumerate(targets)]
+    prefill(rows, before)
+    for index, (_, _, (source, j, columns), length) in captured.items():
+        decoder._keep_prefix(rows[index], source, j, length, columns)  # as when block 1 ends
+        rows[index].block = 1
+    kept = prefill(rows, after)
+    # rows 0 and 1 extend their context, row 2 had only <|context|>, row 3 starts over
+    assert decoder._reused_prompt_tokens == sum(len(decoder._prompt_ids(w, 0)) - 3 for w in before[:3])
+    for index in range(len(rows)):
+        torch.testing.assert_close(kept[index][0], fresh[index][0], rtol=1e-4, atol=1e-4)
+        for (k1, v1), (k2, v2) in zip(kept[index][1], fresh[index][1], strict=True):
+            torch.testing.assert_close(k1, k2, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(v1, v2, rtol=1e-4, atol=1e-4)
 
 
 def test_top_k_one_sampling_is_greedy_decoding(tiny):
