@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import datasets
 import pytest
 import torch
 from hypothesis import given
@@ -71,7 +72,7 @@ def blocks_of(tmp_path, repeat=4):
     return builder.as_dataset()["train"]
 
 
-def make_trainer(tmp_path, *, lora=False, callbacks=None, **overrides):
+def make_trainer(tmp_path, *, lora=False, callbacks=None, train_dataset=None, **overrides):
     tok = tiny_tokenizer()
     model = tiny_gpt2(len(tok))
     ids = add_ecg_tokens(tok, model, TYPES)
@@ -87,7 +88,7 @@ def make_trainer(tmp_path, *, lora=False, callbacks=None, **overrides):
         model=model,
         args=ECGTrainingArguments(**kwargs),
         ecg_config=ECGConfig(entity_types=TYPES, base_model="tiny-gpt2"),
-        train_dataset=blocks,
+        train_dataset=blocks if train_dataset is None else train_dataset,
         eval_dataset=blocks.select(range(5)),
         processing_class=tok,
         callbacks=callbacks,
@@ -100,6 +101,23 @@ def test_training_lowers_answer_loss_on_held_out_blocks(tmp_path):
     trainer.train()
     after = trainer.evaluate()["eval_loss"]
     assert after < before - 0.5
+
+
+def padded_share(tmp_path, **overrides):
+    """Padding over all positions in one epoch of training batches, on samples of 4 to 120 tokens."""
+    lengths = [4 + (37 * i) % 117 for i in range(400)]
+    ids = [[5] * n for n in lengths]
+    samples = datasets.Dataset.from_dict({"input_ids": ids, "labels": ids})
+    trainer, _ = make_trainer(tmp_path, train_dataset=samples, **overrides)
+    batches = list(trainer.get_train_dataloader())
+    assert sorted(int(n) for b in batches for n in b["attention_mask"].sum(1)) == sorted(lengths)  # all, once
+    return 1 - sum(int(b["attention_mask"].sum()) for b in batches) / sum(b["attention_mask"].numel() for b in batches)
+
+
+def test_training_batches_group_samples_of_similar_length(tmp_path):
+    random_share = padded_share(tmp_path, train_sampling_strategy="random")
+    assert random_share > 0.3  # random batches of 8 are much padding ...
+    assert padded_share(tmp_path) < random_share / 3  # ... which the default sampler mostly avoids
 
 
 def test_lora_trains_the_new_tag_token_embeddings_and_merges_them(tmp_path):

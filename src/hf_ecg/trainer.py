@@ -90,6 +90,15 @@ class ECGTrainingArguments(TrainingArguments):
     num_train_epochs: float = field(default=3.0, metadata={"help": "Total number of training epochs."})
     per_device_train_batch_size: int = field(default=8, metadata={"help": "Batch size per device for training."})
     logging_steps: float = field(default=10, metadata={"help": "Log every X update steps."})
+    train_sampling_strategy: str = field(
+        default="group_by_length",
+        metadata={
+            "help": "Sampler for training: 'group_by_length' (default: batches of Q&A samples of similar length; "
+            "block samples range from a few tokens to max_length, and random batches of 8 are about half "
+            "padding), 'random', 'sequential' or 'batch_rebalance'.",
+            "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUT_CHOICES:
