@@ -18,7 +18,7 @@ from hf_ecg.builder import ECGBlocksBuilder
 from hf_ecg.cli import main
 from hf_ecg.config import ECGConfig
 from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
-from hf_ecg.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks
+from hf_ecg.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks, train_ecg_model
 from tiny import save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
 
 TYPES = ["Chemical", "Disease"]
@@ -217,6 +217,26 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert {m["mention"] for m in ecg["mention_bank"]["Chemical"]} == {"Aspirin", "Ibuprofen", "paracetamol"}
     card = (out / "README.md").read_text()
     assert "learning_rate | 0.003" in card and "Chemical, Disease" in card
+
+
+def test_same_seed_trains_the_same_lora_model(tmp_path):
+    # LoRA's A matrices are drawn at random when the adapters are added, before the Trainer exists:
+    # unless the seed is set first, two runs with one seed give two models.
+    model_dir = save_tiny_model(tmp_path / "tiny")
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=2)
+
+    def weights(name: str, seed: int) -> dict[str, torch.Tensor]:
+        args = ECGTrainingArguments(
+            output_dir=str(tmp_path / name), lora=True, lora_r=4, max_steps=2, learning_rate=1e-2,
+            per_device_train_batch_size=4, use_cpu=True, save_strategy="no", disable_tqdm=True, seed=seed,
+        )  # fmt: skip
+        train_ecg_model(data, str(model_dir), args)
+        return AutoModelForCausalLM.from_pretrained(tmp_path / name).state_dict()
+
+    first, again, other = weights("a", 7), weights("b", 7), weights("c", 8)
+    assert first.keys() == again.keys()
+    assert all(torch.equal(first[key], again[key]) for key in first)
+    assert any(not torch.equal(first[key], other[key]) for key in first)  # the seed does reach the weights
 
 
 def test_cli_train_reads_the_corpus_like_blocks_does(tmp_path, capsys):

@@ -251,6 +251,7 @@ def train_ecg_model(
     last checkpoint in ``args.output_dir`` (a fresh start if none). Returns the trainer (its
     ``state`` holds the steps and logs).
     """
+    from transformers import enable_full_determinism, set_seed
     from transformers.trainer_utils import get_last_checkpoint
 
     from .builder import ECGBlocksBuilder
@@ -272,6 +273,12 @@ def train_ecg_model(
         args.eval_strategy = "epoch"  # a validation corpus is given to be evaluated
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
 
+    # The seed must be set before the model is built: LoRA draws its A matrices when it is added,
+    # before the Trainer (which seeds only at its own start) exists.
+    if args.full_determinism:
+        enable_full_determinism(args.seed)
+    else:
+        set_seed(args.seed)
     model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code)
     new_token_ids = add_ecg_tokens(tokenizer, model, corpus.entity_types)
     if args.lora:
