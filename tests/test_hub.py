@@ -147,6 +147,10 @@ dataset_info:
     dtype: string
   - name: forced_tags
     dtype: int32
+  - name: cut_blocks
+    dtype: int32
+  - name: complete
+    dtype: bool
   splits:
   - name: train
     num_bytes: 1234
@@ -184,6 +188,11 @@ One split, `train`, of 4 rows:
 | `template` | string | the sentence as generated, with entity tags in place of mentions |
 | `text` | string | the tokens joined by spaces |
 | `forced_tags` | int32 | blocks whose tag the decoder had to force at its length limit |
+| `cut_blocks` | int32 | blocks that ended on another tag or `<ENDTEXT>` the generator wrote, replaced by the requested tag (only with `block_end="any-stop"`) |
+| `complete` | bool | the sentence ends like the generator's training sentences end (e.g. with `.`) |
+
+Keep only whole, unforced sentences with
+`ds.filter(lambda row: row["complete"] and not row["forced_tags"] and not row["cut_blocks"])`.
 
 ## How the data was generated
 
@@ -197,7 +206,15 @@ filled with mentions.
 - **Entity sequences:** drawn from the generator's training corpus: each is the entity sequence of a random gold sentence, so the synthetic distribution mimics the gold one
 - **Mentions:** drawn from the generator's mention bank, the real mentions of its training corpus, in proportion to their frequency there
 - **Decoding:** temperature=1.0, max_block_tokens=48; seed 7
-- **Forced tags:** 2 of 8 blocks (25.0%) reached the length limit and had their tag forced
+- **Forced tags:** 2 of 8 blocks (25.0%) reached the length limit and had their tag forced; 1 (12.5%) were cut where the generator wrote another stop
+
+## Sentence health
+
+| measure | samples | share |
+|---|---|---|
+| complete (ends like a training sentence) | 3 | 75.0% |
+| short (under 5 tokens) | 1 | 25.0% |
+| degenerate repetition (an n-gram 3+ times in a row) | 0 | 0.0% |
 
 **Privacy.** The mentions are real names from the generator's training corpus, and the
 sentences imitate it: this dataset can repeat people, places, drugs or other names from that
@@ -251,7 +268,8 @@ def test_dataset_card_renders_exactly():
         pretty_name="BC5CDR synthetic", license="cc-by-4.0", generator="org/bc5cdr-ecg",
         base_model="HuggingFaceTB/SmolLM2-135M-Instruct", corpus_name="bc5cdr", corpus_sentences=45, sampler="gold",
         mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48},
-        entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, num_bytes=1234,
+        entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, cut_blocks=1,
+        complete_samples=3, short_samples=1, num_bytes=1234,
         quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
     )  # fmt: skip
     assert str(card.to_dataset_card()) == EXPECTED_DATASET_CARD

@@ -6,6 +6,7 @@ import json
 import math
 from collections import Counter
 
+import datasets
 import pytest
 import torch
 from hypothesis import given
@@ -14,11 +15,15 @@ from hypothesis import strategies as st
 from hf_ecg.cli import main
 from hf_ecg.corpus import read_conll
 from hf_ecg.evaluation.quality import (
+    block_health,
     distinct_n,
     entity_type_tvd,
+    has_repetition,
+    length_ks,
     nearest_rouge_l,
     perplexity,
     rouge_l,
+    surface_health,
     template_copy_rate,
     templates,
 )
@@ -30,6 +35,32 @@ def test_distinct_n_by_hand():
     assert distinct_n([["a", "b", "c"], ["a", "b", "c"]], 3) == 1 / 2  # n-grams are pooled over sentences
     assert distinct_n([["a", "b", "a"]], 1) == 2 / 3
     assert distinct_n([["a", "b"]], 3) == 0.0  # no 3-gram at all
+
+
+FRAGMENT = "In a".split()
+REPETITION = "A TR beta 2 and 36-I 36-I 36-I were able to reduce it .".split()
+LOOP = "the cells of the cells of the cells of the donor .".split()
+COMPLETE = "IL-2 induces the expression of c-fos in T cells .".split()
+
+
+def test_surface_health_on_a_fragment_a_repetition_and_a_complete_sentence():
+    assert not has_repetition(COMPLETE) and not has_repetition(FRAGMENT)
+    assert has_repetition(REPETITION) and has_repetition(LOOP)  # a token, and a 3-gram, three times in a row
+    assert not has_repetition("a b a b c".split())  # twice is language, not a loop
+    health = surface_health([FRAGMENT, REPETITION, LOOP, COMPLETE], ["."])
+    assert health["complete"] == 3 / 4  # the fragment does not end like a sentence
+    assert health["short"] == 1 / 4  # the fragment has 2 tokens
+    assert health["repetition"] == 2 / 4
+    assert health["length_mean"] == (2 + 14 + 12 + 10) / 4
+    assert surface_health([COMPLETE], ["!"])["complete"] == 0.0  # complete means: ends like gold ends
+
+
+def test_length_distance_and_block_counts_by_hand():
+    assert length_ks([5, 5, 10], [5, 5, 10]) == 0.0
+    assert length_ks([1, 2], [8, 9]) == 1.0  # disjoint
+    assert length_ks([2, 10], [10, 10]) == 0.5
+    health = block_health([["A"], [], ["A", "B"]], forced=[1, 0, 0], cut=[0, 0, 2])
+    assert health == {"blocks": 6, "blocks_forced": 1, "blocks_cut": 2, "blocks_forced_or_cut_share": 0.5}
 
 
 def test_rouge_l_by_hand():
@@ -100,12 +131,21 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     assert report["perplexity_ratio"] == pytest.approx(report["perplexity_generated"] / report["perplexity_gold"])
     assert 0 <= report["rouge_l_mean"] <= report["rouge_l_max"] <= 1
     assert 0 <= report["entity_type_tvd"] <= 1 and 0 <= report["template_copy_rate"] <= 1
+    for measure in ("complete", "short", "repetition"):
+        assert 0 <= report[f"{measure}_generated"] <= 1 and 0 <= report[f"{measure}_gold"] <= 1
+    assert report["complete_gold"] == 1.0 and 0 <= report["length_ks"] <= 1
+    flags = datasets.load_dataset(str(generated), split="train")
+    assert report["blocks"] == sum(len(e) + 1 for e in flags["entities"])
+    assert report["blocks_forced"] == sum(flags["forced_tags"]) and report["blocks_cut"] == 0  # target rule
+    assert report["complete_generated"] == pytest.approx(sum(flags["complete"]) / 6)
 
     code = main(["evaluate", "quality", "--generated", str(gold), "--reference", str(gold), "--ref-model", "none"])
     same = json.loads(capsys.readouterr().out)
     assert code == 0 and "perplexity_ratio" not in same
     assert same["rouge_l_mean"] == 1.0 and same["template_copy_rate"] == 1.0 and same["entity_type_tvd"] == 0.0
     assert same["distinct_3_ratio"] == 1.0
+    assert same["complete_generated"] == same["complete_gold"] and same["length_ks"] == 0.0
+    assert "blocks" not in same  # a corpus file has no decoder flags
 
 
 def test_several_generated_sets_score_as_each_alone(tmp_path):

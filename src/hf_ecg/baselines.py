@@ -17,6 +17,7 @@ from .blocks import decompose, recompose
 from .corpus import Corpus
 from .mentions import MentionBank
 from .tags import spans_to_tags
+from .words import sentence_endings
 
 __all__ = ["mention_replacement", "write_dataset"]
 
@@ -44,6 +45,7 @@ def mention_replacement(
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
     bank = bank or MentionBank.from_sentences(corpus)
+    endings = set(sentence_endings(s.tokens for s in corpus))
     rng = random.Random(seed)
     rows = []
     for i in range(num_samples):
@@ -68,6 +70,8 @@ def mention_replacement(
                 "template": str(template),
                 "text": " ".join(tokens),
                 "forced_tags": 0,
+                "cut_blocks": 0,
+                "complete": bool(tokens) and tokens[-1] in endings,
             }
         )
     return rows

@@ -202,6 +202,10 @@ class ECGDatasetCardData:
     num_tokens: int = 0
     num_blocks: int = 0
     forced_tags: int = 0
+    cut_blocks: int = 0
+    complete_samples: int | None = None  # None: written before hf_ecg flagged complete sentences
+    short_samples: int = 0
+    repetitive_samples: int = 0
     num_bytes: int = 0
     quality: dict[str, float] | None = None
     versions: dict[str, str] = field(default_factory=_versions)
@@ -212,6 +216,7 @@ class ECGDatasetCardData:
         import pyarrow.parquet as pq
 
         from .config import ECGConfig
+        from .evaluation.quality import MIN_TOKENS, has_repetition
         from .generate import MANIFEST_NAME
         from .modeling import upstream_model_id
 
@@ -221,7 +226,8 @@ class ECGDatasetCardData:
             raise FileNotFoundError(f"{manifest_path} not found: {data_dir} is not a dataset `hf-ecg generate` wrote")
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         shards = sorted((data_dir / "data").glob("*.parquet"))
-        columns = ["tokens", "entities", "forced_tags"]
+        present = set(pq.read_schema(shards[0]).names) if shards else set()
+        columns = ["tokens", "entities", "forced_tags", *sorted({"cut_blocks", "complete"} & present)]
         table = pq.ParquetDataset(shards).read(columns=columns) if shards else None
         if table is None or table.num_rows != manifest["num_samples"]:
             found = 0 if table is None else table.num_rows
@@ -238,6 +244,7 @@ class ECGDatasetCardData:
         except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
             generator_config = None
         statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
+        tokens = table.column("tokens").to_pylist()
         values: dict[str, Any] = {
             "entity_types": list(manifest["entity_types"]),
             "num_samples": manifest["num_samples"],
@@ -251,9 +258,13 @@ class ECGDatasetCardData:
             "seed": manifest.get("seed", 0),
             "decoding": manifest.get("decoding", {}),
             "entity_counts": entity_counts,
-            "num_tokens": sum(map(len, table.column("tokens").to_pylist())),
+            "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,
             "forced_tags": sum(table.column("forced_tags").to_pylist()),
+            "cut_blocks": sum(table.column("cut_blocks").to_pylist()) if "cut_blocks" in columns else 0,
+            "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in columns else None,
+            "short_samples": sum(len(t) < MIN_TOKENS for t in tokens),
+            "repetitive_samples": sum(map(has_repetition, tokens)),
             "num_bytes": sum(shard.stat().st_size for shard in shards),
         }
         return cls(**{**values, **overrides})

@@ -164,10 +164,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "--max-block-tokens", type=int, default=48, help="longest block in tokens; its tag is then forced (default 48)"
     )
     generate.add_argument(
-        "--block-end", choices=("any-stop", "target"), default="any-stop",
-        help="what ends a block: any-stop (default) ends it, with the requested tag, wherever the model would "
-        "end it with any tag or <ENDTEXT>; target: only the requested tag's own probability, so blocks where the "
-        "model wants another tag run on",
+        "--block-end", choices=("target", "any-stop"), default="target",
+        help="what ends a block: target (default): only the generator's own choice of the requested tag (of "
+        "<ENDTEXT> in the last block), so sentences end where the generator ends them; any-stop: also any other "
+        "tag or <ENDTEXT> it writes, replaced by the requested one and counted in the cut_blocks column",
     )  # fmt: skip
     generate.add_argument(
         "--mode", choices=("batched", "sequential"), default="batched",
@@ -244,8 +244,10 @@ def _build_parser() -> argparse.ArgumentParser:
         description=(
             "Perplexity under a fixed reference LM (generated, gold, ratio), distinct-3 (generated, gold, ratio), "
             "ROUGE-L of each generated sentence to its nearest gold sentence (mean, max), the share of generated "
-            "templates copied verbatim from gold, and the total variation distance between the entity-type "
-            "distributions. Prints JSON."
+            "templates copied verbatim from gold, the total variation distance between the entity-type "
+            "distributions, and surface health beside gold: shares of complete sentences (ending like gold's), of "
+            "sentences under 5 tokens and with degenerate repetition, mean length and the KS distance of the length "
+            "distributions, and the blocks that were forced or cut. Prints JSON."
         ),
     )
     quality.add_argument("--generated", required=True, metavar="DIR", help="dataset folder written by hf-ecg generate")
@@ -372,7 +374,7 @@ def _print_json(results: dict[str, Any], output: str | None) -> None:
 
 
 def _run_evaluate_quality(args: argparse.Namespace) -> int:
-    from .evaluation import load_labelled
+    from .evaluation import load_flags, load_labelled
     from .evaluation.quality import quality_report
 
     generated = load_labelled(args.generated)
@@ -382,6 +384,7 @@ def _run_evaluate_quality(args: argparse.Namespace) -> int:
         [(s.tokens, s.tags) for s in reference],
         ref_model=None if args.ref_model.lower() == "none" else args.ref_model,
         batch_size=args.batch_size,
+        flags=load_flags(args.generated),
     )
     _print_json(report, args.output)
     return 0

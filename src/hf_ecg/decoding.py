@@ -10,10 +10,15 @@ Two procedures:
 
 - ``batched`` (default): many samples advance together. A logits mask lets each row emit only its
   own target tag (``<ENDTEXT>`` only in the final block) and no other special token; a row's block
-  ends when it emits its target; a block that reaches ``max_block_tokens`` gets its tag forced (and
-  counted). Rows live in the slots of one KV cache, right-aligned; a row that finishes a block
-  leaves its slot, its next prompt is encoded in a batched prefill with other waiting rows, and the
-  slot is refilled at once with a row that is ready, so the batch stays full. The next prompt
+  ends when the model itself emits its target (``block_end="target"``, default), so the last block
+  ends on the model's own ``<ENDTEXT>``; a block that reaches ``max_block_tokens`` gets its tag
+  forced (and counted in ``forced_tags``). Under ``block_end="any-stop"`` the model may also end a
+  block with another tag or ``<ENDTEXT>``, which is replaced by the target and counted in
+  ``cut_blocks``: such a block ends where the model wanted to write something else.
+
+  Rows live in the slots of one KV cache, right-aligned; a row that finishes a block leaves its
+  slot, its next prompt is encoded in a batched prefill with other waiting rows, and the slot is
+  refilled at once with a row that is ready, so the batch stays full. The next prompt
   starts with the last one's ``<|context|> context``, whose keys and values the row keeps when it
   leaves its slot: the prefill encodes only the finished block and the new question.
 - ``sequential``: the paper's procedure, for comparison: one sample at a time, ``model.generate``
@@ -34,13 +39,14 @@ from transformers.cache_utils import DynamicLayer
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .config import ECGConfig
+from .words import DEFAULT_SENTENCE_ENDINGS, WordSplitter
 
 __all__ = ["DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig", "TemplateLMDecoder", "make_decoder"]
 
 logger = logging.getLogger(__name__)
 
 DECODING_MODES = ("batched", "sequential")
-BLOCK_ENDS = ("any-stop", "target")
+BLOCK_ENDS = ("target", "any-stop")
 #: Refuse requests beyond these: they are mistakes, not workloads.
 MAX_ENTITIES_LIMIT = 256
 MAX_BLOCK_TOKENS_LIMIT = 1024
@@ -64,12 +70,13 @@ class DecodingConfig:
     top_k: int = field(default=50, metadata={"help": "Keep the k most likely tokens; 0 keeps all."})
     top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass in (0, 1]; 1 keeps all."})
     block_end: str = field(
-        default="any-stop",
+        default="target",
         metadata={
-            "help": "Batched mode, what may end a block: 'any-stop' (default): the block ends, with the requested "
-            "tag, wherever the model would end it with any tag or <ENDTEXT> (the model decides where, the request "
-            "decides which tag); 'target': only the requested tag's own probability ends it, so a block where the "
-            "model wants another tag runs on, often to max_block_tokens."
+            "help": "What may end a block: 'target' (default): only the model's own choice of the requested tag "
+            "(of <ENDTEXT> in the last block), so every sentence ends where the model ends it; 'any-stop': also "
+            "any other tag or <ENDTEXT> the model writes, replaced by the requested one and counted in cut_blocks "
+            "(fewer forced tags, but a sentence can be cut where the model wanted another entity).",
+            "choices": list(BLOCK_ENDS),
         },
     )
     max_block_tokens: int = field(
@@ -114,9 +121,11 @@ class DecodedTemplate:
 
     entities: tuple[str, ...]
     template: Template
-    forced_tags: int = 0
+    forced_tags: int = 0  # blocks that reached max_block_tokens and got their tag forced
     num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
     attempts: int = 0  # sequential mode: block generations, retries included
+    cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
+    complete: bool = False  # ends like the training sentences end (its last token is one of their endings)
 
 
 @dataclass(eq=False)
@@ -131,6 +140,7 @@ class _Row:
     pending: int = -1  # sampled, not yet fed
     length: int = 0  # valid cache positions (right-aligned)
     forced: int = 0
+    cut: int = 0
     emitted: int = 0
     cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
     prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
@@ -262,7 +272,10 @@ class ChainedDecoder:
         self._banned = torch.tensor(banned, dtype=torch.long)
         self._stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})
         self._stops = torch.tensor(self._stop_ids, dtype=torch.long)
+        self._stop_set = frozenset(self._stop_ids)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
+        self._split_words = WordSplitter(ecg_config.word_exceptions)
+        self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
         # Top-k is applied by sampling among the k best tokens (torch.topk) rather than masking the rest
         # of the vocabulary: the same distribution, without a softmax and a multinomial draw over ~50k
         # tokens per row (a tenth of a CPU decode step at batch 32).
@@ -321,26 +334,34 @@ class ChainedDecoder:
         return [self.context_id, *context, self.question_id, question_id, self.answer_id]
 
     def _block_words(self, ids: list[int]) -> list[str]:
-        """The words of a generated block (its tag excluded); words that would read as structure are dropped."""
+        """The words of a generated block (its tag excluded), split like the training corpus's tokens
+        (:class:`~hf_ecg.words.WordSplitter`); words that would read as structure are dropped."""
         text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-        return [w for w in text.split() if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
+        return [w for w in self._split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
 
     def _targets(self, sequence: tuple[str, ...]) -> list[int]:
         return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
+
+    def _result(
+        self, entities: tuple[str, ...], words: list[str], *, forced: int, emitted: int, cut: int = 0, attempts: int = 0
+    ) -> DecodedTemplate:
+        return DecodedTemplate(
+            entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
+            attempts=attempts, cut_blocks=cut, complete=bool(words) and words[-1] in self._endings,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ sampling
 
     def _sample(self, logits: torch.Tensor, rows: list[_Row], generator: torch.Generator) -> list[int]:
         """Next token per row: only the row's target may be structural; a full block must end now.
 
-        Under ``block_end="any-stop"`` the target takes the probability of every stop token (all tags and
-        ``<ENDTEXT>``): the model's wish to end the block here, whatever tag it had in mind."""
+        Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
+        probability: one drawn ends the block as the target would, and counts in the row's ``cut``."""
         scores = logits.to(torch.float32, copy=True)
         targets = torch.tensor([row.target for row in rows], device=scores.device).unsqueeze(1)
-        if self.config.block_end == "any-stop":
-            target_scores = scores[:, self._stops.to(scores.device)].logsumexp(dim=1, keepdim=True)
-        else:
-            target_scores = scores.gather(1, targets)
+        target_scores = scores.gather(1, targets)
+        stops = self._stops.to(scores.device)
+        stop_scores = scores[:, stops]
         scores[:, self._banned.to(scores.device)] = -float("inf")
         full = torch.tensor(
             [len(row.block_ids) + 1 >= self.config.max_block_tokens for row in rows], device=scores.device
@@ -356,6 +377,10 @@ class ChainedDecoder:
             device=scores.device,
         )
         target_scores[empty & ~full] = -float("inf")
+        if self.config.block_end == "any-stop":
+            stop_scores[empty & ~full] = -float("inf")
+            stop_scores[full] = -float("inf")
+            scores[:, stops] = stop_scores
         scores.scatter_(1, targets, target_scores)
         if self.config.do_sample:
             candidates = None
@@ -366,9 +391,13 @@ class ChainedDecoder:
             choice = (candidates.gather(1, choice) if candidates is not None else choice).squeeze(1)
         else:
             choice = scores.argmax(dim=-1)
-        for row, was_full in zip(rows, full.tolist(), strict=True):
+        tokens = choice.tolist()
+        for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
             row.forced += was_full
-        return choice.tolist()
+            if tokens[i] != row.target and tokens[i] in self._stop_set:
+                tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
+                row.cut += 1
+        return tokens
 
     # ------------------------------------------------------------------ batched
 
@@ -396,10 +425,9 @@ class ChainedDecoder:
                 row.block_ids = []
                 waiting.append(row)
                 return
-            results[row.index] = DecodedTemplate(
-                entities=sequences[row.index], template=Template(tuple(row.words)),
-                forced_tags=row.forced, num_tokens=row.emitted,
-            )  # fmt: skip
+            results[row.index] = self._result(
+                sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut
+            )
             in_flight -= 1
             remaining -= 1
             if progress is not None:
@@ -684,7 +712,7 @@ class ChainedDecoder:
                 words.extend(self._block_words(new[:-1]))
                 if block < len(sequence):
                     words.append(self.ecg_config.tag_tokens[sequence[block]])
-            results.append(DecodedTemplate(sequence, Template(tuple(words)), forced, emitted, attempts))
+            results.append(self._result(sequence, words, forced=forced, emitted=emitted, attempts=attempts))
             if progress is not None:
                 progress(1)
         return results
@@ -762,7 +790,7 @@ class TemplateLMDecoder(ChainedDecoder):
                 position_ids=positions, past_key_values=cache,
             )  # fmt: skip
         return [
-            DecodedTemplate(sequence, Template(tuple(row.words)), row.forced, row.emitted)
+            self._result(sequence, row.words, forced=row.forced, emitted=row.emitted, cut=row.cut)
             for sequence, row in zip(sequences, rows, strict=True)
         ]
 

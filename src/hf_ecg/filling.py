@@ -84,7 +84,7 @@ class MentionFiller:
 
     def fill(self, decoded: DecodedTemplate, rng: random.Random) -> dict[str, Any]:
         """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``, ``entities``,
-        ``forced_tags``."""
+        and the decoder's flags ``complete``, ``forced_tags`` and ``cut_blocks``."""
         mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
         tokens, spans = recompose(decoded.template, mentions)
         return {
@@ -94,4 +94,6 @@ class MentionFiller:
             "template": str(decoded.template),
             "entities": list(decoded.entities),
             "forced_tags": decoded.forced_tags,
+            "cut_blocks": decoded.cut_blocks,
+            "complete": decoded.complete,
         }

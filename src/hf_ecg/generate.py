@@ -57,6 +57,8 @@ def dataset_features(entity_types: Sequence[str]) -> datasets.Features:
             "template": datasets.Value("string"),
             "text": datasets.Value("string"),
             "forced_tags": datasets.Value("int32"),
+            "cut_blocks": datasets.Value("int32"),
+            "complete": datasets.Value("bool"),
         }
     )
 

@@ -25,7 +25,7 @@ from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 from .cards import ECGModelCardCallback, ECGModelCardData
 from .config import ECGConfig
 
-__all__ = ["ECGTrainer", "ECGTrainingArguments", "encode_blocks", "train_ecg_model"]
+__all__ = ["ECGTrainer", "ECGTrainingArguments", "encode_blocks", "hold_out_sentences", "train_ecg_model"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,15 @@ class ECGTrainingArguments(TrainingArguments):
             "for private data and give generation your own mentions instead."
         },
     )
+    validation_split: float = field(
+        default=0.1,
+        metadata={
+            "help": "Share of the training sentences held out as validation Q&A blocks when no validation corpus is "
+            "given (0 = none). Their answer loss is logged at every evaluation, and the checkpoint with the lowest "
+            "one is kept (load_best_model_at_end). Whole sentences are held out, so no held-out block has its "
+            "sentence's other blocks in training."
+        },
+    )
     # Defaults that differ from TrainingArguments.
     learning_rate: float = field(default=5e-4, metadata={"help": "Initial learning rate (AdamW)."})
     num_train_epochs: float = field(default=3.0, metadata={"help": "Total number of training epochs."})
@@ -105,6 +114,8 @@ class ECGTrainingArguments(TrainingArguments):
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
+        if not 0 <= self.validation_split < 1:
+            raise ValueError(f"validation_split must be in [0, 1), got {self.validation_split}")
         if self.max_length < 8:
             raise ValueError(f"max_length={self.max_length} is too short for a Q&A sample")
         # The collator needs the raw text columns; Trainer must not drop them.
@@ -232,6 +243,50 @@ class ECGTrainer(Trainer):
         self.model_card_data.to_model_card().save(os.path.join(output_dir, "README.md"))
 
 
+def hold_out_sentences(
+    blocks: datasets.DatasetDict, num_sentences: int, share: float, seed: int
+) -> datasets.DatasetDict:
+    """Move the blocks of a seeded ``share`` of the training sentences into a ``validation`` split.
+
+    Whole sentences move, so a held-out block never has its context's sentence in training. With
+    too few sentences to spare one (``round(share * num_sentences)`` is 0 or all), nothing moves."""
+    import random
+
+    count = round(share * num_sentences)
+    if not 0 < count < num_sentences:
+        logger.warning("%d training sentences: too few to hold out %.0f%% for validation", num_sentences, 100 * share)
+        return blocks
+    held_out = set(random.Random(seed).sample(range(num_sentences), count))
+    train = blocks["train"]
+    in_validation = [sentence in held_out for sentence in train["sentence_id"]]
+    logger.info("holding out %d of %d training sentences as validation blocks", count, num_sentences)
+    return datasets.DatasetDict(
+        {
+            **blocks,
+            "train": train.select([i for i, held in enumerate(in_validation) if not held]),
+            "validation": train.select([i for i, held in enumerate(in_validation) if held]),
+        }
+    )
+
+
+def _evaluate_and_keep_best(args: ECGTrainingArguments) -> None:
+    """With validation blocks: evaluate every epoch unless told otherwise, and save at every evaluation to
+    keep the checkpoint with the lowest held-out answer loss (unless saving is off)."""
+    from transformers.trainer_utils import IntervalStrategy, SaveStrategy
+
+    if args.eval_strategy == IntervalStrategy.NO:
+        args.eval_strategy = IntervalStrategy.EPOCH
+    if args.save_strategy == SaveStrategy.NO or args.load_best_model_at_end:
+        return
+    args.save_strategy = SaveStrategy(IntervalStrategy(args.eval_strategy).value)
+    args.save_steps = args.eval_steps
+    args.load_best_model_at_end = True
+    args.metric_for_best_model = "eval_loss"
+    args.greater_is_better = False
+    if args.save_total_limit is None:
+        args.save_total_limit = 1  # with load_best_model_at_end, the best and the latest are kept
+
+
 def train_ecg_model(
     data: str | os.PathLike,
     model_name: str,
@@ -258,6 +313,7 @@ def train_ecg_model(
     from .mentions import MentionBank
     from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
     from .stats import CorpusStatistics
+    from .words import sentence_endings, word_exceptions
 
     data_files = {"train": str(data)}
     if validation is not None:
@@ -269,8 +325,10 @@ def train_ecg_model(
         builder.download_and_prepare()
     blocks = builder.as_dataset()
     corpus = builder.corpus("train")
-    if "validation" in blocks and args.eval_strategy == "no":
-        args.eval_strategy = "epoch"  # a validation corpus is given to be evaluated
+    if "validation" not in blocks and args.validation_split > 0:
+        blocks = hold_out_sentences(blocks, len(corpus), args.validation_split, args.seed)
+    if "validation" in blocks:
+        _evaluate_and_keep_best(args)
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
 
     # The seed must be set before the model is built: LoRA draws its A matrices when it is added,
@@ -293,6 +351,8 @@ def train_ecg_model(
         max_length=args.max_length,
         lora=args.lora,
         layout=args.layout,
+        word_exceptions=word_exceptions(s.tokens for s in corpus),
+        sentence_endings=sentence_endings(s.tokens for s in corpus),
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )

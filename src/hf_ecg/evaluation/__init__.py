@@ -7,7 +7,10 @@ from pathlib import Path
 
 from ..corpus import Corpus, load_corpus
 
-__all__ = ["load_labelled"]
+__all__ = ["load_flags", "load_labelled"]
+
+#: The per-sample columns the decoder writes about how each sample ended.
+FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete")
 
 
 def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> Corpus:
@@ -25,3 +28,20 @@ def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> C
     else:
         raise FileNotFoundError(f"no such file or folder: {path}")
     return corpus.subset(first_n=first_n)
+
+
+def load_flags(source: str | os.PathLike) -> dict[str, list] | None:
+    """The decoder's per-sample columns (``entities``, ``forced_tags``, ``cut_blocks``, ``complete``) of a
+    generated dataset folder, in row order, as far as it has them; ``None`` for a corpus file."""
+    path = Path(source)
+    if not path.is_dir():
+        return None
+    import pyarrow.parquet as pq
+
+    shards = sorted(path.glob("data/*.parquet"))
+    present = set(pq.read_schema(shards[0]).names) if shards else set()
+    columns = [c for c in FLAG_COLUMNS if c in present]
+    if "forced_tags" not in columns:
+        return None
+    table = pq.ParquetDataset(shards).read(columns=["id", *columns]).sort_by("id")
+    return {c: table.column(c).to_pylist() for c in columns}

@@ -13,6 +13,19 @@ so that ratios can be reported (the paper reports perplexity and distinct-3 rela
   identical to a training template;
 - ``entity_type_tvd``: total variation distance between the entity-type distributions of the
   generated and the gold mentions (0 = the same distribution, 1 = disjoint).
+
+Surface health, for the generated and the gold set alike (perplexity and distinct-3 do not see
+fragments: a set that was 57% fragments had perplexity 1.54× and distinct-3 0.99× gold):
+
+- ``complete_*``: share of sentences that end like the gold sentences end (their last token is one
+  of the punctuation tokens that end at least 1% of gold sentences, :func:`hf_ecg.words.sentence_endings`);
+- ``short_*``: share under ``min_tokens`` tokens (5);
+- ``repetition_*``: share with degenerate repetition, an n-gram (n ≤ 4) repeated 3 or more times in a row;
+- ``length_mean_*`` and ``length_ks``: mean sentence length in tokens, and the Kolmogorov–Smirnov
+  distance between the generated and the gold length distributions (0 = the same, 1 = disjoint);
+- ``blocks``, ``blocks_forced``, ``blocks_cut`` and ``blocks_forced_or_cut_share`` (when the rows
+  carry the decoder's ``forced_tags`` / ``cut_blocks`` flags): blocks that ended anywhere but at the
+  model's own choice of the requested tag.
 """
 
 from __future__ import annotations
@@ -24,20 +37,80 @@ from typing import Any
 
 from ..blocks import tag_token
 from ..tags import tags_to_spans
+from ..words import sentence_endings
 
 __all__ = [
+    "block_health",
     "distinct_n",
     "entity_type_tvd",
+    "has_repetition",
+    "length_ks",
     "nearest_rouge_l",
     "perplexity",
     "quality_report",
     "quality_reports",
     "rouge_l",
+    "surface_health",
     "template_copy_rate",
     "templates",
 ]
 
 Sentence = Sequence[str]
+
+#: Sentences shorter than this many tokens count as ``short``.
+MIN_TOKENS = 5
+
+
+def has_repetition(tokens: Sentence, *, max_n: int = 4, times: int = 3) -> bool:
+    """Whether some n-gram (``n <= max_n``) occurs ``times`` or more times in a row (``36-I 36-I 36-I``,
+    ``of the of the of the``): the loop a language model falls into, which gold text does not have."""
+    for n in range(1, max_n + 1):
+        for start in range(len(tokens) - n * times + 1):
+            gram = tokens[start : start + n]
+            if all(tokens[start + k * n : start + (k + 1) * n] == gram for k in range(1, times)):
+                return True
+    return False
+
+
+def length_ks(lengths: Sequence[int], reference: Sequence[int]) -> float:
+    """Kolmogorov–Smirnov distance between two length samples: the largest gap between their empirical CDFs."""
+    if not lengths or not reference:
+        return 0.0 if len(lengths) == len(reference) else 1.0
+    a, b = Counter(lengths), Counter(reference)
+    cdf_a = cdf_b = gap = 0.0
+    for value in sorted(a.keys() | b.keys()):
+        cdf_a += a[value] / len(lengths)
+        cdf_b += b[value] / len(reference)
+        gap = max(gap, abs(cdf_a - cdf_b))
+    return gap
+
+
+def surface_health(
+    sentences: Sequence[Sentence], endings: Iterable[str], *, min_tokens: int = MIN_TOKENS
+) -> dict[str, float]:
+    """Shares of ``complete`` (last token in ``endings``), ``short`` (under ``min_tokens``) and
+    ``repetition`` (:func:`has_repetition`) sentences, and their mean ``length_mean`` in tokens."""
+    endings = set(endings)
+    count = len(sentences) or 1
+    return {
+        "complete": sum(bool(tokens) and tokens[-1] in endings for tokens in sentences) / count,
+        "short": sum(len(tokens) < min_tokens for tokens in sentences) / count,
+        "repetition": sum(has_repetition(list(tokens)) for tokens in sentences) / count,
+        "length_mean": sum(map(len, sentences)) / count,
+    }
+
+
+def block_health(entities: Sequence[Sequence[str]], forced: Sequence[int], cut: Sequence[int]) -> dict[str, float]:
+    """Blocks of generated samples (entities + 1 each) and how many ended anywhere but at the model's own
+    choice of the requested tag: ``blocks_forced`` at the length limit, ``blocks_cut`` by another stop."""
+    blocks = sum(len(e) + 1 for e in entities)
+    forced_total, cut_total = int(sum(forced)), int(sum(cut))
+    return {
+        "blocks": blocks,
+        "blocks_forced": forced_total,
+        "blocks_cut": cut_total,
+        "blocks_forced_or_cut_share": (forced_total + cut_total) / blocks if blocks else 0.0,
+    }
 
 
 def distinct_n(sentences: Iterable[Sentence], n: int = 3) -> float:
@@ -161,13 +234,18 @@ def quality_report(
     *,
     ref_model: str | None = "smollm2-135m",
     batch_size: int = 16,
+    flags: Mapping[str, Sequence[Any]] | None = None,
 ) -> dict[str, float]:
     """All the measures for ``(tokens, IOB2 tags)`` rows of a generated and a gold set.
 
     ``ref_model`` names the reference LM for perplexity (an alias such as ``smollm2-135m``, a Hub
-    id or a folder); ``None`` skips perplexity.
+    id or a folder); ``None`` skips perplexity. ``flags``, the generated dataset's ``entities``,
+    ``forced_tags`` and ``cut_blocks`` columns, adds the block counts (:func:`block_health`).
     """
-    return quality_reports({"generated": generated}, reference, ref_model=ref_model, batch_size=batch_size)["generated"]
+    return quality_reports(
+        {"generated": generated}, reference, ref_model=ref_model, batch_size=batch_size,
+        flags=None if flags is None else {"generated": flags},
+    )["generated"]  # fmt: skip
 
 
 def quality_reports(
@@ -176,9 +254,11 @@ def quality_reports(
     *,
     ref_model: str | None = "smollm2-135m",
     batch_size: int = 16,
+    flags: Mapping[str, Mapping[str, Sequence[Any]]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """:func:`quality_report` for several generated sets (by name) against one gold set: the reference
-    LM is loaded once and the gold set scored once, whatever the number of sets."""
+    LM is loaded once and the gold set scored once, whatever the number of sets. ``flags[name]`` holds
+    a set's ``entities``, ``forced_tags`` and ``cut_blocks`` columns, where it has them."""
     if not reference or not generated or not all(generated.values()):
         raise ValueError("quality needs at least one generated and one reference sentence")
     ref_tokens = [list(tokens) for tokens, _ in reference]
@@ -195,6 +275,9 @@ def quality_reports(
     d_gold = distinct_n(ref_tokens, 3)
     ref_templates = templates(reference)
     ref_types = _type_counts(reference)
+    endings = sentence_endings(ref_tokens)
+    gold_health = surface_health(ref_tokens, endings)
+    ref_lengths = [len(t) for t in ref_tokens]
     reports = {}
     for name, rows in generated.items():
         gen_tokens = [list(tokens) for tokens, _ in rows]
@@ -209,6 +292,13 @@ def quality_reports(
         report.update(rouge_l_mean=sum(nearest) / len(nearest), rouge_l_max=max(nearest))
         report["template_copy_rate"] = template_copy_rate(templates(rows), ref_templates)
         report["entity_type_tvd"] = entity_type_tvd(_type_counts(rows), ref_types)
+        for measure, value in surface_health(gen_tokens, endings).items():
+            report[f"{measure}_generated"], report[f"{measure}_gold"] = value, gold_health[measure]
+        report["length_ks"] = length_ks([len(t) for t in gen_tokens], ref_lengths)
+        columns = (flags or {}).get(name)
+        if columns is not None and "forced_tags" in columns:
+            cut = columns.get("cut_blocks") or [0] * len(columns["forced_tags"])
+            report.update(block_health(columns["entities"], columns["forced_tags"], cut))
         reports[name] = report
     return reports
 

@@ -1,0 +1,79 @@
+"""Words of generated text, split the way the training corpus is tokenized.
+
+NER corpora split punctuation from words (``light , the cells .``); a language model writes
+``light, the cells.``. A tagger trained on synthetic text that keeps punctuation attached sees
+tokens it never meets at test time, so generated text is split here: brackets and quotes come off
+the front of a word, punctuation off its end. Corpus tokens that this rule would break
+(``e.g.``, ``'s``, ``5'``) are learnt from the training corpus (:func:`word_exceptions`) and kept
+whole, so on the training corpus the split is the identity.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+__all__ = ["DEFAULT_SENTENCE_ENDINGS", "WordSplitter", "sentence_endings", "split_word", "word_exceptions"]
+
+#: Characters split off the front of a word.
+LEADING = "([{\"'`"
+#: Characters split off the end of a word.
+TRAILING = ".,;:!?)]}\"'"
+#: How sentences end when the corpus does not say.
+DEFAULT_SENTENCE_ENDINGS = (".", "!", "?")
+
+
+def split_word(word: str) -> list[str]:
+    """``"(IL-2),"`` → ``["(", "IL-2", ")", ","]``: leading brackets/quotes and trailing punctuation
+    become tokens of their own; the inside of a word (``IL-2``, ``3.5``, ``NF-kappa``) is kept."""
+    head: list[str] = []
+    tail: list[str] = []
+    while len(word) > 1 and word[0] in LEADING:
+        head.append(word[0])
+        word = word[1:]
+    while len(word) > 1 and word[-1] in TRAILING:
+        tail.append(word[-1])
+        word = word[:-1]
+    return [*head, word, *reversed(tail)]
+
+
+def word_exceptions(sentences: Iterable[Sequence[str]]) -> list[str]:
+    """The corpus tokens :func:`split_word` would break, sorted: kept whole when generated text is split."""
+    return sorted({token for tokens in sentences for token in tokens if split_word(token) != [token]})
+
+
+def sentence_endings(sentences: Iterable[Sequence[str]], *, min_share: float = 0.01) -> list[str]:
+    """The punctuation tokens that end at least ``min_share`` of the corpus's sentences (``["."]`` for
+    most corpora), or :data:`DEFAULT_SENTENCE_ENDINGS` when none does (a corpus of tweets)."""
+    last = Counter(tokens[-1] for tokens in sentences if tokens)
+    total = sum(last.values())
+    endings = sorted(t for t, n in last.items() if n >= min_share * total and not any(c.isalnum() for c in t))
+    return endings or list(DEFAULT_SENTENCE_ENDINGS)
+
+
+class WordSplitter:
+    """Split text into corpus-style tokens, keeping the corpus's own ``exceptions`` whole."""
+
+    def __init__(self, exceptions: Iterable[str] = ()) -> None:
+        self.exceptions = frozenset(exceptions)
+
+    def __call__(self, text: str) -> list[str]:
+        words: list[str] = []
+        for word in text.split():
+            words.extend([word] if word in self.exceptions else self._split(word))
+        return words
+
+    def _split(self, word: str) -> list[str]:
+        # An exception may sit inside punctuation: "(e.g." → "(", "e.g."
+        parts = split_word(word)
+        if len(parts) == 1:
+            return parts
+        for i in range(len(word)):
+            for j in range(len(word), i, -1):
+                if (
+                    word[i:j] in self.exceptions
+                    and all(c in LEADING for c in word[:i])
+                    and all(c in TRAILING for c in word[j:])
+                ):
+                    return [*word[:i], word[i:j], *word[j:]]
+        return parts

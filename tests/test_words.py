@@ -1,0 +1,67 @@
+"""Generated text split like the corpus: punctuation off the words, the corpus's own tokens kept whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_ecg.corpus import read_conll
+from hf_ecg.words import WordSplitter, sentence_endings, split_word, word_exceptions
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def test_punctuation_comes_off_words_as_a_corpus_writes_it():
+    split = WordSplitter()
+    assert split("the cells. In light, the (IL-2), and") == [
+        "the", "cells", ".", "In", "light", ",", "the", "(", "IL-2", ")", ",", "and",
+    ]  # fmt: skip
+    assert split('"NF-kappa B" 3.5 kDa;') == ['"', "NF-kappa", "B", '"', "3.5", "kDa", ";"]
+    assert split(". , ( )") == [".", ",", "(", ")"]  # lone punctuation stays as it is
+    assert split_word("(...)") == ["(", ".", ".", ".", ")"]
+
+
+def test_corpus_tokens_that_the_rule_would_break_are_kept_whole():
+    corpus = [["e.g.", "the", "5'", "end", "of", "Smith", "'s", "gene", "."]]
+    exceptions = word_exceptions(corpus)
+    assert exceptions == ["'s", "5'", "e.g."]
+    split = WordSplitter(exceptions)
+    assert split("e.g. the 5' end of Smith 's gene.") == [*corpus[0]]
+    assert split("(e.g. cells") == ["(", "e.g.", "cells"]  # an exception inside punctuation
+    assert WordSplitter()("e.g.") == ["e.g", "."]  # without it, the rule splits
+
+
+words = st.text(st.sampled_from("abAB12-.,;:()'\""), min_size=1, max_size=6)
+
+
+@given(st.lists(st.lists(words, min_size=1, max_size=8), min_size=1, max_size=5))
+def test_split_is_the_identity_on_the_corpus_it_learnt_from(sentences):
+    split = WordSplitter(word_exceptions(sentences))
+    for tokens in sentences:
+        assert split(" ".join(tokens)) == tokens
+
+
+@given(st.lists(words, min_size=1, max_size=10))
+def test_split_loses_no_character(tokens):
+    text = " ".join(tokens)
+    assert "".join(WordSplitter()(text)) == text.replace(" ", "")
+
+
+@pytest.mark.parametrize("corpus", ["jnlpba/devel.tsv", "bc5cdr/train.tsv"])
+def test_split_is_the_identity_on_real_gold_sentences(corpus):
+    path = SHARED_DATA / corpus
+    if not path.is_file():
+        pytest.skip(f"{path} not found (../shared/data)")
+    sentences = [s.tokens for s in read_conll(path)]
+    split = WordSplitter(word_exceptions(sentences))
+    assert all(split(" ".join(tokens)) == list(tokens) for tokens in sentences)
+    assert len(word_exceptions(sentences)) < 100  # few tokens need keeping: the rule fits the corpus
+
+
+def test_sentence_endings_are_the_punctuation_that_ends_gold_sentences():
+    gold = [["a", "b", "."]] * 97 + [["a", "?"]] * 2 + [["no", "end"]]
+    assert sentence_endings(gold) == [".", "?"]  # "end" is a word, not an ending
+    assert sentence_endings([["lol"], ["hi", "there"]]) == [".", "!", "?"]  # none: the usual ones
