@@ -239,6 +239,39 @@ def test_same_seed_trains_the_same_lora_model(tmp_path):
     assert any(not torch.equal(first[key], other[key]) for key in first)  # the seed does reach the weights
 
 
+def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is_kept(tmp_path):
+    model_dir = save_tiny_model(tmp_path / "tiny")
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=5)  # 20 sentences: 2 held out at the default 10%
+    args = ECGTrainingArguments(
+        output_dir=str(tmp_path / "m"), lora=True, lora_r=4, num_train_epochs=3, learning_rate=5e-2,
+        per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True, seed=1,
+    )  # fmt: skip
+    trainer = train_ecg_model(data, str(model_dir), args)
+    evaluations = [log for log in trainer.state.log_history if "eval_loss" in log]
+    assert len(evaluations) == 3  # one evaluation per epoch
+    best = min(evaluations, key=lambda log: log["eval_loss"])
+    assert trainer.args.load_best_model_at_end and trainer.state.best_metric == best["eval_loss"]
+    assert trainer.state.best_model_checkpoint.endswith(f"checkpoint-{best['step']}")
+    assert (
+        len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30
+    )  # every block once: 20 sentences, 30 entities
+    assert 2 <= len(trainer.eval_dataset) <= 6  # the blocks of 2 held-out sentences
+    assert ECGConfig.load(tmp_path / "m").sentence_endings == ["."]
+
+
+def test_hold_out_moves_whole_sentences():
+    from hf_ecg.trainer import hold_out_sentences
+
+    train = datasets.Dataset.from_dict(
+        {"sentence_id": [0, 0, 1, 2, 2, 2, 3, 4], "block_index": [0, 1, 0, 0, 1, 2, 0, 0]}
+    )
+    split = hold_out_sentences(datasets.DatasetDict({"train": train}), 5, 0.4, seed=0)
+    kept, held = set(split["train"]["sentence_id"]), set(split["validation"]["sentence_id"])
+    assert len(held) == 2 and not kept & held and kept | held == set(range(5))
+    assert len(split["train"]) + len(split["validation"]) == len(train)
+    assert hold_out_sentences(datasets.DatasetDict({"train": train}), 5, 0.05, seed=0).keys() == {"train"}
+
+
 def test_cli_train_reads_the_corpus_like_blocks_does(tmp_path, capsys):
     data = tmp_path / "bad.tsv"
     data.write_text("a\tB-Chemical\n\nb\tO\nc\tI-Disease\n")
