@@ -46,7 +46,11 @@ def main() -> int:
         sys.exit(str(err))
     model_dir, data_dir = args.output / "model", args.output / "synthetic"
     started = time.perf_counter()
-    print(f"corpus: {corpus}\n[1/2] training smollm2-135m with LoRA for {args.max_steps} steps", flush=True)
+    print(
+        f"corpus: {corpus}\n[1/2] training smollm2-135m with LoRA for {args.max_steps} steps: a short demo run, far "
+        "from converged (`hf-ecg train` with its defaults trains to the lowest held-out loss)",
+        flush=True,
+    )
     try:
         build_demo_model(model_dir, corpus, first_n=args.first_n, max_steps=args.max_steps)
     except RuntimeError as err:

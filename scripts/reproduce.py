@@ -72,7 +72,7 @@ def train_generators(
     log(f"training {names} ({epochs:g} epochs each, lr {learning_rate:g})")
     commands = {
         layout: ["train", "--data", str(gold), "--first-n", str(first_n), "--model", "smollm2-135m", "--lora",
-                 "--epochs", str(epochs), "--output", str(out), "--max_length", "128",
+                 "--epochs", str(epochs), "--output", str(out),
                  "--learning_rate", str(learning_rate), "--logging_steps", "10", "--layout", layout,
                  "--disable_tqdm", "true"]
         for layout, out in todo.items()

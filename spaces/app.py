@@ -27,8 +27,8 @@ import hf_ecg  # noqa: F401  (registers the "entity-controlled-generation" pipel
 MODEL_ENV = "HF_ECG_MODEL"
 MAX_ENTITIES = 8  # per sentence
 MAX_SAMPLES = 16  # per click
-MAX_BLOCK_TOKENS = 64  # per block: bounds a sentence at (entities + 1) * 64 tokens
-DEFAULT_BLOCK_TOKENS = 48
+MAX_BLOCK_TOKENS = 128  # per block: bounds a sentence at (entities + 1) * 128 tokens
+DEFAULT_BLOCK_TOKENS = 96
 
 
 def resolve_model() -> str:

@@ -80,8 +80,11 @@ class DecodingConfig:
         },
     )
     max_block_tokens: int = field(
-        default=48,
-        metadata={"help": "Most tokens in one block, tag included; a block reaching it gets its tag forced."},
+        default=96,
+        metadata={
+            "help": "Most tokens in one block, tag included; a block reaching it gets its tag forced. The default is "
+            "longer than 99% of gold blocks (JNLPBA: 3% of its blocks are longer than 48 SmolLM2 tokens)."
+        },
     )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
     max_attempts: int = field(
