@@ -80,9 +80,11 @@ def train_generators(
     if workers < 2 or len(todo) < 2:
         from hf_ecg.cli import main as hf_ecg
 
-        for command in commands.values():
+        for layout, command in commands.items():
+            started = time.perf_counter()
             if code := hf_ecg(command):
                 sys.exit(code)
+            record_training(todo[layout], (time.perf_counter() - started) / 60)
         return
     env = {**os.environ, **thread_env(workers)}
     running = []
@@ -96,6 +98,17 @@ def train_generators(
         log_file.close()
         if code:
             sys.exit(f"training the {layout} generator failed (exit {code}): see {log_file.name}")
+
+
+def record_training(model_dir: Path, minutes: float) -> None:
+    """Write ``training.json`` beside the model: wall minutes of its training (model loading included) and
+    the held-out answer loss of each evaluation, from the trainer state of its last checkpoint."""
+    states = sorted(model_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
+    state = json.loads(states[-1].read_text()) if states else {}
+    evaluations = [(log["epoch"], log["eval_loss"]) for log in state.get("log_history", []) if "eval_loss" in log]
+    best = state.get("best_model_checkpoint")
+    record = {"minutes": minutes, "eval_loss_by_epoch": evaluations, "best_checkpoint": best and Path(best).name}
+    (model_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 def thread_env(workers: int) -> dict[str, str]:
@@ -121,6 +134,20 @@ def generate(model: Path, output: Path, num_samples: int, seed: int, batch_size:
     log(f"generating {num_samples} samples with {model.name}")
     decoding = DecodingConfig(batch_size=batch_size)
     return generate_dataset(model, output, num_samples, seed=seed, decoding=decoding, samples_per_shard=256)
+
+
+def trainings(synthetic_dirs: dict[str, Path]) -> str:
+    """``ECG-QALM 12.9 min, held-out loss 2.71 2.55 2.52 (best checkpoint-186); ECG-LM ...`` from training.json."""
+    parts = []
+    for method in ("qalm", "lm"):
+        model = json.loads((synthetic_dirs[method] / "ecg_generation.json").read_text())["model"]
+        path = Path(model) / "training.json"
+        if path.is_file():
+            t = json.loads(path.read_text())
+            losses = " ".join(f"{loss:.3f}" for _, loss in t["eval_loss_by_epoch"])
+            parts.append(f"{METHODS[method]} trained in {t['minutes']:.1f} min, held-out loss by epoch {losses}, "
+                         f"kept {t['best_checkpoint']}")  # fmt: skip
+    return "; ".join(parts) or "training times not recorded"
 
 
 def pct(share: float) -> str:
@@ -177,8 +204,9 @@ def main() -> int:
         "--workers",
         type=int,
         default=2,
-        help="processes for the two generator trainings and the NER runs, sharing the CPU threads (default 2: "
-        "on 2 cores two 1-thread runs beat one 2-thread run by about 15%%; 1 = one at a time, all threads)",
+        help="processes for the NER runs, sharing the CPU threads (default 2: on 2 cores two 1-thread runs beat "
+        "one 2-thread run by about 15%%; 1 = one at a time, all threads). The generators train one at a time, "
+        "so that each one's training time is measured alone",
     )
     parser.add_argument("--generation-batch-size", type=int, default=64, help="rows decoded together (default 64)")
     parser.add_argument("--data-dir", type=Path, default=SHARED_DATA, help="folder with bc5cdr/ and jnlpba/")
@@ -221,9 +249,8 @@ def main() -> int:
 
     # Generators and synthetic sets.
     qalm, lm = work / "ecg-qalm", work / "ecg-lm"
-    train_generators(
-        paths["train"], n, args.generator_epochs, args.generator_learning_rate, {"qa": qalm, "lm": lm}, args.workers
-    )
+    # One at a time, with all threads: each generator's training time is then measured alone.
+    train_generators(paths["train"], n, args.generator_epochs, args.generator_learning_rate, {"qa": qalm, "lm": lm}, 1)
     stage_done("generators")
     synthetic_dirs = {
         "qalm": generate(qalm, work / "synthetic-qalm", max(scales) * n, args.seed, args.generation_batch_size),
@@ -313,7 +340,7 @@ def write_tables(
         f"# {args.dataset.upper()}, first {n} training sentences",
         "",
         f"Generators: SmolLM2-135M + LoRA, {args.generator_epochs:g} epochs at lr {args.generator_learning_rate:g} "
-        f"(the epoch with the lowest held-out answer loss kept). Decoding: "
+        f"(the epoch with the lowest held-out answer loss kept; {trainings(synthetic_dirs)}). Decoding: "
         + ", ".join(f"{k}={decoding[k]}" for k in ("block_end", "temperature", "top_k", "top_p", "max_block_tokens"))
         + f". NER: {config.model}, "
         f"batch {config.batch_size}, lr {config.learning_rate:g}, {config.epochs:g} epochs"

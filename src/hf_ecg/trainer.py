@@ -32,6 +32,9 @@ logger = logging.getLogger(__name__)
 REQUIRED_COLUMNS = ("context", "question", "answer")
 LOSS_CHOICES = ("answer", "all")
 LAYOUT_CHOICES = ("qa", "lm")
+#: Default learning rates (``learning_rate`` left unset): LoRA adapters, and all weights.
+LORA_LEARNING_RATE = 1e-3
+FULL_LEARNING_RATE = 5e-4
 
 
 @dataclass
@@ -95,8 +98,20 @@ class ECGTrainingArguments(TrainingArguments):
         },
     )
     # Defaults that differ from TrainingArguments.
-    learning_rate: float = field(default=5e-4, metadata={"help": "Initial learning rate (AdamW)."})
-    num_train_epochs: float = field(default=3.0, metadata={"help": "Total number of training epochs."})
+    learning_rate: float = field(
+        default=-1.0,
+        metadata={
+            "help": "Initial learning rate (AdamW). Default: 1e-3 with --lora (the lowest held-out loss in 3 epochs on "
+            "JNLPBA's first 186 sentences), 5e-4 for full fine-tuning."
+        },
+    )
+    num_train_epochs: float = field(
+        default=3.0,
+        metadata={
+            "help": "Total number of training epochs (default 3: with LoRA at 1e-3, the held-out loss on JNLPBA's "
+            "first 186 sentences flattens by then, in about 12 minutes on 2 CPU cores; the best epoch is kept)."
+        },
+    )
     per_device_train_batch_size: int = field(default=8, metadata={"help": "Batch size per device for training."})
     logging_steps: float = field(default=10, metadata={"help": "Log every X update steps."})
     train_sampling_strategy: str = field(
@@ -114,6 +129,8 @@ class ECGTrainingArguments(TrainingArguments):
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
+        if self.learning_rate < 0:  # not given: the recipe's rate for the kind of training
+            self.learning_rate = LORA_LEARNING_RATE if self.lora else FULL_LEARNING_RATE
         if not 0 <= self.validation_split < 1:
             raise ValueError(f"validation_split must be in [0, 1), got {self.validation_split}")
         if self.max_length < 8:
