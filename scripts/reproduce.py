@@ -101,12 +101,12 @@ def train_generators(
 
 
 def record_training(model_dir: Path, minutes: float) -> None:
-    """Write ``training.json`` beside the model: wall minutes of its training (model loading included) and
-    the held-out answer loss of each evaluation, from the trainer state of its last checkpoint."""
-    states = sorted(model_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
-    state = json.loads(states[-1].read_text()) if states else {}
-    evaluations = [(log["epoch"], log["eval_loss"]) for log in state.get("log_history", []) if "eval_loss" in log]
-    best = state.get("best_model_checkpoint")
+    """Write ``training.json`` beside the model: wall minutes of its training (model loading included),
+    the held-out answer loss of each evaluation (from the model card data) and the checkpoint kept."""
+    logs = json.loads((model_dir / "ecg_card.json").read_text()).get("training_logs", [])
+    evaluations = [(log["epoch"], log["eval_loss"]) for log in logs if "eval_loss" in log]
+    states = sorted(model_dir.glob("checkpoint-*/trainer_state.json"))
+    best = json.loads(states[0].read_text()).get("best_model_checkpoint") if states else None
     record = {"minutes": minutes, "eval_loss_by_epoch": evaluations, "best_checkpoint": best and Path(best).name}
     (model_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
 

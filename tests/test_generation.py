@@ -49,8 +49,8 @@ def gen(tiny):
     model, tokenizer, config = tiny
     config.mention_bank = MentionBank.from_lists(MENTIONS).to_dict()
     return EntityControlledGenerationPipeline(
-        model=model, tokenizer=tokenizer, ecg_config=config, device="cpu", max_block_tokens=8
-    )  # an untrained model rarely ends a block itself: keep blocks short
+        model=model, tokenizer=tokenizer, ecg_config=config, device="cpu", max_block_tokens=8, max_attempts=2
+    )  # an untrained model rarely ends a block itself: keep blocks short and their tries few
 
 
 def entity_types_of(sample: dict) -> list[str]:
@@ -217,6 +217,24 @@ def test_a_block_at_its_token_limit_gets_its_tag_forced_and_counted(gen):
     (sample,) = gen(["Chemical", "Disease"], max_block_tokens=1, seed=0)
     assert sample["forced_tags"] == 3  # every block, <ENDTEXT> included
     assert sample["template"] == "<Chemical> <Disease>"
+
+
+def test_a_block_at_its_limit_is_drawn_again_before_its_tag_is_forced(tiny):
+    """An untrained model never ends a block itself: each block is drawn max_attempts times, then forced."""
+    model, tokenizer, config = tiny
+    sequences = [("Chemical", "Disease"), ("Gene",), ()] * 3
+    for attempts in (1, 3):
+        settings = DecodingConfig(batch_size=4, max_block_tokens=4, max_attempts=attempts, seed=1)
+        decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences)
+        for sequence, result in zip(sequences, decoded, strict=True):
+            assert result.entities == sequence and result.template.entity_types == sequence
+            blocks = len(sequence) + 1
+            # a forced block used every try; a block the model ended itself used at least one
+            assert result.forced_tags * attempts + (blocks - result.forced_tags) <= result.attempts
+            assert result.attempts <= attempts * blocks
+            assert result.num_tokens <= 4 * blocks  # tokens of the kept blocks only
+        total_blocks = sum(len(sequence) + 1 for sequence in sequences)
+        assert (sum(r.attempts for r in decoded) > total_blocks) == (attempts > 1)  # blocks were drawn again
 
 
 def test_input_forms(gen):

@@ -11,8 +11,9 @@ Two procedures:
 - ``batched`` (default): many samples advance together. A logits mask lets each row emit only its
   own target tag (``<ENDTEXT>`` only in the final block) and no other special token; a row's block
   ends when the model itself emits its target (``block_end="target"``, default), so the last block
-  ends on the model's own ``<ENDTEXT>``; a block that reaches ``max_block_tokens`` gets its tag
-  forced (and counted in ``forced_tags``). Under ``block_end="any-stop"`` the model may also end a
+  ends on the model's own ``<ENDTEXT>``; a block that reaches ``max_block_tokens`` is drawn again
+  from its prompt (up to ``max_attempts`` tries, as the paper regenerates a block), and only then
+  gets its tag forced (counted in ``forced_tags``). Under ``block_end="any-stop"`` the model may also end a
   block with another tag or ``<ENDTEXT>``, which is replaced by the target and counted in
   ``cut_blocks``: such a block ends where the model wanted to write something else.
 
@@ -88,7 +89,11 @@ class DecodingConfig:
     )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
     max_attempts: int = field(
-        default=10, metadata={"help": "Sequential mode: tries per block before its tag is forced."}
+        default=10,
+        metadata={
+            "help": "Tries per block before its tag is forced. Batched mode: a block that reaches max_block_tokens "
+            "without its tag is drawn again (when sampling); sequential mode: the paper's regenerate-until-tag loop."
+        },
     )
     seed: int | None = field(
         default=None, metadata={"help": "Seed; the same seed, inputs and batch size give the same templates."}
@@ -126,7 +131,7 @@ class DecodedTemplate:
     template: Template
     forced_tags: int = 0  # blocks that reached max_block_tokens and got their tag forced
     num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
-    attempts: int = 0  # sequential mode: block generations, retries included
+    attempts: int = 0  # block generations, retries included
     cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
     complete: bool = False  # ends like the training sentences end (its last token is one of their endings)
 
@@ -145,6 +150,8 @@ class _Row:
     forced: int = 0
     cut: int = 0
     emitted: int = 0
+    attempts: int = 1  # tries of the current block
+    retries: int = 0  # blocks drawn again so far
     cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
     prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
     prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
@@ -422,6 +429,8 @@ class ChainedDecoder:
             nonlocal in_flight, remaining
             row.words.extend(self._block_words(row.block_ids))
             row.emitted += 1
+            row.retries += row.attempts - 1
+            row.attempts = 1
             if row.block < len(row.targets) - 1:
                 row.words.append(self.ecg_config.tag_tokens[sequences[row.index][row.block]])
                 row.block += 1
@@ -429,8 +438,9 @@ class ChainedDecoder:
                 waiting.append(row)
                 return
             results[row.index] = self._result(
-                sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut
-            )
+                sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut,
+                attempts=len(row.targets) + row.retries,
+            )  # fmt: skip
             in_flight -= 1
             remaining -= 1
             if progress is not None:
@@ -465,12 +475,18 @@ class ChainedDecoder:
                 continue
             if len(active) <= len(slots) // 2 and not ready and not waiting:
                 slots, cache = self._compact(slots, cache, active)
-            finished = self._step(slots, cache, generator)
+            finished, retried = self._step(slots, cache, generator)
             for slot in finished:
                 row = slots[slot]
                 slots[slot] = None
                 self._keep_prefix(row, cache, slot, row.length, None)
                 finish_block(row)
+            for slot in retried:  # the block reached its limit: draw it again from its prompt
+                row = slots[slot]
+                slots[slot] = None
+                row.emitted -= len(row.block_ids)
+                row.block_ids, row.prefix_kv, row.attempts = [], None, row.attempts + 1
+                waiting.append(row)
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
 
@@ -611,8 +627,11 @@ class ChainedDecoder:
         slots[slot] = row
         return cache
 
-    def _step(self, slots: list[_Row | None], cache: DynamicCache, generator: torch.Generator) -> list[int]:
-        """Feed every slot's pending token; return the slots whose row just emitted its target."""
+    def _step(
+        self, slots: list[_Row | None], cache: DynamicCache, generator: torch.Generator
+    ) -> tuple[list[int], list[int]]:
+        """Feed every slot's pending token; return the slots whose row just emitted its target, and those
+        whose block reached ``max_block_tokens`` with tries left (sampling only: greedy would repeat it)."""
         width = cache.layers[0].keys.shape[-2]
         lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
         tokens = torch.tensor([[row.pending if row is not None else self.pad_id] for row in slots])
@@ -625,11 +644,13 @@ class ChainedDecoder:
             position_ids=lengths.unsqueeze(1).to(self.device), past_key_values=cache, use_cache=True,
         )  # fmt: skip
         live = [i for i, row in enumerate(slots) if row is not None]
+        for i in live:
+            slots[i].block_ids.append(slots[i].pending)  # type: ignore[union-attr]
+            slots[i].length += 1  # type: ignore[union-attr]
+        retried = [i for i in live if self._retries_block(slots[i])]  # type: ignore[arg-type]
+        live = [i for i in live if i not in retried]
         rows = [slots[i] for i in live]
-        for row in rows:
-            row.block_ids.append(row.pending)
-            row.length += 1
-        next_tokens = self._sample(out.logits[live, -1, :], rows, generator)  # type: ignore[arg-type]
+        next_tokens = self._sample(out.logits[live, -1, :], rows, generator) if live else []  # type: ignore[arg-type]
         finished = []
         for slot, row, token in zip(live, rows, next_tokens, strict=True):
             row.emitted += token != row.target
@@ -637,7 +658,13 @@ class ChainedDecoder:
                 finished.append(slot)
             else:
                 row.pending = token
-        return finished
+        return finished, retried
+
+    def _retries_block(self, row: _Row) -> bool:
+        """Whether a block at its token limit is drawn again rather than given its tag by force: while it has
+        tries left (``max_attempts``), as the paper regenerates a block, and only when sampling."""
+        full = len(row.block_ids) + 1 >= self.config.max_block_tokens
+        return full and self.config.do_sample and row.attempts < self.config.max_attempts
 
     @staticmethod
     def _keep_prefix(row: _Row, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
