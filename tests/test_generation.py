@@ -336,6 +336,13 @@ def test_generate_dataset_loads_with_classlabel_tags_and_is_reproducible(model_d
         spans, _ = tags_to_spans([names[i] for i in row["ner_tags"]], "IOB2", strict=True)
         assert [s.label for s in spans] == row["entities"]
     assert len(list((tmp_path / "a" / "data").glob("train-*.parquet"))) == 3
+    # The decoder's flags are columns a user filters on.
+    assert a.features["complete"].dtype == "bool" and a.features["cut_blocks"].dtype == "int32"
+    whole = a.filter(lambda row: row["complete"])
+    endings = {".", "!", "?"}  # the usual endings: this model's config records none of its own
+    assert all(row["tokens"] and row["tokens"][-1] in endings for row in whole)
+    assert all(not row["complete"] for row in a if not row["tokens"] or row["tokens"][-1] not in endings)
+    assert sum(a["cut_blocks"]) == 0  # the default rule cuts nothing
 
 
 def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_path, monkeypatch):

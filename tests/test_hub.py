@@ -74,6 +74,10 @@ def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(gene
     for label, count in counts.items():
         assert f"| {label} | {count} |" in card.text
     assert f"{sum(original['forced_tags'])} of {sum(counts.values()) + 10} blocks" in card.text
+    complete = sum(original["complete"])
+    assert f"| complete (ends like a training sentence) | {complete} | {100 * complete / 10:.1f}% |" in card.text
+    short = sum(len(tokens) < 5 for tokens in original["tokens"])
+    assert f"| short (under 5 tokens) | {short} | {100 * short / 10:.1f}% |" in card.text
     assert "real names from the generator's training corpus" in card.text  # default mentions: the bank
 
 
