@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="batch size of the decoder and of raw "
                         "generate (default 32)")  # fmt: skip
     parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")
-    parser.add_argument("--max-block-tokens", type=int, default=96, help="block limit (default 96)")
+    parser.add_argument("--max-block-tokens", type=int, default=64, help="block limit (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     args = parser.parse_args()
     if not Path(args.model).is_dir():

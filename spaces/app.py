@@ -28,7 +28,7 @@ MODEL_ENV = "HF_ECG_MODEL"
 MAX_ENTITIES = 8  # per sentence
 MAX_SAMPLES = 16  # per click
 MAX_BLOCK_TOKENS = 128  # per block: bounds a sentence at (entities + 1) * 128 tokens
-DEFAULT_BLOCK_TOKENS = 96
+DEFAULT_BLOCK_TOKENS = 64
 
 
 def resolve_model() -> str:
