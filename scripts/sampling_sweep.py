@@ -41,6 +41,9 @@ def main() -> int:
         help="temperature,top_k,top_p,block_end (repeat; default: a grid of 7)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    parser.add_argument(
+        "--end-at-sentence-end", action="store_true", help="every setting with end_at_sentence_end=True"
+    )
     parser.add_argument("--output", type=Path, default=Path("outputs/sampling-sweep"), help="folder for the sets")
     args = parser.parse_args()
 
@@ -54,7 +57,12 @@ def main() -> int:
     for setting in args.setting or DEFAULT_GRID:
         temperature, top_k, top_p, block_end = setting.split(",")
         decoding = DecodingConfig(
-            temperature=float(temperature), top_k=int(top_k), top_p=float(top_p), block_end=block_end, batch_size=64
+            temperature=float(temperature),
+            top_k=int(top_k),
+            top_p=float(top_p),
+            block_end=block_end,
+            batch_size=64,
+            end_at_sentence_end=args.end_at_sentence_end,
         )
         folder = args.output / setting.replace(",", "_")
         started = time.perf_counter()

@@ -86,7 +86,7 @@ def test_sequential_mode_also_returns_the_requested_entities(gen):
     assert [entity_types_of(s) for (s,) in out] == sequences
 
 
-def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end):
+def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end, end_at_sentence_end=False):
     """Reference: one row, the whole prompt re-encoded every step, no cache, the same constraint."""
     vocab = tokenizer.get_vocab()
     tags = {vocab[t] for t in config.tag_tokens.values()} | {vocab[ENDTEXT]}
@@ -107,7 +107,7 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
             logits[allowed] = keep
             if len(block) + 1 >= max_block_tokens:
                 token = vocab[target]
-            elif target == ENDTEXT and not words and not tokenizer.decode(block, skip_special_tokens=True).split():
+            elif target == ENDTEXT and not may_end(tokenizer, words, block, end_at_sentence_end):
                 logits[allowed] = -float("inf")
                 token = int(logits.argmax())
             else:
@@ -122,18 +122,35 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
     return tuple(words)
 
 
-@pytest.mark.parametrize(("block_end", "headroom"), [("target", 64), ("any-stop", 64), ("target", 1)])
-def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom, monkeypatch):
+def may_end(tokenizer, words, block, end_at_sentence_end):
+    """The reference's reading of when a sentence may end: not empty, and after '.', '!' or '?' when asked."""
+    text = tokenizer.decode(block, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+    so_far = [*words, *(w for w in WordSplitter()(text) if tag_label(w) is None and w != ENDTEXT)]
+    if not so_far:
+        return False
+    return not end_at_sentence_end or so_far[-1] in {".", "!", "?"}
+
+
+@pytest.mark.parametrize(
+    ("block_end", "headroom", "end_at_sentence_end"),
+    [("target", 64, False), ("any-stop", 64, False), ("target", 1, False), ("target", 64, True)],
+)
+def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom, end_at_sentence_end, monkeypatch):
     """Right-aligned slots, refills, trimming, compaction and the cache buffer's re-layouts (every
     step at headroom 1) change nothing: greedy output equals re-encoding every prompt from scratch."""
     monkeypatch.setattr(_SlotLayer, "HEADROOM", headroom)
     model, tokenizer, config = tiny
     sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Disease", "Chemical"), ("Chemical",)] * 2
-    settings = DecodingConfig(do_sample=False, batch_size=3, max_block_tokens=7, block_end=block_end)
+    settings = DecodingConfig(
+        do_sample=False, batch_size=3, max_block_tokens=7, block_end=block_end, end_at_sentence_end=end_at_sentence_end
+    )
     decoder = ChainedDecoder(model, tokenizer, config, settings)
     decoded = decoder.decode(sequences)
     for sequence, result in zip(sequences, decoded, strict=True):
-        assert result.template.tokens == naive_greedy(model, tokenizer, config, sequence, 7, block_end)
+        expected = naive_greedy(model, tokenizer, config, sequence, 7, block_end, end_at_sentence_end)
+        assert result.template.tokens == expected
+        if end_at_sentence_end:  # the sentence ended after '.', '!' or '?', or its last block was forced
+            assert result.complete or result.forced_tags
     # later prompts were fed on top of the kept <|context|> prefix, not only the 1-token empty context
     assert decoder._reused_prompt_tokens > sum(len(sequence) for sequence in sequences)
 

@@ -174,6 +174,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "tag or <ENDTEXT> it writes, replaced by the requested one and counted in the cut_blocks column",
     )  # fmt: skip
     generate.add_argument(
+        "--end-at-sentence-end", action="store_true",
+        help="let a sentence end only after a token that ends the training sentences (e.g. '.'): a weak generator "
+        "then writes on instead of stopping mid-phrase",
+    )  # fmt: skip
+    generate.add_argument(
         "--mode", choices=("batched", "sequential"), default="batched",
         help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
     )  # fmt: skip
@@ -462,6 +467,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     decoding = DecodingConfig(
         mode=args.mode, batch_size=args.batch_size, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, max_block_tokens=args.max_block_tokens, block_end=args.block_end,
+        end_at_sentence_end=args.end_at_sentence_end,
     )  # fmt: skip
     output = generate_dataset(
         args.model, args.output, args.num_samples, sampler=args.sampler, entities=entities, mentions=mentions,

@@ -88,6 +88,14 @@ class DecodingConfig:
             "than 48 SmolLM2 tokens, 1% longer than 63)."
         },
     )
+    end_at_sentence_end: bool = field(
+        default=False,
+        metadata={
+            "help": "Batched mode: let the last block end (<ENDTEXT>) only after a token that ends the training "
+            "sentences (their sentence_endings, e.g. '.'), so a weak generator cannot stop mid-phrase; it writes on "
+            "instead. Off by default; for corpora whose sentences end on punctuation."
+        },
+    )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
     max_attempts: int = field(
         default=10,
@@ -379,17 +387,12 @@ class ChainedDecoder:
         )
         if full.any():
             scores[full] = -float("inf")
-        # A sentence must not come out empty: no <ENDTEXT> before its first word.
-        empty = torch.tensor(
-            [
-                row.block == len(row.targets) - 1 and not row.words and not self._block_words(row.block_ids)
-                for row in rows
-            ],
-            device=scores.device,
-        )
-        target_scores[empty & ~full] = -float("inf")
+        # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
+        # anywhere but after a sentence ending.
+        unended = torch.tensor([self._may_not_end(row) for row in rows], device=scores.device)
+        target_scores[unended & ~full] = -float("inf")
         if self.config.block_end == "any-stop":
-            stop_scores[empty & ~full] = -float("inf")
+            stop_scores[unended & ~full] = -float("inf")
             stop_scores[full] = -float("inf")
             scores[:, stops] = stop_scores
         scores.scatter_(1, targets, target_scores)
@@ -409,6 +412,16 @@ class ChainedDecoder:
                 tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
                 row.cut += 1
         return tokens
+
+    def _may_not_end(self, row: _Row) -> bool:
+        """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
+        under ``end_at_sentence_end``, its last word is not a sentence ending."""
+        if row.block < len(row.targets) - 1 or (row.words and not self.config.end_at_sentence_end):
+            return False
+        words = self._block_words(row.block_ids) or row.words
+        if not words:
+            return True
+        return self.config.end_at_sentence_end and words[-1] not in self._endings
 
     # ------------------------------------------------------------------ batched
 

@@ -10,7 +10,9 @@
     gen([["Chemical"], {"entities": ["Disease"]}], seed=0)        # several -> a list per input
 
 Each sample is a dict with ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``,
-``entities`` (exactly the request) and ``forced_tags``. ``save_pretrained`` writes this code and a
+``entities`` (exactly the request), and how it ended: ``complete`` (ends like the training
+sentences end), ``forced_tags`` and ``cut_blocks`` (blocks that ended anywhere but at the model's
+own choice of the requested tag). ``save_pretrained`` writes this code and a
 ``custom_pipelines`` entry, so ``pipeline(model=folder, trust_remote_code=True)`` works without hf_ecg.
 """
 
