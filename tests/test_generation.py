@@ -392,6 +392,19 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
         generate_dataset(model_dir, tmp_path / "resumed", 14, **{**settings, "seed": 2})
 
 
+def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tmp_path):
+    settings = {"samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=2)}
+    generate_dataset(model_dir, tmp_path / "old", 3, **settings)
+    manifest_path = tmp_path / "old" / "ecg_generation.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["decoding"]["end_at_sentence_end"]  # as an older hf_ecg wrote it
+    manifest_path.write_text(json.dumps(manifest))
+    generate_dataset(model_dir, tmp_path / "old", 3, **settings)  # the same settings: resumes, no error
+    with pytest.raises(ValueError, match="other settings"):
+        other = DecodingConfig(max_block_tokens=4, batch_size=2, end_at_sentence_end=True)
+        generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "decoding": other})
+
+
 def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys):
     mentions = tmp_path / "mentions.json"
     mentions.write_text(json.dumps({"Chemical": ["zz-chem"], "Disease": ["zz-dis"]}))

@@ -223,6 +223,11 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
     path = output_dir / MANIFEST_NAME
     if path.is_file():
         previous = json.loads(path.read_text(encoding="utf-8"))
+        # A decoding option added by a later version, at its default, is the setting the folder was written with.
+        defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}
+        if isinstance(previous.get("decoding"), dict):
+            previous["decoding"] = {**{k: v for k, v in defaults.items() if k not in previous["decoding"]},
+                                    **previous["decoding"]}  # fmt: skip
         if previous == manifest:
             return
         if not overwrite:
