@@ -29,6 +29,7 @@ MAX_ENTITIES = 8  # per sentence
 MAX_SAMPLES = 16  # per click
 MAX_BLOCK_TOKENS = 128  # per block: bounds a sentence at (entities + 1) * 128 tokens
 DEFAULT_BLOCK_TOKENS = 64
+MAX_ATTEMPTS = 3  # a demo answers in seconds: a block at its limit is drawn again at most twice
 
 
 def resolve_model() -> str:
@@ -108,7 +109,11 @@ class Generator:
         else:
             sequences = [self.parse(entities)] * num_samples
         outputs = self.pipe(
-            [list(s) for s in sequences], seed=seed, temperature=temperature, max_block_tokens=max_block_tokens
+            [list(s) for s in sequences],
+            seed=seed,
+            temperature=temperature,
+            max_block_tokens=max_block_tokens,
+            max_attempts=MAX_ATTEMPTS,
         )
         samples = [per_input[0] for per_input in outputs]
         segments: list[tuple[str, str | None]] = []
