@@ -26,7 +26,7 @@ from hf_ecg.generate import bio_labels, generate_dataset
 from hf_ecg.mentions import MentionBank
 from hf_ecg.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.tags import tags_to_spans
-from hf_ecg.words import WordSplitter
+from hf_ecg.words import WordSplitter, has_repetition
 from tiny import save_tiny_ecg_model, tiny_ecg_model
 
 TYPES = ("Chemical", "Disease", "Gene")
@@ -254,6 +254,38 @@ def test_a_block_at_its_limit_is_drawn_again_before_its_tag_is_forced(tiny):
         assert (sum(r.attempts for r in decoded) > total_blocks) == (attempts > 1)  # blocks were drawn again
 
 
+def test_blocks_that_leave_a_fragment_or_loop_are_drawn_again(tiny):
+    """A model pushed towards ending its blocks, ',' and '.': without the redraw rules some sentences stop
+    after ',' and some blocks loop (', , ,'); with them (the default) every sentence ends with '.' and none
+    loops, in both procedures, and each sample still carries exactly its requested entities."""
+    model, tokenizer, config = tiny
+    vocab = tokenizer.get_vocab()
+    bonus = torch.zeros(model.get_output_embeddings().weight.shape[0])
+    for token in [ENDTEXT, *config.tag_tokens.values()]:
+        bonus[vocab[token]] = 5.5
+    bonus[vocab[","]], bonus[vocab["."]] = 6.4, 6.0
+    handle = model.get_output_embeddings().register_forward_hook(lambda module, inputs, output: output + bonus)
+    sequences = [("Chemical",), ("Disease", "Gene"), ()] * 6
+    try:
+
+        def run(mode: str = "batched", **redraw: bool) -> list:
+            settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=2, **redraw)
+            decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences)
+            assert [r.template.entity_types for r in decoded] == sequences
+            return decoded
+
+        plain = run(redraw_unended=False, redraw_repetition=False)
+        assert not all(r.complete for r in plain)
+        assert any(has_repetition(r.template.tokens) for r in plain)
+        for mode in ("batched", "sequential"):
+            redrawn = run(mode)
+            assert all(r.complete and r.template.tokens[-1] == "." for r in redrawn), mode
+            assert not any(has_repetition(r.template.tokens) for r in redrawn), mode
+            assert sum(r.attempts for r in redrawn) > sum(r.attempts for r in plain)
+    finally:
+        handle.remove()
+
+
 def test_input_forms(gen):
     single = gen(["Chemical", "Disease"], num_return_sequences=2, seed=0)
     assert len(single) == 2 and all(s["entities"] == ["Chemical", "Disease"] for s in single)
@@ -393,16 +425,23 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
 
 
 def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tmp_path):
-    settings = {"samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=2)}
+    old_rules = {"redraw_unended": False, "redraw_repetition": False}  # what an older hf_ecg did
+    settings = {
+        "samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=2, **old_rules)
+    }  # fmt: skip
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)
     manifest_path = tmp_path / "old" / "ecg_generation.json"
     manifest = json.loads(manifest_path.read_text())
-    del manifest["decoding"]["end_at_sentence_end"]  # as an older hf_ecg wrote it
+    for option in ("end_at_sentence_end", *old_rules):
+        del manifest["decoding"][option]  # as an older hf_ecg wrote it
     manifest_path.write_text(json.dumps(manifest))
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)  # the same settings: resumes, no error
-    with pytest.raises(ValueError, match="other settings"):
-        other = DecodingConfig(max_block_tokens=4, batch_size=2, end_at_sentence_end=True)
-        generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "decoding": other})
+    for changed in ({"end_at_sentence_end": True}, {"redraw_unended": True}, {}):
+        # today's redraw defaults differ from what the folder was written with: refused, not mixed
+        other = DecodingConfig(max_block_tokens=4, batch_size=2, **{**old_rules, **changed}) if changed else None
+        other = other or DecodingConfig(max_block_tokens=4, batch_size=2)
+        with pytest.raises(ValueError, match="other settings"):
+            generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "decoding": other})
 
 
 def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys):

@@ -13,7 +13,9 @@ Two procedures:
   ends when the model itself emits its target (``block_end="target"``, default), so the last block
   ends on the model's own ``<ENDTEXT>``; a block that reaches ``max_block_tokens`` is drawn again
   from its prompt (up to ``max_attempts`` tries, as the paper regenerates a block), and only then
-  gets its tag forced (counted in ``forced_tags``). Under ``block_end="any-stop"`` the model may also end a
+  gets its tag forced (counted in ``forced_tags``). A block the model did end is drawn again too when
+  it closes the sentence without a sentence ending (``redraw_unended``) or loops
+  (``redraw_repetition``): rejection sampling, so the model is never pushed to write on. Under ``block_end="any-stop"`` the model may also end a
   block with another tag or ``<ENDTEXT>``, which is replaced by the target and counted in
   ``cut_blocks``: such a block ends where the model wanted to write something else.
 
@@ -40,7 +42,7 @@ from transformers.cache_utils import DynamicLayer
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .config import ECGConfig
-from .words import DEFAULT_SENTENCE_ENDINGS, WordSplitter
+from .words import DEFAULT_SENTENCE_ENDINGS, WordSplitter, has_repetition
 
 __all__ = ["DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig", "TemplateLMDecoder", "make_decoder"]
 
@@ -96,12 +98,29 @@ class DecodingConfig:
             "instead. Off by default; for corpora whose sentences end on punctuation."
         },
     )
+    redraw_unended: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw the last block again (up to max_attempts) when the sentence it closes does "
+            "not end like the training sentences (sentence_endings, e.g. '.'): the model stopped mid-phrase. A "
+            "rejection, not a mask: the model is never made to write on, so it does not fall into loops."
+        },
+    )
+    redraw_repetition: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw a block again (up to max_attempts) when it repeats an n-gram of up to 4 "
+            "words 3 times in a row ('36-I 36-I 36-I'), the loop a small model falls into."
+        },
+    )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
     max_attempts: int = field(
         default=10,
         metadata={
-            "help": "Tries per block before its tag is forced. Batched mode: a block that reaches max_block_tokens "
-            "without its tag is drawn again (when sampling); sequential mode: the paper's regenerate-until-tag loop."
+            "help": "Tries per block. A block that reaches max_block_tokens without its tag, or that redraw_unended "
+            "or redraw_repetition rejects, is drawn again (when sampling) while tries are left; then a full block "
+            "gets its tag forced and a rejected one is kept as it is (its sample's flags say so). Sequential mode: "
+            "the paper's regenerate-until-tag loop, with the same rejections."
         },
     )
     seed: int | None = field(
@@ -169,6 +188,9 @@ class _Row:
     def target(self) -> int:
         return self.targets[self.block]
 
+
+#: Words before a block that a repetition through it can reach (an n-gram of up to 4 words, 3 times).
+_REPETITION_SPAN = 11
 
 #: A forward pass costs about this many padded prompt tokens of fixed overhead (CPU measurement).
 _PASS_OVERHEAD_TOKENS = 32
@@ -441,7 +463,15 @@ class ChainedDecoder:
 
         def finish_block(row: _Row) -> None:
             nonlocal in_flight, remaining
-            row.words.extend(self._block_words(row.block_ids))
+            words = self._block_words(row.block_ids)
+            last = row.block == len(row.targets) - 1
+            forced = len(row.block_ids) + 1 >= self.config.max_block_tokens  # its tag was forced: keep it
+            if not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, last=last):
+                row.emitted -= len(row.block_ids)  # drawn again from the same prompt (its prefix is kept)
+                row.block_ids, row.attempts = [], row.attempts + 1
+                waiting.append(row)
+                return
+            row.words.extend(words)
             row.emitted += 1
             row.retries += row.attempts - 1
             row.attempts = 1
@@ -677,8 +707,22 @@ class ChainedDecoder:
     def _retries_block(self, row: _Row) -> bool:
         """Whether a block at its token limit is drawn again rather than given its tag by force: while it has
         tries left (``max_attempts``), as the paper regenerates a block, and only when sampling."""
-        full = len(row.block_ids) + 1 >= self.config.max_block_tokens
-        return full and self.config.do_sample and row.attempts < self.config.max_attempts
+        return len(row.block_ids) + 1 >= self.config.max_block_tokens and self._tries_left(row.attempts)
+
+    def _tries_left(self, attempts: int) -> bool:
+        """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
+        return self.config.do_sample and attempts < self.config.max_attempts
+
+    def _rejects_block(self, words: list[str], block: list[str], *, last: bool) -> bool:
+        """Whether a block the model ended (its ``block`` words after the sentence's ``words``) is drawn again:
+        the last block leaves the sentence without a sentence ending (``redraw_unended``), or the block
+        makes an n-gram repeat 3 times in a row (``redraw_repetition``; one already before it does not count)."""
+        if self.config.redraw_unended and last and (block or words or [""])[-1] not in self._endings:
+            return True
+        if self.config.redraw_repetition:
+            recent = words[-_REPETITION_SPAN:]
+            return has_repetition(recent + block) and not has_repetition(recent)
+        return False
 
     @staticmethod
     def _keep_prefix(row: _Row, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
@@ -739,7 +783,7 @@ class ChainedDecoder:
             targets = self._targets(sequence)
             for block, target in enumerate(targets):
                 prompt = torch.tensor([self._prompt_ids(words, target)], device=self.device)
-                for _ in range(self.config.max_attempts):
+                for attempt in range(1, self.config.max_attempts + 1):
                     attempts += 1
                     out = self.model.generate(
                         prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=self.config.max_block_tokens,
@@ -747,7 +791,10 @@ class ChainedDecoder:
                     )  # fmt: skip
                     new = out[0, prompt.shape[1] :].tolist()
                     if new and new[-1] == target:
-                        break
+                        last = block == len(targets) - 1
+                        rejected = self._rejects_block(words, self._block_words(new[:-1]), last=last)
+                        if not (rejected and self._tries_left(attempt)):
+                            break
                 else:  # the paper loops until the tag appears; we stop and force it
                     forced += 1
                     kept = [t for t in new if t not in self._stop_ids][: self.config.max_block_tokens - 1]

@@ -219,12 +219,18 @@ def _write_shard(
     os.replace(tmp, final)  # atomic: a shard on disk is complete
 
 
+#: Decoding options that changed the default output when they were added (older folders ran without them).
+_ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition")
+
+
 def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> None:
     path = output_dir / MANIFEST_NAME
     if path.is_file():
         previous = json.loads(path.read_text(encoding="utf-8"))
-        # A decoding option added by a later version, at its default, is the setting the folder was written with.
+        # A decoding option added by a later version: the folder was written with the behaviour before it,
+        # which is the option's default or, for the redraw rules, off.
         defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}
+        defaults.update(dict.fromkeys(_ADDED_REDRAW_RULES, False))
         if isinstance(previous.get("decoding"), dict):
             previous["decoding"] = {**{k: v for k, v in defaults.items() if k not in previous["decoding"]},
                                     **previous["decoding"]}  # fmt: skip

@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-__all__ = ["DEFAULT_SENTENCE_ENDINGS", "WordSplitter", "sentence_endings", "split_word", "word_exceptions"]
+__all__ = [
+    "DEFAULT_SENTENCE_ENDINGS",
+    "WordSplitter",
+    "has_repetition",
+    "sentence_endings",
+    "split_word",
+    "word_exceptions",
+]
 
 #: Characters split off the front of a word.
 LEADING = "([{\"'`"
@@ -77,3 +84,14 @@ class WordSplitter:
                 ):
                     return [*word[:i], word[i:j], *word[j:]]
         return parts
+
+
+def has_repetition(tokens: Sequence[str], *, max_n: int = 4, times: int = 3) -> bool:
+    """Whether some n-gram (``n <= max_n``) occurs ``times`` or more times in a row (``36-I 36-I 36-I``,
+    ``of the of the of the``): the loop a language model falls into, which gold text does not have."""
+    for n in range(1, max_n + 1):
+        for start in range(len(tokens) - n * times + 1):
+            gram = tokens[start : start + n]
+            if all(tokens[start + k * n : start + (k + 1) * n] == gram for k in range(1, times)):
+                return True
+    return False

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..blocks import tag_token
 from ..tags import tags_to_spans
-from ..words import sentence_endings
+from ..words import has_repetition, sentence_endings
 
 __all__ = [
     "block_health",
@@ -59,17 +59,6 @@ Sentence = Sequence[str]
 
 #: Sentences shorter than this many tokens count as ``short``.
 MIN_TOKENS = 5
-
-
-def has_repetition(tokens: Sentence, *, max_n: int = 4, times: int = 3) -> bool:
-    """Whether some n-gram (``n <= max_n``) occurs ``times`` or more times in a row (``36-I 36-I 36-I``,
-    ``of the of the of the``): the loop a language model falls into, which gold text does not have."""
-    for n in range(1, max_n + 1):
-        for start in range(len(tokens) - n * times + 1):
-            gram = tokens[start : start + n]
-            if all(tokens[start + k * n : start + (k + 1) * n] == gram for k in range(1, times)):
-                return True
-    return False
 
 
 def length_ks(lengths: Sequence[int], reference: Sequence[int]) -> float:
