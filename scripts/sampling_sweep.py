@@ -3,12 +3,13 @@
     python scripts/sampling_sweep.py --model results/jnlpba-186/work/ecg-qalm \
         --gold ../shared/data/jnlpba/devel.tsv --first-n 186 --num-samples 192
 
-For every setting (``temperature,top_k,top_p,block_end``; ``--setting`` repeats, default a small
-grid) it writes ``--num-samples`` samples with the same seed and entity sequences, then prints one
-table row: complete sentences, sentences under 5 tokens, degenerate repetition, blocks forced or cut,
-distinct-3 as a ratio to gold, and ROUGE-L to the nearest gold sentence (mean / max). Completeness
-must not be bought with copying: a setting that raises completeness by copying gold shows it in the
-ROUGE-L columns. Writes the table to ``--output``/sweep.md and the reports to sweep.json.
+For every setting (``temperature,top_k,top_p,block_end[,no-redraw]``; ``--setting`` repeats, default
+a small grid; ``no-redraw`` turns the decoder's redraw rules off) it writes ``--num-samples``
+samples with the same seed and entity sequences, then prints one table row: complete sentences,
+sentences under 5 tokens, degenerate repetition, blocks forced or cut, distinct-3 as a ratio to
+gold, and ROUGE-L to the nearest gold sentence (mean / max). Completeness must not be bought with
+copying: a setting that raises completeness by copying gold shows it in the ROUGE-L columns.
+Writes the table to ``--output``/sweep.md and the reports to sweep.json.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import time
 from pathlib import Path
 
 DEFAULT_GRID = [
-    "1.0,50,1.0,any-stop",
+    "1.0,50,1.0,any-stop,no-redraw",
+    "1.0,50,1.0,target,no-redraw",
     "1.0,50,1.0,target",
     "0.9,50,1.0,target",
     "0.8,50,1.0,target",
@@ -38,7 +40,7 @@ def main() -> int:
     parser.add_argument("--num-samples", type=int, default=192, help="samples per setting (default 192)")
     parser.add_argument(
         "--setting", action="append", default=None, metavar="T,K,P,END",
-        help="temperature,top_k,top_p,block_end (repeat; default: a grid of 7)",
+        help="temperature,top_k,top_p,block_end[,no-redraw] (repeat; default: a grid of 7)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     parser.add_argument(
@@ -55,7 +57,8 @@ def main() -> int:
     gold = load_labelled(args.gold, first_n=args.first_n)
     sets, flags, seconds = {}, {}, {}
     for setting in args.setting or DEFAULT_GRID:
-        temperature, top_k, top_p, block_end = setting.split(",")
+        temperature, top_k, top_p, block_end, *rest = setting.split(",")
+        redraw = rest != ["no-redraw"]
         decoding = DecodingConfig(
             temperature=float(temperature),
             top_k=int(top_k),
@@ -63,6 +66,8 @@ def main() -> int:
             block_end=block_end,
             batch_size=64,
             end_at_sentence_end=args.end_at_sentence_end,
+            redraw_unended=redraw,
+            redraw_repetition=redraw,
         )
         folder = args.output / setting.replace(",", "_")
         started = time.perf_counter()
@@ -76,7 +81,7 @@ def main() -> int:
         f"Sampling sweep: {args.model}, {args.num_samples} samples per setting, seed {args.seed}, gold: "
         f"{len(gold)} sentences of {args.gold.name}.",
         "",
-        "| temperature, top-k, top-p, block end | complete | under 5 tokens | repetition | forced + cut blocks "
+        "| temperature, top-k, top-p, block end, redraw | complete | under 5 tokens | repetition | forced + cut blocks "
         "| mean tokens | distinct-3 ratio | ROUGE-L mean / max | seconds |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_ecg.corpus import read_conll
-from hf_ecg.words import WordSplitter, sentence_endings, split_word, word_exceptions
+from hf_ecg.words import WordSplitter, has_repetition, repeats_at_end, sentence_endings, split_word, word_exceptions
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -65,3 +65,10 @@ def test_sentence_endings_are_the_punctuation_that_ends_gold_sentences():
     gold = [["a", "b", "."]] * 97 + [["a", "?"]] * 2 + [["no", "end"]]
     assert sentence_endings(gold) == [".", "?"]  # "end" is a word, not an ending
     assert sentence_endings([["lol"], ["hi", "there"]]) == [".", "!", "?"]  # none: the usual ones
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "."]), max_size=14))
+def test_repeats_at_end_is_has_repetition_for_the_newest_token(tokens):
+    """Checking each new token with repeats_at_end finds a loop exactly when has_repetition does."""
+    found_step_by_step = any(repeats_at_end(tokens[:end]) for end in range(1, len(tokens) + 1))
+    assert found_step_by_step == has_repetition(tokens)

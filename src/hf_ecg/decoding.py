@@ -15,9 +15,10 @@ Two procedures:
   from its prompt (up to ``max_attempts`` tries, as the paper regenerates a block), and only then
   gets its tag forced (counted in ``forced_tags``). A block the model did end is drawn again too when
   it closes the sentence without a sentence ending (``redraw_unended``) or loops
-  (``redraw_repetition``): rejection sampling, so the model is never pushed to write on. Under ``block_end="any-stop"`` the model may also end a
-  block with another tag or ``<ENDTEXT>``, which is replaced by the target and counted in
-  ``cut_blocks``: such a block ends where the model wanted to write something else.
+  (``redraw_repetition``, checked as each word is written): rejection sampling, so the model is never
+  pushed to write on. Under ``block_end="any-stop"`` the model may also end a block with another tag
+  or ``<ENDTEXT>``, which is replaced by the target and counted in ``cut_blocks``: such a block ends
+  where the model wanted to write something else.
 
   Rows live in the slots of one KV cache, right-aligned; a row that finishes a block leaves its
   slot, its next prompt is encoded in a batched prefill with other waiting rows, and the slot is
@@ -42,7 +43,7 @@ from transformers.cache_utils import DynamicLayer
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .config import ECGConfig
-from .words import DEFAULT_SENTENCE_ENDINGS, WordSplitter, has_repetition
+from .words import DEFAULT_SENTENCE_ENDINGS, WordSplitter, has_repetition, repeats_at_end
 
 __all__ = ["DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig", "TemplateLMDecoder", "make_decoder"]
 
@@ -159,6 +160,7 @@ class DecodedTemplate:
     template: Template
     forced_tags: int = 0  # blocks that reached max_block_tokens and got their tag forced
     num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
+    discarded_tokens: int = 0  # tokens of the blocks drawn again (their cost: the model sampled them too)
     attempts: int = 0  # block generations, retries included
     cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
     complete: bool = False  # ends like the training sentences end (its last token is one of their endings)
@@ -178,8 +180,10 @@ class _Row:
     forced: int = 0
     cut: int = 0
     emitted: int = 0
+    discarded: int = 0  # tokens of blocks drawn again
     attempts: int = 1  # tries of the current block
     retries: int = 0  # blocks drawn again so far
+    checked_words: int = 0  # complete words of the current block checked for a loop
     cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
     prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
     prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
@@ -384,11 +388,20 @@ class ChainedDecoder:
         return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
 
     def _result(
-        self, entities: tuple[str, ...], words: list[str], *, forced: int, emitted: int, cut: int = 0, attempts: int = 0
+        self,
+        entities: tuple[str, ...],
+        words: list[str],
+        *,
+        forced: int,
+        emitted: int,
+        cut: int = 0,
+        attempts: int = 0,
+        discarded: int = 0,
     ) -> DecodedTemplate:
         return DecodedTemplate(
             entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
-            attempts=attempts, cut_blocks=cut, complete=bool(words) and words[-1] in self._endings,
+            discarded_tokens=discarded, attempts=attempts, cut_blocks=cut,
+            complete=bool(words) and words[-1] in self._endings,
         )  # fmt: skip
 
     # ------------------------------------------------------------------ sampling
@@ -468,7 +481,8 @@ class ChainedDecoder:
             forced = len(row.block_ids) + 1 >= self.config.max_block_tokens  # its tag was forced: keep it
             if not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, last=last):
                 row.emitted -= len(row.block_ids)  # drawn again from the same prompt (its prefix is kept)
-                row.block_ids, row.attempts = [], row.attempts + 1
+                row.discarded += len(row.block_ids) + 1
+                row.block_ids, row.attempts, row.checked_words = [], row.attempts + 1, 0
                 waiting.append(row)
                 return
             row.words.extend(words)
@@ -478,12 +492,12 @@ class ChainedDecoder:
             if row.block < len(row.targets) - 1:
                 row.words.append(self.ecg_config.tag_tokens[sequences[row.index][row.block]])
                 row.block += 1
-                row.block_ids = []
+                row.block_ids, row.checked_words = [], 0
                 waiting.append(row)
                 return
             results[row.index] = self._result(
                 sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut,
-                attempts=len(row.targets) + row.retries,
+                attempts=len(row.targets) + row.retries, discarded=row.discarded,
             )  # fmt: skip
             in_flight -= 1
             remaining -= 1
@@ -525,11 +539,13 @@ class ChainedDecoder:
                 slots[slot] = None
                 self._keep_prefix(row, cache, slot, row.length, None)
                 finish_block(row)
-            for slot in retried:  # the block reached its limit: draw it again from its prompt
+            for slot in retried:  # the block reached its limit or looped: draw it again from its prompt
                 row = slots[slot]
                 slots[slot] = None
+                self._keep_prefix(row, cache, slot, row.length, None)
                 row.emitted -= len(row.block_ids)
-                row.block_ids, row.prefix_kv, row.attempts = [], None, row.attempts + 1
+                row.discarded += len(row.block_ids)
+                row.block_ids, row.attempts, row.checked_words = [], row.attempts + 1, 0
                 waiting.append(row)
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
@@ -705,9 +721,21 @@ class ChainedDecoder:
         return finished, retried
 
     def _retries_block(self, row: _Row) -> bool:
-        """Whether a block at its token limit is drawn again rather than given its tag by force: while it has
-        tries left (``max_attempts``), as the paper regenerates a block, and only when sampling."""
-        return len(row.block_ids) + 1 >= self.config.max_block_tokens and self._tries_left(row.attempts)
+        """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
+        when sampling: it reached its token limit (rather than getting its tag by force, as the paper
+        regenerates a block), or it has just looped (``redraw_repetition``; the check the block would fail
+        when it ends, made as soon as the loop is written, so a loop does not run on to the limit)."""
+        if not self._tries_left(row.attempts):
+            return False
+        if len(row.block_ids) + 1 >= self.config.max_block_tokens:
+            return True
+        if not self.config.redraw_repetition:
+            return False
+        complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
+        if len(complete) <= row.checked_words:
+            return False
+        row.checked_words = len(complete)
+        return repeats_at_end(row.words[-_REPETITION_SPAN:] + complete)
 
     def _tries_left(self, attempts: int) -> bool:
         """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
@@ -727,9 +755,8 @@ class ChainedDecoder:
     @staticmethod
     def _keep_prefix(row: _Row, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
         """Copy out the keys/values of the row's ``<|context|> context`` (the first of its ``length`` live
-        columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them."""
-        if row.block >= len(row.targets) - 1:
-            return  # the last block: no next prompt
+        columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them, and
+        so does the same prompt when the block is drawn again."""
         size = len(row.prefix_ids)
         row.prefix_kv = [
             (_live(layer.keys, j, length, columns)[:, :size].clone(),
@@ -779,7 +806,7 @@ class ChainedDecoder:
         results = []
         for sequence in sequences:
             words: list[str] = []
-            forced = attempts = emitted = 0
+            forced = attempts = emitted = discarded = 0
             targets = self._targets(sequence)
             for block, target in enumerate(targets):
                 prompt = torch.tensor([self._prompt_ids(words, target)], device=self.device)
@@ -795,15 +822,19 @@ class ChainedDecoder:
                         rejected = self._rejects_block(words, self._block_words(new[:-1]), last=last)
                         if not (rejected and self._tries_left(attempt)):
                             break
+                    discarded += len(new)
                 else:  # the paper loops until the tag appears; we stop and force it
                     forced += 1
                     kept = [t for t in new if t not in self._stop_ids][: self.config.max_block_tokens - 1]
+                    discarded -= len(kept)
                     new = [*kept, target]
                 emitted += len(new)
                 words.extend(self._block_words(new[:-1]))
                 if block < len(sequence):
                     words.append(self.ecg_config.tag_tokens[sequence[block]])
-            results.append(self._result(sequence, words, forced=forced, emitted=emitted, attempts=attempts))
+            results.append(
+                self._result(sequence, words, forced=forced, emitted=emitted, attempts=attempts, discarded=discarded)
+            )
             if progress is not None:
                 progress(1)
         return results

@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_SENTENCE_ENDINGS",
     "WordSplitter",
     "has_repetition",
+    "repeats_at_end",
     "sentence_endings",
     "split_word",
     "word_exceptions",
@@ -93,5 +94,16 @@ def has_repetition(tokens: Sequence[str], *, max_n: int = 4, times: int = 3) -> 
         for start in range(len(tokens) - n * times + 1):
             gram = tokens[start : start + n]
             if all(tokens[start + k * n : start + (k + 1) * n] == gram for k in range(1, times)):
+                return True
+    return False
+
+
+def repeats_at_end(tokens: Sequence[str], *, max_n: int = 4, times: int = 3) -> bool:
+    """Whether ``tokens`` end with an n-gram (``n <= max_n``) repeated ``times`` times in a row: the test
+    :func:`has_repetition` makes, for the newest token only (cheap enough for every decoding step)."""
+    for n in range(1, max_n + 1):
+        if len(tokens) >= n * times:
+            gram = list(tokens[len(tokens) - n :])
+            if all(list(tokens[len(tokens) - n * (k + 1) : len(tokens) - n * k]) == gram for k in range(1, times)):
                 return True
     return False
