@@ -57,7 +57,11 @@ def main() -> int:
         print(err, file=sys.stderr)
         return 1
     print(f"[2/2] generating {args.num_samples} labelled sentences", flush=True)
-    code = hf_ecg(["generate", "--model", str(model_dir), "-n", str(args.num_samples), "-o", str(data_dir)])
+    # A short demo run: three tries per block, as the Space, so a barely trained model does not spend
+    # minutes drawing its last sentences again.
+    code = hf_ecg(
+        ["generate", "--model", str(model_dir), "-n", str(args.num_samples), "-o", str(data_dir), "--max-attempts", "3"]
+    )
     if code:
         return code
 

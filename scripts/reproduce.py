@@ -131,7 +131,7 @@ def generate(model: Path, output: Path, num_samples: int, seed: int, batch_size:
     from hf_ecg.decoding import DecodingConfig
     from hf_ecg.generate import generate_dataset
 
-    log(f"generating {num_samples} samples with {model.name}")
+    log(f"{num_samples} samples with {model.name} in {output} (shards already written are kept)")
     decoding = DecodingConfig(batch_size=batch_size)
     return generate_dataset(model, output, num_samples, seed=seed, decoding=decoding, samples_per_shard=256)
 
@@ -334,6 +334,11 @@ def main() -> int:
     return 0
 
 
+#: The decoding settings a table states.
+DECODING_SHOWN = ("block_end", "temperature", "top_k", "top_p", "max_block_tokens", "max_attempts", "redraw_unended",
+                  "redraw_repetition")  # fmt: skip
+
+
 def write_tables(
     output: Path, args: argparse.Namespace, config: NERConfig, quality: dict, results: dict, scales: list[int],
     num_test: int, stages: dict[str, float], synthetic_dirs: dict[str, Path],
@@ -345,7 +350,7 @@ def write_tables(
         "",
         f"Generators: SmolLM2-135M + LoRA, {args.generator_epochs:g} epochs at lr {args.generator_learning_rate:g} "
         f"(the epoch with the lowest held-out answer loss kept; {trainings(synthetic_dirs)}). Decoding: "
-        + ", ".join(f"{k}={decoding[k]}" for k in ("block_end", "temperature", "top_k", "top_p", "max_block_tokens"))
+        + ", ".join(f"{k}={decoding.get(k)}" for k in DECODING_SHOWN)
         + f". NER: {config.model}, "
         f"batch {config.batch_size}, lr {config.learning_rate:g}, {config.epochs:g} epochs"
         + (f" capped at {config.max_steps} updates" if config.max_steps > 0 else "")

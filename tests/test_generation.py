@@ -450,10 +450,13 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
     out = tmp_path / "gen"
     code = main(["generate", "--model", str(model_dir), "-n", "5", "-o", str(out), "--entities", "Chemical,Disease",
                  "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5",
-                 "--batch-size", "2", "--block-end", "target"])  # fmt: skip
+                 "--batch-size", "2", "--block-end", "target", "--max-attempts", "2",
+                 "--no-redraw-unended"])  # fmt: skip
     assert code == 0
     assert f"wrote 5 samples to {out}/data/" in capsys.readouterr().out
-    assert json.loads((out / "ecg_generation.json").read_text())["decoding"]["block_end"] == "target"
+    decoding = json.loads((out / "ecg_generation.json").read_text())["decoding"]
+    assert decoding["block_end"] == "target" and decoding["max_attempts"] == 2
+    assert decoding["redraw_unended"] is False and decoding["redraw_repetition"] is True
     ds = load(out).sort("id")
     assert ds["entities"] == [["Chemical", "Disease"], [], ["Chemical", "Disease"], [], ["Chemical", "Disease"]]
     assert "zz-chem" in ds[0]["tokens"] and "zz-dis" in ds[0]["tokens"]

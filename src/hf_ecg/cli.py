@@ -179,14 +179,19 @@ def _build_parser() -> argparse.ArgumentParser:
         "then writes on instead of stopping mid-phrase",
     )  # fmt: skip
     generate.add_argument(
+        "--max-attempts", type=int, default=10,
+        help="tries per block: a block at --max-block-tokens, or one the redraw rules reject, is drawn again while "
+        "tries are left (default 10)",
+    )  # fmt: skip
+    generate.add_argument(
         "--no-redraw-unended", dest="redraw_unended", action="store_false",
         help="keep a sentence the generator ends without a sentence ending (by default its last block is drawn "
-        "again, up to 10 tries, when it does not end like the training sentences)",
+        "again, up to --max-attempts tries, when it does not end like the training sentences)",
     )  # fmt: skip
     generate.add_argument(
         "--no-redraw-repetition", dest="redraw_repetition", action="store_false",
-        help="keep blocks that repeat an n-gram 3 times in a row (by default such a block is drawn again, up to 10 "
-        "tries)",
+        help="keep blocks that repeat an n-gram 3 times in a row (by default such a block is drawn again, up to "
+        "--max-attempts tries)",
     )  # fmt: skip
     generate.add_argument(
         "--mode", choices=("batched", "sequential"), default="batched",
@@ -477,8 +482,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     decoding = DecodingConfig(
         mode=args.mode, batch_size=args.batch_size, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, max_block_tokens=args.max_block_tokens, block_end=args.block_end,
-        end_at_sentence_end=args.end_at_sentence_end, redraw_unended=args.redraw_unended,
-        redraw_repetition=args.redraw_repetition,
+        end_at_sentence_end=args.end_at_sentence_end, max_attempts=args.max_attempts,
+        redraw_unended=args.redraw_unended, redraw_repetition=args.redraw_repetition,
     )  # fmt: skip
     output = generate_dataset(
         args.model, args.output, args.num_samples, sampler=args.sampler, entities=entities, mentions=mentions,

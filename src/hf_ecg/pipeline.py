@@ -64,8 +64,9 @@ class EntityControlledGenerationPipeline(Pipeline):
     Call options (also accepted when the pipeline is built): ``num_return_sequences`` (samples per
     input, default 1), ``seed``, ``mentions`` (``"random"`` (default), ``"weighted"``, a ``{type:
     [mentions]}`` dict or a JSON path), and the :class:`~hf_ecg.decoding.DecodingConfig` fields
-    (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``max_block_tokens``, ``max_entities``,
-    ``mode``, ``max_attempts``); ``batch_size`` sets the decoder's batch.
+    (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
+    ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
+    ``end_at_sentence_end``); ``batch_size`` sets the decoder's batch.
     """
 
     _load_tokenizer = True
