@@ -43,7 +43,14 @@ from transformers.cache_utils import DynamicLayer
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .config import ECGConfig
-from .words import DEFAULT_SENTENCE_ENDINGS, WordSplitter, has_repetition, repeats_at_end
+from .words import (
+    DEFAULT_SENTENCE_ENDINGS,
+    REPETITION_MAX_N,
+    REPETITION_TIMES,
+    WordSplitter,
+    has_repetition,
+    repeats_at_end,
+)
 
 __all__ = ["DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig", "TemplateLMDecoder", "make_decoder"]
 
@@ -192,9 +199,16 @@ class _Row:
     def target(self) -> int:
         return self.targets[self.block]
 
+    def redraw(self, *, tag_sampled: bool) -> None:
+        """Drop the current block, to draw it again from the same prompt (its prefix, if kept, still fits):
+        its tokens, and its tag when the model wrote one, count as discarded."""
+        self.emitted -= len(self.block_ids)
+        self.discarded += len(self.block_ids) + tag_sampled
+        self.block_ids, self.attempts, self.checked_words = [], self.attempts + 1, 0
 
-#: Words before a block that a repetition through it can reach (an n-gram of up to 4 words, 3 times).
-_REPETITION_SPAN = 11
+
+#: Words before a block that a repetition through it can reach.
+_REPETITION_SPAN = REPETITION_MAX_N * REPETITION_TIMES - 1
 
 #: A forward pass costs about this many padded prompt tokens of fixed overhead (CPU measurement).
 _PASS_OVERHEAD_TOKENS = 32
@@ -417,9 +431,7 @@ class ChainedDecoder:
         stops = self._stops.to(scores.device)
         stop_scores = scores[:, stops]
         scores[:, self._banned.to(scores.device)] = -float("inf")
-        full = torch.tensor(
-            [len(row.block_ids) + 1 >= self.config.max_block_tokens for row in rows], device=scores.device
-        )
+        full = torch.tensor([self._full(row) for row in rows], device=scores.device)
         if full.any():
             scores[full] = -float("inf")
         # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
@@ -478,11 +490,9 @@ class ChainedDecoder:
             nonlocal in_flight, remaining
             words = self._block_words(row.block_ids)
             last = row.block == len(row.targets) - 1
-            forced = len(row.block_ids) + 1 >= self.config.max_block_tokens  # its tag was forced: keep it
+            forced = self._full(row)  # its tag was forced: keep it
             if not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, last=last):
-                row.emitted -= len(row.block_ids)  # drawn again from the same prompt (its prefix is kept)
-                row.discarded += len(row.block_ids) + 1
-                row.block_ids, row.attempts, row.checked_words = [], row.attempts + 1, 0
+                row.redraw(tag_sampled=True)
                 waiting.append(row)
                 return
             row.words.extend(words)
@@ -543,9 +553,7 @@ class ChainedDecoder:
                 row = slots[slot]
                 slots[slot] = None
                 self._keep_prefix(row, cache, slot, row.length, None)
-                row.emitted -= len(row.block_ids)
-                row.discarded += len(row.block_ids)
-                row.block_ids, row.attempts, row.checked_words = [], row.attempts + 1, 0
+                row.redraw(tag_sampled=False)
                 waiting.append(row)
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
@@ -727,7 +735,7 @@ class ChainedDecoder:
         when it ends, made as soon as the loop is written, so a loop does not run on to the limit)."""
         if not self._tries_left(row.attempts):
             return False
-        if len(row.block_ids) + 1 >= self.config.max_block_tokens:
+        if self._full(row):
             return True
         if not self.config.redraw_repetition:
             return False
@@ -736,6 +744,10 @@ class ChainedDecoder:
             return False
         row.checked_words = len(complete)
         return repeats_at_end(row.words[-_REPETITION_SPAN:] + complete)
+
+    def _full(self, row: _Row) -> bool:
+        """Whether the row's block has room for its tag only (``max_block_tokens``): the tag is then forced."""
+        return len(row.block_ids) + 1 >= self.config.max_block_tokens
 
     def _tries_left(self, attempts: int) -> bool:
         """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""

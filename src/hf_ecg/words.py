@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "DEFAULT_SENTENCE_ENDINGS",
+    "REPETITION_MAX_N",
+    "REPETITION_TIMES",
     "WordSplitter",
     "has_repetition",
     "repeats_at_end",
@@ -87,23 +89,28 @@ class WordSplitter:
         return parts
 
 
-def has_repetition(tokens: Sequence[str], *, max_n: int = 4, times: int = 3) -> bool:
+#: A loop: an n-gram of at most this many tokens ...
+REPETITION_MAX_N = 4
+#: ... repeated this many times in a row.
+REPETITION_TIMES = 3
+
+
+def has_repetition(tokens: Sequence[str], *, max_n: int = REPETITION_MAX_N, times: int = REPETITION_TIMES) -> bool:
     """Whether some n-gram (``n <= max_n``) occurs ``times`` or more times in a row (``36-I 36-I 36-I``,
     ``of the of the of the``): the loop a language model falls into, which gold text does not have."""
-    for n in range(1, max_n + 1):
-        for start in range(len(tokens) - n * times + 1):
-            gram = tokens[start : start + n]
-            if all(tokens[start + k * n : start + (k + 1) * n] == gram for k in range(1, times)):
-                return True
-    return False
+    return any(_repeats_ending_at(tokens, end, max_n, times) for end in range(len(tokens) + 1))
 
 
-def repeats_at_end(tokens: Sequence[str], *, max_n: int = 4, times: int = 3) -> bool:
+def repeats_at_end(tokens: Sequence[str], *, max_n: int = REPETITION_MAX_N, times: int = REPETITION_TIMES) -> bool:
     """Whether ``tokens`` end with an n-gram (``n <= max_n``) repeated ``times`` times in a row: the test
     :func:`has_repetition` makes, for the newest token only (cheap enough for every decoding step)."""
-    for n in range(1, max_n + 1):
-        if len(tokens) >= n * times:
-            gram = list(tokens[len(tokens) - n :])
-            if all(list(tokens[len(tokens) - n * (k + 1) : len(tokens) - n * k]) == gram for k in range(1, times)):
-                return True
+    return _repeats_ending_at(tokens, len(tokens), max_n, times)
+
+
+def _repeats_ending_at(tokens: Sequence[str], end: int, max_n: int, times: int) -> bool:
+    """Whether ``tokens[:end]`` ends with an n-gram (``n <= max_n``) repeated ``times`` times in a row."""
+    for n in range(1, min(max_n, end // times) + 1):
+        gram = list(tokens[end - n : end])
+        if all(list(tokens[end - n * (k + 1) : end - n * k]) == gram for k in range(1, times)):
+            return True
     return False
