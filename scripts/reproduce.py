@@ -150,8 +150,8 @@ def trainings(synthetic_dirs: dict[str, Path]) -> str:
     return "; ".join(parts) or "training times not recorded"
 
 
-def pct(share: float) -> str:
-    return f"{100 * share:.1f}%"
+def pct(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.1f}%"  # None: measured before the measure existed
 
 
 def mean_std(values: list[float]) -> tuple[float, float]:
@@ -336,7 +336,7 @@ def main() -> int:
 
 #: The decoding settings a table states.
 DECODING_SHOWN = ("block_end", "temperature", "top_k", "top_p", "max_block_tokens", "max_attempts", "redraw_unended",
-                  "redraw_repetition")  # fmt: skip
+                  "redraw_repetition", "redraw_run_on")  # fmt: skip
 
 
 def write_tables(
@@ -382,11 +382,11 @@ def write_tables(
         "",
         "## Sentence health",
         "",
-        "| data | samples | complete (ends like gold) | under 5 tokens | n-gram 3× in a row | mean tokens "
-        "| length KS to gold | blocks forced / cut |",
-        "|---|---|---|---|---|---|---|---|",
+        "| data | samples | complete (ends like gold) | under 5 tokens | n-gram 3× in a row | second sentence "
+        "| mean tokens | length KS to gold | blocks forced / cut |",
+        "|---|---|---|---|---|---|---|---|---|",
         f"| gold | {n} | {pct(first['complete_gold'])} | {pct(first['short_gold'])} | {pct(first['repetition_gold'])} "
-        f"| {first['length_mean_gold']:.1f} | 0.000 | - |",
+        f"| {pct(first.get('second_sentence_gold'))} | {first['length_mean_gold']:.1f} | 0.000 | - |",
     ]
     labels = {**METHODS, "qalm-all": f"{METHODS['qalm']}, all {max(scales) * n}"}
     for method in ("mr", "lm", "qalm", "qalm-all"):
@@ -395,7 +395,8 @@ def write_tables(
                   f"({pct(q['blocks_forced_or_cut_share'])})" if "blocks" in q else "-")  # fmt: skip
         lines.append(
             f"| {labels[method]} | {q['num_generated']} | {pct(q['complete_generated'])} | {pct(q['short_generated'])} "
-            f"| {pct(q['repetition_generated'])} | {q['length_mean_generated']:.1f} | {q['length_ks']:.3f} | {blocks} |"
+            f"| {pct(q['repetition_generated'])} | {pct(q.get('second_sentence_generated'))} "
+            f"| {q['length_mean_generated']:.1f} | {q['length_ks']:.3f} | {blocks} |"
         )
     lines += [
         "",

@@ -68,6 +68,7 @@ def main() -> int:
             end_at_sentence_end=args.end_at_sentence_end,
             redraw_unended=redraw,
             redraw_repetition=redraw,
+            redraw_run_on=redraw,
         )
         folder = args.output / setting.replace(",", "_")
         started = time.perf_counter()

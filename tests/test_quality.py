@@ -53,6 +53,17 @@ def test_surface_health_on_a_fragment_a_repetition_and_a_complete_sentence():
     assert health["repetition"] == 2 / 4
     assert health["length_mean"] == (2 + 14 + 12 + 10) / 4
     assert surface_health([COMPLETE], ["!"])["complete"] == 0.0  # complete means: ends like gold ends
+    assert health["second_sentence"] == 0.0
+
+
+def test_a_second_sentence_is_counted_where_complete_does_not_see_it():
+    two = "Cells died . The rest grew .".split()
+    tacked = "Cells died . p53 .".split()
+    decimal = "P = 0 . 05 ( i . p . ) .".split()  # BC5CDR's way of writing numbers: counted, gold shows it too
+    health = surface_health([two, tacked, decimal, COMPLETE], ["."], tags=[[], ["O"] * 3 + ["B-Protein", "O"], [], []])
+    assert health["complete"] == 1.0
+    assert health["second_sentence"] == 3 / 4
+    assert surface_health([tacked], ["."])["second_sentence"] == 0.0  # without tags, lower-case p53 opens nothing
 
 
 def test_length_distance_and_block_counts_by_hand():
@@ -131,7 +142,7 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     assert report["perplexity_ratio"] == pytest.approx(report["perplexity_generated"] / report["perplexity_gold"])
     assert 0 <= report["rouge_l_mean"] <= report["rouge_l_max"] <= 1
     assert 0 <= report["entity_type_tvd"] <= 1 and 0 <= report["template_copy_rate"] <= 1
-    for measure in ("complete", "short", "repetition"):
+    for measure in ("complete", "short", "repetition", "second_sentence"):
         assert 0 <= report[f"{measure}_generated"] <= 1 and 0 <= report[f"{measure}_gold"] <= 1
     assert report["complete_gold"] == 1.0 and 0 <= report["length_ks"] <= 1
     flags = datasets.load_dataset(str(generated), split="train")

@@ -256,7 +256,9 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
         len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30
     )  # every block once: 20 sentences, 30 entities
     assert 2 <= len(trainer.eval_dataset) <= 6  # the blocks of 2 held-out sentences
-    assert ECGConfig.load(tmp_path / "m").sentence_endings == ["."]
+    saved = ECGConfig.load(tmp_path / "m")
+    assert saved.sentence_endings == ["."]
+    assert saved.sentence_breaks == {"capital": 0.0, "digit": 0.0, "entity": 0.0}  # one sentence each
 
 
 def test_hold_out_moves_whole_sentences():

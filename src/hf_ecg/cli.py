@@ -194,6 +194,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--max-attempts tries)",
     )  # fmt: skip
     generate.add_argument(
+        "--no-redraw-run-on", dest="redraw_run_on", action="store_false",
+        help="keep blocks that end a sentence and begin another ('cells . The', 'cells . IM-9'; by default such a "
+        "block is drawn again, up to --max-attempts tries, for models whose training sentences almost never hold "
+        "two)",
+    )  # fmt: skip
+    generate.add_argument(
         "--mode", choices=("batched", "sequential"), default="batched",
         help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
     )  # fmt: skip
@@ -270,8 +276,8 @@ def _build_parser() -> argparse.ArgumentParser:
             "ROUGE-L of each generated sentence to its nearest gold sentence (mean, max), the share of generated "
             "templates copied verbatim from gold, the total variation distance between the entity-type "
             "distributions, and surface health beside gold: shares of complete sentences (ending like gold's), of "
-            "sentences under 5 tokens and with degenerate repetition, mean length and the KS distance of the length "
-            "distributions, and the blocks that were forced or cut. Prints JSON."
+            "sentences under 5 tokens, with degenerate repetition and holding a second sentence, mean length and "
+            "the KS distance of the length distributions, and the blocks that were forced or cut. Prints JSON."
         ),
     )
     quality.add_argument("--generated", required=True, metavar="DIR", help="dataset folder written by hf-ecg generate")
@@ -484,6 +490,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         top_p=args.top_p, max_block_tokens=args.max_block_tokens, block_end=args.block_end,
         end_at_sentence_end=args.end_at_sentence_end, max_attempts=args.max_attempts,
         redraw_unended=args.redraw_unended, redraw_repetition=args.redraw_repetition,
+        redraw_run_on=args.redraw_run_on,
     )  # fmt: skip
     output = generate_dataset(
         args.model, args.output, args.num_samples, sampler=args.sampler, entities=entities, mentions=mentions,

@@ -40,6 +40,9 @@ class ECGConfig:
     # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.words):
     word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
     sentence_endings: list[str] = field(default_factory=list)  # the tokens its sentences end with (empty: . ! ?)
+    # Per kind of opening word, the share of its sentences that hold a second one (words.sentence_break_shares);
+    # None: not recorded (models trained before it was).
+    sentence_breaks: dict[str, float] | None = None
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:

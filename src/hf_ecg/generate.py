@@ -220,7 +220,7 @@ def _write_shard(
 
 
 #: Decoding options that changed the default output when they were added (older folders ran without them).
-_ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition")
+_ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on")
 
 
 def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> None:

@@ -66,7 +66,7 @@ class EntityControlledGenerationPipeline(Pipeline):
     [mentions]}`` dict or a JSON path), and the :class:`~hf_ecg.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
-    ``end_at_sentence_end``); ``batch_size`` sets the decoder's batch.
+    ``redraw_run_on``, ``end_at_sentence_end``); ``batch_size`` sets the decoder's batch.
     """
 
     _load_tokenizer = True

@@ -330,7 +330,7 @@ def train_ecg_model(
     from .mentions import MentionBank
     from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
     from .stats import CorpusStatistics
-    from .words import sentence_endings, word_exceptions
+    from .words import sentence_break_shares, sentence_endings, word_exceptions
 
     data_files = {"train": str(data)}
     if validation is not None:
@@ -347,6 +347,7 @@ def train_ecg_model(
     if "validation" in blocks:
         _evaluate_and_keep_best(args)
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
+    endings = sentence_endings(s.tokens for s in corpus)
 
     # The seed must be set before the model is built: LoRA draws its A matrices when it is added,
     # before the Trainer (which seeds only at its own start) exists.
@@ -369,7 +370,8 @@ def train_ecg_model(
         lora=args.lora,
         layout=args.layout,
         word_exceptions=word_exceptions(s.tokens for s in corpus),
-        sentence_endings=sentence_endings(s.tokens for s in corpus),
+        sentence_endings=endings,
+        sentence_breaks=sentence_break_shares(((s.tokens, {span.start for span in s.spans}) for s in corpus), endings),
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )

@@ -11,15 +11,19 @@ whole, so on the training corpus the split is the identity.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 __all__ = [
+    "BREAK_KINDS",
     "DEFAULT_SENTENCE_ENDINGS",
     "REPETITION_MAX_N",
     "REPETITION_TIMES",
     "WordSplitter",
     "has_repetition",
+    "opening_kind",
     "repeats_at_end",
+    "sentence_break_shares",
+    "sentence_breaks",
     "sentence_endings",
     "split_word",
     "word_exceptions",
@@ -59,6 +63,50 @@ def sentence_endings(sentences: Iterable[Sequence[str]], *, min_share: float = 0
     total = sum(last.values())
     endings = sorted(t for t, n in last.items() if n >= min_share * total and not any(c.isalnum() for c in t))
     return endings or list(DEFAULT_SENTENCE_ENDINGS)
+
+
+#: What can open a second sentence right after a sentence ending (:func:`sentence_breaks`).
+BREAK_KINDS = ("capital", "digit", "entity")
+
+
+def opening_kind(token: str, *, entity: bool = False) -> str | None:
+    """The :data:`BREAK_KINDS` kind of a token that follows a sentence ending: ``"entity"`` when it begins
+    one, ``"capital"`` (``The``), ``"digit"`` (``7``), or None (``p`` in ``i . p .``, ``)``)."""
+    if entity:
+        return "entity"
+    first = token[:1]
+    return "capital" if first.isupper() else "digit" if first.isdigit() else None
+
+
+def sentence_breaks(
+    tokens: Sequence[str],
+    endings: Collection[str],
+    entity_starts: Collection[int] = (),
+    kinds: Collection[str] = BREAK_KINDS,
+) -> list[int]:
+    """Where a second sentence begins inside ``tokens``: the positions ``i`` whose token follows a sentence
+    ending (``endings``) and opens a sentence the way ``kinds`` say (:func:`opening_kind`; ``i`` in
+    ``entity_starts`` begins an entity): ``cells . The``, ``cells . IM-9``, ``cells . 4 5 6``."""
+    return [
+        i
+        for i in range(1, len(tokens))
+        if tokens[i - 1] in endings and opening_kind(tokens[i], entity=i in entity_starts) in kinds
+    ]
+
+
+def sentence_break_shares(
+    sentences: Iterable[tuple[Sequence[str], Collection[int]]], endings: Collection[str]
+) -> dict[str, float]:
+    """For each of :data:`BREAK_KINDS`, the share of ``(tokens, entity_starts)`` sentences with a break of that
+    kind inside (:func:`sentence_breaks`). Sentence-split corpora have almost none (JNLPBA: 0.06% capital, 0%
+    digit, 0.2% entity; BC5CDR writes ``P = 0 . 047``: 8.8% digit); tweets many (WNUT-16: 37% capital)."""
+    counts = dict.fromkeys(BREAK_KINDS, 0)
+    total = 0
+    for tokens, starts in sentences:
+        total += 1
+        for kind in {opening_kind(tokens[i], entity=i in starts) for i in sentence_breaks(tokens, endings, starts)}:
+            counts[kind] += 1
+    return {kind: n / total if total else 0.0 for kind, n in counts.items()}
 
 
 class WordSplitter:

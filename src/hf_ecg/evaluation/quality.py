@@ -21,6 +21,9 @@ fragments: a set that was 57% fragments had perplexity 1.54× and distinct-3 0.9
   of the punctuation tokens that end at least 1% of gold sentences, :func:`hf_ecg.words.sentence_endings`);
 - ``short_*``: share under ``min_tokens`` tokens (5);
 - ``repetition_*``: share with degenerate repetition, an n-gram (n ≤ 4) repeated 3 or more times in a row;
+- ``second_sentence_*``: share holding a second sentence, a sentence ending followed by a capital, a
+  number or an entity (``cells . The``, ``cells . 4 5 6``, ``cells . IM-9``; :func:`hf_ecg.words.sentence_breaks`):
+  text a sentence-split gold corpus almost never has, and which ``complete`` does not see;
 - ``length_mean_*`` and ``length_ks``: mean sentence length in tokens, and the Kolmogorov–Smirnov
   distance between the generated and the gold length distributions (0 = the same, 1 = disjoint);
 - ``blocks``, ``blocks_forced``, ``blocks_cut`` and ``blocks_forced_or_cut_share`` (when the rows
@@ -37,7 +40,7 @@ from typing import Any
 
 from ..blocks import tag_token
 from ..tags import tags_to_spans
-from ..words import has_repetition, sentence_endings
+from ..words import has_repetition, sentence_breaks, sentence_endings
 
 __all__ = [
     "block_health",
@@ -75,16 +78,25 @@ def length_ks(lengths: Sequence[int], reference: Sequence[int]) -> float:
 
 
 def surface_health(
-    sentences: Sequence[Sentence], endings: Iterable[str], *, min_tokens: int = MIN_TOKENS
+    sentences: Sequence[Sentence],
+    endings: Iterable[str],
+    *,
+    min_tokens: int = MIN_TOKENS,
+    tags: Sequence[Sequence[str]] | None = None,
 ) -> dict[str, float]:
-    """Shares of ``complete`` (last token in ``endings``), ``short`` (under ``min_tokens``) and
-    ``repetition`` (:func:`has_repetition`) sentences, and their mean ``length_mean`` in tokens."""
+    """Shares of ``complete`` (last token in ``endings``), ``short`` (under ``min_tokens``),
+    ``repetition`` (:func:`has_repetition`) and ``second_sentence`` (:func:`~hf_ecg.words.sentence_breaks`;
+    ``tags``, the sentences' IOB2 tags, mark where entities begin) sentences, and their mean ``length_mean``
+    in tokens."""
     endings = set(endings)
     count = len(sentences) or 1
+    starts = [{i for i, tag in enumerate(row) if tag.startswith("B-")} for row in tags or [()] * len(sentences)]
+    breaks = [bool(sentence_breaks(tokens, endings, at)) for tokens, at in zip(sentences, starts, strict=True)]
     return {
         "complete": sum(bool(tokens) and tokens[-1] in endings for tokens in sentences) / count,
         "short": sum(len(tokens) < min_tokens for tokens in sentences) / count,
         "repetition": sum(has_repetition(list(tokens)) for tokens in sentences) / count,
+        "second_sentence": sum(breaks) / count,
         "length_mean": sum(map(len, sentences)) / count,
     }
 
@@ -265,7 +277,7 @@ def quality_reports(
     ref_templates = templates(reference)
     ref_types = _type_counts(reference)
     endings = sentence_endings(ref_tokens)
-    gold_health = surface_health(ref_tokens, endings)
+    gold_health = surface_health(ref_tokens, endings, tags=[tags for _, tags in reference])
     ref_lengths = [len(t) for t in ref_tokens]
     reports = {}
     for name, rows in generated.items():
@@ -281,7 +293,7 @@ def quality_reports(
         report.update(rouge_l_mean=sum(nearest) / len(nearest), rouge_l_max=max(nearest))
         report["template_copy_rate"] = template_copy_rate(templates(rows), ref_templates)
         report["entity_type_tvd"] = entity_type_tvd(_type_counts(rows), ref_types)
-        for measure, value in surface_health(gen_tokens, endings).items():
+        for measure, value in surface_health(gen_tokens, endings, tags=[tags for _, tags in rows]).items():
             report[f"{measure}_generated"], report[f"{measure}_gold"] = value, gold_health[measure]
         report["length_ks"] = length_ks([len(t) for t in gen_tokens], ref_lengths)
         columns = (flags or {}).get(name)
