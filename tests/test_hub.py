@@ -16,6 +16,7 @@ from huggingface_hub import DatasetCard, ModelCard
 from hf_ecg.cards import ECGDatasetCardData
 from hf_ecg.citation import CITATION
 from hf_ecg.cli import main
+from hf_ecg.config import ECGConfig
 from hf_ecg.generate import bio_labels, generate_dataset
 from hf_ecg.hub import push_dataset
 from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
@@ -78,6 +79,15 @@ def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(gene
     assert f"| complete (ends like a training sentence) | {complete} | {100 * complete / 10:.1f}% |" in card.text
     short = sum(len(tokens) < 5 for tokens in original["tokens"])
     assert f"| short (under 5 tokens) | {short} | {100 * short / 10:.1f}% |" in card.text
+    endings = set(ECGConfig.from_pretrained(json.loads((generated / "ecg_generation.json").read_text())["model"])
+                  .sentence_endings or [".", "!", "?"])  # fmt: skip
+    names = original.features["ner_tags"].feature.names
+    second = sum(
+        any(tokens[i - 1] in endings and (tokens[i][:1].isupper() or tokens[i][:1].isdigit() or names[tags[i]][:2] == "B-")
+            for i in range(1, len(tokens)))
+        for tokens, tags in zip(original["tokens"], original["ner_tags"], strict=True)
+    )  # fmt: skip
+    assert f"then a capitalised word, a number or an entity) | {second} | {100 * second / 10:.1f}% |" in card.text
     assert "real names from the generator's training corpus" in card.text  # default mentions: the bank
 
 
@@ -219,6 +229,7 @@ filled with mentions.
 | complete (ends like a training sentence) | 3 | 75.0% |
 | short (under 5 tokens) | 1 | 25.0% |
 | degenerate repetition (an n-gram 3+ times in a row) | 0 | 0.0% |
+| a second sentence (a sentence ending, then a capitalised word, a number or an entity) | 1 | 25.0% |
 
 **Privacy.** The mentions are real names from the generator's training corpus, and the
 sentences imitate it: this dataset can repeat people, places, drugs or other names from that
@@ -273,7 +284,7 @@ def test_dataset_card_renders_exactly():
         base_model="HuggingFaceTB/SmolLM2-135M-Instruct", corpus_name="bc5cdr", corpus_sentences=45, sampler="gold",
         mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48},
         entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, cut_blocks=1,
-        complete_samples=3, short_samples=1, num_bytes=1234,
+        complete_samples=3, short_samples=1, second_sentence_samples=1, num_bytes=1234,
         quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
     )  # fmt: skip
     assert str(card.to_dataset_card()) == EXPECTED_DATASET_CARD

@@ -206,6 +206,7 @@ class ECGDatasetCardData:
     complete_samples: int | None = None  # None: written before hf_ecg flagged complete sentences
     short_samples: int = 0
     repetitive_samples: int = 0
+    second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
     num_bytes: int = 0
     quality: dict[str, float] | None = None
     versions: dict[str, str] = field(default_factory=_versions)
@@ -217,8 +218,9 @@ class ECGDatasetCardData:
 
         from .config import ECGConfig
         from .evaluation.quality import MIN_TOKENS, has_repetition
-        from .generate import MANIFEST_NAME
+        from .generate import MANIFEST_NAME, bio_labels
         from .modeling import upstream_model_id
+        from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
         data_dir = Path(data_dir)
         manifest_path = data_dir / MANIFEST_NAME
@@ -227,7 +229,7 @@ class ECGDatasetCardData:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         shards = sorted((data_dir / "data").glob("*.parquet"))
         present = set(pq.read_schema(shards[0]).names) if shards else set()
-        columns = ["tokens", "entities", "forced_tags", *sorted({"cut_blocks", "complete"} & present)]
+        columns = ["tokens", "ner_tags", "entities", "forced_tags", *sorted({"cut_blocks", "complete"} & present)]
         table = pq.ParquetDataset(shards).read(columns=columns) if shards else None
         if table is None or table.num_rows != manifest["num_samples"]:
             found = 0 if table is None else table.num_rows
@@ -245,6 +247,12 @@ class ECGDatasetCardData:
             generator_config = None
         statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
         tokens = table.column("tokens").to_pylist()
+        endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)
+        begins = {i for i, name in enumerate(bio_labels(manifest["entity_types"])) if name.startswith("B-")}
+        second_sentences = sum(
+            bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
+            for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
+        )
         values: dict[str, Any] = {
             "entity_types": list(manifest["entity_types"]),
             "num_samples": manifest["num_samples"],
@@ -265,6 +273,7 @@ class ECGDatasetCardData:
             "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in columns else None,
             "short_samples": sum(len(t) < MIN_TOKENS for t in tokens),
             "repetitive_samples": sum(map(has_repetition, tokens)),
+            "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
         }
         return cls(**{**values, **overrides})
