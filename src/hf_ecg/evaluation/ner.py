@@ -18,13 +18,13 @@ import statistics
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..corpus import Corpus
 from ..tags import tags_to_spans
 
-__all__ = ["NERConfig", "entity_scores", "evaluate_ner", "token_macro_f1", "train_and_test"]
+__all__ = ["NERConfig", "Tagger", "entity_scores", "evaluate_ner", "token_macro_f1", "train_and_test", "train_tagger"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,12 +107,67 @@ def _encode(batch: dict[str, list], tokenizer: Any, label_ids: dict[str, int], m
     return encoded
 
 
-def train_and_test(
-    train: Sequence[Corpus], test: Corpus, config: NERConfig, seed: int, *, progress_bar: bool = False
-) -> dict[str, float]:
-    """Train one token classifier on the union of ``train`` and score it on ``test``."""
+class Tagger:
+    """A trained token classifier over words: :func:`train_tagger` makes one, :meth:`predict` labels sentences.
+
+    ``labels`` are the IOB2 label names in the classifier's order. Each word gets the prediction of its
+    first sub-word; words cut off by ``max_length`` count as ``O`` (probability 1).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, labels: Sequence[str], config: NERConfig) -> None:
+        self.model, self.tokenizer, self.labels, self.config = model, tokenizer, list(labels), config
+
+    def predict_proba(self, sentences: Sequence[Sequence[str]]) -> list[Any]:
+        """Per sentence, a ``(words, labels)`` array of label probabilities (softmax of the first sub-word)."""
+        import numpy as np
+        import torch
+
+        encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, truncation=True,
+                                 max_length=self.config.max_length)  # fmt: skip
+        # Predict in order of length so that batches carry little padding; rows are put back after.
+        order = sorted(range(len(sentences)), key=lambda i: len(encoded["input_ids"][i]))
+        outside = self.labels.index("O")
+        device = next(self.model.parameters()).device
+        probabilities: list[Any] = [None] * len(sentences)
+        self.model.eval()
+        for start in range(0, len(order), self.config.eval_batch_size):
+            rows = order[start : start + self.config.eval_batch_size]
+            batch = self.tokenizer.pad(
+                [{"input_ids": encoded["input_ids"][i], "attention_mask": encoded["attention_mask"][i]} for i in rows],
+                return_tensors="pt",
+            ).to(device)
+            with torch.inference_mode():
+                scores = self.model(**batch).logits.float().softmax(-1).cpu().numpy()
+            for row, row_scores in zip(rows, scores, strict=True):
+                words = np.zeros((len(sentences[row]), len(self.labels)))
+                words[:, outside] = 1.0  # words cut off by max_length
+                previous = None
+                for token, word in enumerate(encoded.word_ids(row)):
+                    if word is not None and word != previous:
+                        words[word] = row_scores[token]
+                    previous = word
+                probabilities[row] = words
+        return probabilities
+
+    def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
+        """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""
+        return [[self.labels[i] for i in p.argmax(-1)] for p in self.predict_proba(sentences)]
+
+
+def train_tagger(
+    train: Sequence[Corpus],
+    config: NERConfig,
+    seed: int,
+    *,
+    entity_types: Sequence[str] = (),
+    progress_bar: bool = False,
+) -> Tagger:
+    """Fine-tune a token classifier on the union of ``train`` with ``transformers.Trainer``.
+
+    Its labels are the IOB2 labels of the entity types of ``train`` and ``entity_types`` (the test
+    split's too, so that every test label has an output).
+    """
     import datasets
-    import numpy as np
     import torch
     from transformers import (
         AutoModelForTokenClassification,
@@ -128,19 +183,17 @@ def train_and_test(
     sentences = [s for corpus in train for s in corpus]
     if not sentences:
         raise ValueError("no training sentences")
-    labels = bio_labels({label for corpus in (*train, test) for label in corpus.entity_types})
+    labels = bio_labels({label for corpus in train for label in corpus.entity_types} | set(entity_types))
     label_ids = {label: i for i, label in enumerate(labels)}
     path = resolve_model(config.model)
     tokenizer = AutoTokenizer.from_pretrained(path)
     if not tokenizer.is_fast:
         raise ValueError(f"{config.model} has no fast tokenizer: word alignment needs one")
-
-    def as_dataset(corpus_sentences: Sequence[Any]) -> datasets.Dataset:
-        rows = {"tokens": [list(s.tokens) for s in corpus_sentences], "tags": [s.tags for s in corpus_sentences]}
-        return datasets.Dataset.from_dict(rows).map(
-            _encode, batched=True, remove_columns=["tokens", "tags"],
-            fn_kwargs={"tokenizer": tokenizer, "label_ids": label_ids, "max_length": config.max_length},
-        )  # fmt: skip
+    rows = {"tokens": [list(s.tokens) for s in sentences], "tags": [s.tags for s in sentences]}
+    train_set = datasets.Dataset.from_dict(rows).map(
+        _encode, batched=True, remove_columns=["tokens", "tags"],
+        fn_kwargs={"tokenizer": tokenizer, "label_ids": label_ids, "max_length": config.max_length},
+    )  # fmt: skip
 
     torch.manual_seed(seed)  # the classifier head's initialisation
     model = AutoModelForTokenClassification.from_pretrained(
@@ -159,35 +212,20 @@ def train_and_test(
             train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         )  # fmt: skip
         trainer = Trainer(
-            model=model, args=args, train_dataset=as_dataset(sentences),
+            model=model, args=args, train_dataset=train_set,
             data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
         )  # fmt: skip
         trainer.train()
-        test_set = as_dataset(list(test))
-        # Predict in order of length so that batches carry little padding; rows are put back after.
-        lengths = [len(ids) for ids in test_set["input_ids"]]
-        order = sorted(range(test_set.num_rows), key=lengths.__getitem__)
-        # A fresh Trainer with sequential sampling: under group_by_length, Trainer also reorders predictions.
-        predictor = Trainer(
-            model=trainer.model, args=replace(args, train_sampling_strategy="random"),
-            data_collator=trainer.data_collator, processing_class=tokenizer,
-        )  # fmt: skip
-        logits = predictor.predict(test_set.select(order)).predictions
-    predicted_ids: list[Any] = [None] * len(order)
-    for position, row in enumerate(order):
-        predicted_ids[row] = np.asarray(logits[position]).argmax(-1)
-    gold, predicted = [], []
-    for row, sentence in enumerate(test):
-        tags = ["O"] * len(sentence.tokens)  # words cut off by max_length count as "O"
-        word_ids = tokenizer(list(sentence.tokens), is_split_into_words=True, truncation=True,
-                             max_length=config.max_length).word_ids()  # fmt: skip
-        previous = None
-        for position, word in enumerate(word_ids):
-            if word is not None and word != previous:
-                tags[word] = labels[predicted_ids[row][position]]
-            previous = word
-        gold.append(sentence.tags)
-        predicted.append(tags)  # scored as predicted: a stray I- reads the way seqeval reads it
+    return Tagger(trainer.model, tokenizer, labels, config)
+
+
+def train_and_test(
+    train: Sequence[Corpus], test: Corpus, config: NERConfig, seed: int, *, progress_bar: bool = False
+) -> dict[str, float]:
+    """Train one token classifier on the union of ``train`` and score it on ``test``."""
+    tagger = train_tagger(train, config, seed, entity_types=test.entity_types, progress_bar=progress_bar)
+    gold = [sentence.tags for sentence in test]
+    predicted = tagger.predict([sentence.tokens for sentence in test])  # scored as predicted, as seqeval reads it
     entity = entity_scores(gold, predicted)
     return {
         "seed": seed,
