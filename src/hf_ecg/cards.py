@@ -208,6 +208,7 @@ class ECGDatasetCardData:
     repetitive_samples: int = 0
     second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
     num_bytes: int = 0
+    selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
     quality: dict[str, float] | None = None
     versions: dict[str, str] = field(default_factory=_versions)
 
@@ -275,8 +276,16 @@ class ECGDatasetCardData:
             "repetitive_samples": sum(map(has_repetition, tokens)),
             "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
+            "selection": manifest.get("selection"),
         }
         return cls(**{**values, **overrides})
+
+    @staticmethod
+    def rule_description(rule: str) -> str:
+        """What a selection rule of :mod:`hf_ecg.selection` drops, in a few words."""
+        from .selection import RULE_DESCRIPTIONS
+
+        return RULE_DESCRIPTIONS.get(rule, "")
 
     @property
     def generator_hub_id(self) -> str | None:

@@ -11,6 +11,8 @@ from typing import Any
 
 from . import __version__
 from .corpus import CorpusFormatError
+from .selection import DEFAULT_RULES
+from .selection import RULES as RULE_CHOICES
 
 __all__ = ["main"]
 
@@ -62,6 +64,67 @@ def _add_subset_options(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="keep the first F (0 < F <= 1) of the training sentences, e.g. 0.01 for the paper's 1%% setting",
     )
+
+
+def _add_selection_options(parser: Any, *, target_size: bool = True) -> None:
+    if target_size:
+        parser.add_argument(
+            "--target-size", type=int, default=None, metavar="N", help="keep at most the first N samples that pass"
+        )
+    parser.add_argument(
+        "--near-copy-threshold", type=float, default=0.8, metavar="F",
+        help="near-copy: ROUGE-L to the nearest gold sentence above which a sample is a copy (default 0.8)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--extra-threshold", type=float, default=0.5, metavar="P",
+        help="no-extra: entity probability of an O word at which a sample is dropped (default 0.5)",
+    )  # fmt: skip
+    parser.add_argument("--tagger-model", default="minilm-l6", help="encoder of the gold taggers (default minilm-l6)")
+    parser.add_argument("--tagger-epochs", type=float, default=20.0, help="epochs of each gold tagger (default 20)")
+    parser.add_argument(
+        "--tagger-learning-rate", type=float, default=1e-4, help="learning rate of the gold taggers (default 1e-4)"
+    )
+    parser.add_argument(
+        "--tagger-seeds", default="1", metavar="S1,S2,...", help="one gold tagger per seed, averaged (default 1)"
+    )
+
+
+def _selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
+    from .selection import SelectionConfig
+
+    try:
+        seeds = [int(s) for s in args.tagger_seeds.split(",") if s.strip()]
+    except ValueError:
+        raise CLIError(f"--tagger-seeds takes comma-separated integers, got {args.tagger_seeds!r}") from None
+    values = {
+        "rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
+        "near_copy_threshold": args.near_copy_threshold, "extra_threshold": args.extra_threshold,
+        "tagger_model": args.tagger_model, "tagger_epochs": args.tagger_epochs,
+        "tagger_learning_rate": args.tagger_learning_rate, "tagger_seeds": seeds,
+    }  # fmt: skip
+    return SelectionConfig(**{**values, **overrides})
+
+
+def _report_selection(output: Path) -> None:
+    import json
+
+    from .generate import MANIFEST_NAME
+
+    selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
+    dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
+    print(f"kept {selection['kept']} of {selection['source_samples']} samples (dropped: {dropped})")
+    print(f"wrote {output}/data/ and {output}/ecg_generation.json; load with datasets.load_dataset({str(output)!r})")
+
+
+def _run_filter(args: argparse.Namespace) -> int:
+    from .evaluation import load_labelled
+    from .selection import filter_generated
+
+    path, first_n = _train_source(args.gold)
+    output = filter_generated(args.generated, load_labelled(path, first_n=first_n), args.output,
+                              _selection_config(args), overwrite=args.overwrite)  # fmt: skip
+    _report_selection(Path(output))
+    return 0
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -203,11 +266,59 @@ def _build_parser() -> argparse.ArgumentParser:
         "--mode", choices=("batched", "sequential"), default="batched",
         help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
     )  # fmt: skip
+    selection = generate.add_argument_group(
+        "selection", "over-generate, then keep the samples the selection rules pass (see `hf-ecg filter`)"
+    )
+    selection.add_argument(
+        "--over-generate", type=int, default=1, metavar="K",
+        help="write K × NUM samples to OUTPUT-unfiltered, then keep the first NUM that pass the rules in OUTPUT "
+        "(default 1: no selection unless --filter is given); needs --gold",
+    )  # fmt: skip
+    selection.add_argument(
+        "--filter", dest="rules", action="append", choices=RULE_CHOICES, default=None, metavar="RULE",
+        help="a selection rule (repeat for several, in order; default with --over-generate: "
+        f"{' '.join(DEFAULT_RULES)})",
+    )  # fmt: skip
+    selection.add_argument(
+        "--gold", default=None, metavar="DATA[:N]",
+        help="the gold sentences the generator was trained on, to judge copies and train the selection taggers",
+    )  # fmt: skip
+    _add_selection_options(selection, target_size=False)
     generate.add_argument("--overwrite", action="store_true", help="replace a dataset with other settings in OUTPUT")
     generate.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )
     generate.set_defaults(func=_run_generate)
+
+    filter_ = sub.add_parser(
+        "filter",
+        help="keep the generated samples that read like training data and that gold taggers agree with",
+        description=(
+            "Select from a folder written by `hf-ecg generate` (over-generate, then filter). Rules run in the order "
+            "given; a sample counts under the first rule that drops it. duplicate: the same tokens as a gold or an "
+            "earlier sample. near-copy: ROUGE-L to the nearest gold sentence above --near-copy-threshold. tag-leak: "
+            "a word outside the entities that begins with an entity type's name (Chemical), for types whose names "
+            "gold almost never has there. whole: complete, unforced, uncut, at least 5 tokens, no loop, no second "
+            "sentence. consistent: every generated entity predicted by the gold taggers with its span and type. "
+            "no-extra: no O word the taggers give an entity label with probability >= --extra-threshold. exact: "
+            "the predicted tags equal the generated ones. The taggers are token classifiers trained on --gold, one "
+            "per --tagger-seeds (several: an ensemble). OUTPUT is a generated dataset like any other (load_dataset, "
+            "push-dataset); its ecg_generation.json and card say what each rule dropped."
+        ),
+    )
+    filter_.add_argument("--generated", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
+    filter_.add_argument(
+        "--gold", required=True, metavar="DATA[:N]",
+        help="the gold sentences the generator was trained on ('train.tsv:45' keeps the first 45)",
+    )  # fmt: skip
+    filter_.add_argument("--output", "-o", required=True, metavar="DIR", help="folder for the kept samples")
+    filter_.add_argument(
+        "--rule", dest="rules", action="append", choices=RULE_CHOICES, default=None, metavar="RULE",
+        help=f"a rule, repeat for several, in order ({', '.join(RULE_CHOICES)}; default: {' '.join(DEFAULT_RULES)})",
+    )  # fmt: skip
+    _add_selection_options(filter_)
+    filter_.add_argument("--overwrite", action="store_true", help="replace what OUTPUT holds")
+    filter_.set_defaults(func=_run_filter)
 
     hub_epilog = (
         "The token comes from HF_TOKEN or `hf auth login` and is never printed. With --local-dir nothing is "
@@ -492,16 +603,34 @@ def _run_generate(args: argparse.Namespace) -> int:
         redraw_unended=args.redraw_unended, redraw_repetition=args.redraw_repetition,
         redraw_run_on=args.redraw_run_on,
     )  # fmt: skip
+    if args.over_generate < 1:
+        raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
+    select = args.over_generate > 1 or args.rules is not None
+    if select and args.gold is None:
+        raise CLIError("--over-generate and --filter need --gold, the sentences the generator was trained on")
+    raw = Path(f"{Path(args.output)}-unfiltered") if select else Path(args.output)
     output = generate_dataset(
-        args.model, args.output, args.num_samples, sampler=args.sampler, entities=entities, mentions=mentions,
-        corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard, decoding=decoding,
-        overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
+        args.model, raw, args.num_samples * args.over_generate, sampler=args.sampler, entities=entities,
+        mentions=mentions, corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard,
+        decoding=decoding, overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
     )  # fmt: skip
     from accelerate import PartialState
 
-    if PartialState().is_main_process:
-        print(f"wrote {args.num_samples} samples to {output}/data/ (Parquet shards) and {output}/ecg_generation.json")
+    if not PartialState().is_main_process:
+        return 0
+    written = args.num_samples * args.over_generate
+    print(f"wrote {written} samples to {output}/data/ (Parquet shards) and {output}/ecg_generation.json")
+    if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
+        return 0
+    from .evaluation import load_labelled
+    from .selection import filter_generated
+
+    path, first_n = _train_source(args.gold)
+    config = _selection_config(args, target_size=args.num_samples)
+    selected = filter_generated(raw, load_labelled(path, first_n=first_n), args.output, config,
+                                overwrite=args.overwrite)  # fmt: skip
+    _report_selection(Path(selected))
     return 0
 
 

@@ -1,0 +1,358 @@
+"""Selection: over-generate, then keep the samples that read like training data and that taggers trained
+on the gold data agree with.
+
+A generated dataset folder goes in, a generated dataset folder comes out (:func:`filter_generated`): the
+same schema, shards and manifest, plus a ``selection`` entry in the manifest that says which rules ran,
+with which settings, and how many samples each dropped. Rules run in the order given; a sample is
+counted under the first rule that drops it, and the tagger rules only see what the cheap rules kept.
+
+- ``duplicate``: the same tokens as a gold sentence or as an earlier sample;
+- ``near-copy``: ROUGE-L F1 to the nearest gold sentence above ``near_copy_threshold``;
+- ``tag-leak``: a word outside the entities that begins with an entity type's name (``Chemical``, from
+  the generator's ``<Chemical>`` tag), for the types whose names begin such a word in under 1% of the
+  gold sentences (so JNLPBA's ``protein``, an everyday word there, is never a leak);
+- ``whole``: a whole sentence: it ends like the gold sentences end (the decoder's ``complete`` flag),
+  no block was forced or cut, at least :data:`~hf_ecg.evaluation.quality.MIN_TOKENS` tokens, no
+  degenerate repetition and no second sentence (of the kinds under 1% of gold sentences, as the
+  decoder's ``redraw_run_on`` rule reads them);
+- ``consistent``: every generated entity is predicted by the gold taggers, same span and type;
+- ``no-extra``: no word labelled ``O`` gets an entity label with probability ``extra_threshold`` or
+  more (a mention the generator wrote into the text without a tag);
+- ``exact``: the predicted tags equal the generated tags, word for word.
+
+The taggers are :func:`~hf_ecg.evaluation.ner.train_tagger` models trained on the gold sentences, one
+per seed in ``tagger_seeds``; with several, their label probabilities are averaged (an ensemble). A
+tagger-only rule set is known to favour fragments (they are easy to agree with), so the default puts
+``whole`` first.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .corpus import Corpus
+from .evaluation.ner import NERConfig, Tagger, train_tagger
+from .tags import tags_to_spans
+
+__all__ = [
+    "DEFAULT_RULES",
+    "RULES",
+    "TAGGER_RULES",
+    "Selection",
+    "SelectionConfig",
+    "filter_generated",
+    "select_samples",
+    "train_gold_taggers",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Every rule, in the order the default applies the cheap ones before the tagger ones.
+RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent", "no-extra", "exact")
+#: The default rules: whole sentences first, since a tagger alone favours fragments.
+DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
+#: What each rule drops, in a few words (the dataset card's selection table).
+RULE_DESCRIPTIONS = {
+    "duplicate": "the same tokens as a gold sentence or an earlier sample",
+    "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
+    "tag-leak": "a word outside the entities beginning with an entity type's name",
+    "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
+    "consistent": "a generated entity the gold taggers do not predict with its span and type",
+    "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
+    "exact": "any word whose predicted tag differs from the generated one",
+}
+#: Rules that need taggers trained on gold.
+TAGGER_RULES = frozenset({"consistent", "no-extra", "exact"})
+
+
+@dataclass
+class SelectionConfig:
+    """Which samples to keep, and how the gold taggers that judge the labels are trained."""
+
+    rules: list[str] = field(
+        default_factory=lambda: list(DEFAULT_RULES),
+        metadata={"help": f"rules in the order they run, from {', '.join(RULES)}"},
+    )
+    near_copy_threshold: float = field(
+        default=0.8, metadata={"help": "near-copy: drop a sample whose ROUGE-L to the nearest gold sentence is above"}
+    )
+    extra_threshold: float = field(
+        default=0.5, metadata={"help": "no-extra: drop a sample with an O word whose entity probability reaches this"}
+    )
+    target_size: int | None = field(
+        default=None, metadata={"help": "keep at most this many of the samples that pass, the first by id"}
+    )
+    tagger_model: str = field(default="minilm-l6", metadata={"help": "encoder of the gold taggers"})
+    tagger_epochs: float = field(default=20.0, metadata={"help": "training epochs of each gold tagger"})
+    tagger_learning_rate: float = field(default=1e-4, metadata={"help": "learning rate of the gold taggers"})
+    tagger_batch_size: int = field(default=8, metadata={"help": "training batch size of the gold taggers"})
+    tagger_seeds: list[int] = field(
+        default_factory=lambda: [1], metadata={"help": "one gold tagger per seed; several make an ensemble"}
+    )
+
+    def __post_init__(self) -> None:
+        unknown = [rule for rule in self.rules if rule not in RULES]
+        if unknown:
+            raise ValueError(f"unknown selection rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
+        if len(set(self.rules)) != len(self.rules):
+            raise ValueError(f"a rule is named twice in {self.rules}")
+        if not 0.0 < self.extra_threshold <= 1.0:
+            raise ValueError(f"extra_threshold must be in (0, 1], got {self.extra_threshold}")
+        if self.target_size is not None and self.target_size < 1:
+            raise ValueError(f"target_size must be >= 1, got {self.target_size}")
+        if self.needs_taggers and not self.tagger_seeds:
+            raise ValueError("the tagger rules need at least one tagger seed")
+
+    @property
+    def needs_taggers(self) -> bool:
+        return bool(TAGGER_RULES & set(self.rules))
+
+    def ner_config(self) -> NERConfig:
+        """The training settings of the gold taggers, as an :class:`~hf_ecg.evaluation.ner.NERConfig`."""
+        return NERConfig(
+            model=self.tagger_model, epochs=self.tagger_epochs, learning_rate=self.tagger_learning_rate,
+            batch_size=self.tagger_batch_size, seeds=list(self.tagger_seeds),
+        )  # fmt: skip
+
+
+@dataclass
+class Selection:
+    """What :func:`select_samples` decided: the kept sample indices, and per sample the rule that dropped it."""
+
+    kept: list[int]
+    dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
+
+    @property
+    def dropped(self) -> dict[str, int]:
+        """How many samples each rule dropped, in rule order (``target-size`` last)."""
+        counts: dict[str, int] = {}
+        for rule in self.dropped_by:
+            if rule is not None:
+                counts[rule] = counts.get(rule, 0) + 1
+        return counts
+
+
+def train_gold_taggers(gold: Corpus, config: SelectionConfig, *, progress_bar: bool = False) -> list[Tagger]:
+    """One tagger per ``config.tagger_seeds``, each trained on all of ``gold``."""
+    ner = config.ner_config()
+    return [train_tagger([gold], ner, seed, progress_bar=progress_bar) for seed in config.tagger_seeds]
+
+
+def select_samples(
+    tokens: Sequence[Sequence[str]],
+    tags: Sequence[Sequence[str]],
+    gold: Corpus,
+    config: SelectionConfig | None = None,
+    *,
+    flags: Mapping[str, Sequence[Any]] | None = None,
+    taggers: Sequence[Tagger] | None = None,
+) -> Selection:
+    """Apply ``config.rules`` to generated samples (``tokens`` and their IOB2 ``tags``), judged against ``gold``.
+
+    ``flags`` holds the decoder's per-sample columns (``complete``, ``forced_tags``, ``cut_blocks``) where
+    the samples have them; without ``complete``, a sample is complete when its last token ends gold
+    sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are given.
+    """
+    from .decoding import RUN_ON_MAX_SHARE
+    from .evaluation.quality import MIN_TOKENS, nearest_rouge_l
+    from .words import has_repetition, sentence_break_shares, sentence_breaks, sentence_endings
+
+    config = config or SelectionConfig()
+    if len(tokens) != len(tags):
+        raise ValueError(f"{len(tokens)} token sequences but {len(tags)} tag sequences")
+    flags = flags or {}
+    dropped_by: list[str | None] = [None] * len(tokens)
+    endings = set(sentence_endings(s.tokens for s in gold))
+    gold_breaks = sentence_break_shares(((s.tokens, {sp.start for sp in s.spans}) for s in gold), endings)
+    break_kinds = {kind for kind, share in gold_breaks.items() if share < RUN_ON_MAX_SHARE}
+
+    def alive() -> list[int]:
+        return [i for i, rule in enumerate(dropped_by) if rule is None]
+
+    probabilities: dict[int, Any] = {}
+    for rule in config.rules:
+        candidates = alive()
+        if rule == "duplicate":
+            seen = {tuple(s.tokens) for s in gold}
+            for i in candidates:
+                key = tuple(tokens[i])
+                if key in seen:
+                    dropped_by[i] = rule
+                seen.add(key)
+        elif rule == "near-copy":
+            scores = nearest_rouge_l([list(tokens[i]) for i in candidates], [list(s.tokens) for s in gold])
+            for i, score in zip(candidates, scores, strict=True):
+                if score > config.near_copy_threshold:
+                    dropped_by[i] = rule
+        elif rule == "tag-leak":
+            leaked = _leaking_types(gold)
+            for i in candidates:
+                if any(tag == "O" and word.startswith(leaked) for word, tag in zip(tokens[i], tags[i], strict=True)):
+                    dropped_by[i] = rule
+        elif rule == "whole":
+            for i in candidates:
+                words = list(tokens[i])
+                complete = flags["complete"][i] if "complete" in flags else bool(words) and words[-1] in endings
+                starts = {j for j, tag in enumerate(tags[i]) if tag.startswith("B-")}
+                whole = (
+                    complete
+                    and not _flag(flags, "forced_tags", i)
+                    and not _flag(flags, "cut_blocks", i)
+                    and len(words) >= MIN_TOKENS
+                    and not has_repetition(words)
+                    and not sentence_breaks(words, endings, starts, break_kinds)
+                )
+                if not whole:
+                    dropped_by[i] = rule
+        else:
+            if taggers is None:
+                taggers = train_gold_taggers(gold, config)
+            missing = [i for i in candidates if i not in probabilities]
+            if missing:
+                for i, p in zip(missing, _ensemble_proba(taggers, [tokens[i] for i in missing]), strict=True):
+                    probabilities[i] = p
+            labels = taggers[0].labels
+            for i in candidates:
+                if not _agrees(rule, list(tags[i]), probabilities[i], labels, config.extra_threshold):
+                    dropped_by[i] = rule
+    kept = alive()
+    if config.target_size is not None:
+        for i in kept[config.target_size :]:
+            dropped_by[i] = "target-size"
+        kept = kept[: config.target_size]
+    return Selection(kept=kept, dropped_by=dropped_by)
+
+
+def _leaking_types(gold: Corpus) -> tuple[str, ...]:
+    """The entity type names that begin a word outside the entities in under 1% of the gold sentences."""
+    from .decoding import RUN_ON_MAX_SHARE
+
+    types = gold.entity_types
+    counts = dict.fromkeys(types, 0)
+    for sentence in gold:
+        outside = [word for word, tag in zip(sentence.tokens, sentence.tags, strict=True) if tag == "O"]
+        for label in types:
+            counts[label] += any(word.startswith(label) for word in outside)
+    return tuple(label for label in types if counts[label] < RUN_ON_MAX_SHARE * max(len(gold), 1))
+
+
+def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
+    return flags[name][i] if name in flags else 0
+
+
+def _ensemble_proba(taggers: Sequence[Tagger], sentences: Sequence[Sequence[str]]) -> list[Any]:
+    """Each word's label probabilities averaged over ``taggers`` (which must share their labels)."""
+    labels = taggers[0].labels
+    if any(t.labels != labels for t in taggers):
+        raise ValueError("the taggers of an ensemble must share their labels")
+    total = taggers[0].predict_proba(sentences)
+    for tagger in taggers[1:]:
+        total = [a + b for a, b in zip(total, tagger.predict_proba(sentences), strict=True)]
+    return [p / len(taggers) for p in total]
+
+
+def _agrees(rule: str, tags: list[str], probabilities: Any, labels: Sequence[str], extra_threshold: float) -> bool:
+    unknown = {t[2:] for t in tags if t != "O"} - {label[2:] for label in labels if label != "O"}
+    if unknown:  # a type the gold taggers never saw: no tagger can vouch for it
+        return False
+    predicted = [labels[k] for k in probabilities.argmax(-1)]
+    if rule == "exact":
+        return predicted == tags
+    if rule == "consistent":
+        wanted = {(s.start, s.end, s.label) for s in tags_to_spans(tags, "IOB2")[0]}
+        found = {(s.start, s.end, s.label) for s in tags_to_spans(predicted, "IOB2")[0]}
+        return wanted <= found
+    # no-extra: an O word whose probability mass on entity labels reaches the threshold
+    outside = list(labels).index("O")
+    return all(1.0 - probabilities[j][outside] < extra_threshold for j, tag in enumerate(tags) if tag == "O")
+
+
+def filter_generated(
+    generated_dir: str | os.PathLike,
+    gold: Corpus,
+    output_dir: str | os.PathLike,
+    config: SelectionConfig | None = None,
+    *,
+    overwrite: bool = False,
+    progress_bar: bool = True,
+) -> Path:
+    """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
+    folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
+
+    Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
+    with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
+    and the samples each rule dropped. A rerun with the same source and settings finds the folder done and
+    returns it; the manifest is written last, so a folder without one is an unfinished run and is redone.
+    """
+    import datasets
+    import pyarrow.parquet as pq
+
+    from .generate import MANIFEST_NAME, SHARD_PATTERN
+
+    config = config or SelectionConfig()
+    source, output = Path(generated_dir), Path(output_dir)
+    manifest_path = source / MANIFEST_NAME
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{manifest_path} not found: {source} is not a dataset `hf-ecg generate` wrote")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    shards = sorted((source / "data").glob("*.parquet"))
+    rows = datasets.Dataset(pq.ParquetDataset(shards).read()) if shards else None
+    if rows is None or rows.num_rows != manifest["num_samples"]:
+        found = 0 if rows is None else rows.num_rows
+        raise ValueError(f"{source} holds {found} of {manifest['num_samples']} samples: finish the generation first")
+    if output.resolve() == source.resolve():
+        raise ValueError("the output folder must differ from the generated folder")
+    settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,
+                "gold_sentences": len(gold), "config": asdict(config)}  # fmt: skip
+    done = _finished_selection(output)
+    if done is not None and {k: done.get(k) for k in settings} == settings:
+        logger.info("%s already holds this selection", output)
+        return output
+    if output.exists() and any(output.iterdir()):
+        unfinished = done is None and {p.name for p in output.iterdir()} == {"data"}  # a run stopped midway
+        if not (overwrite or unfinished):
+            raise ValueError(
+                f"{output} holds other files or another dataset: use another folder, or overwrite=True (--overwrite)"
+            )
+        shutil.rmtree(output)
+
+    ids = rows.data.column("id").to_pylist()
+    rows = rows.select(sorted(range(rows.num_rows), key=ids.__getitem__)).flatten_indices()
+    column = rows.data.column
+    names = rows.features["ner_tags"].feature.names
+    tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
+    flags = {c: column(c).to_pylist() for c in ("complete", "forced_tags", "cut_blocks") if c in rows.column_names}
+    taggers = train_gold_taggers(gold, config, progress_bar=progress_bar) if config.needs_taggers else None
+    selection = select_samples(column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers)
+    if not selection.kept:
+        raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
+    kept = rows.select(selection.kept).flatten_indices()
+
+    data_dir = output / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    per_shard = int(manifest.get("samples_per_shard") or 256)
+    table = kept.data.table
+    for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
+        pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
+    manifest = {**manifest, "num_samples": kept.num_rows,
+                "selection": {**settings, "kept": kept.num_rows, "dropped": selection.dropped}}  # fmt: skip
+    (output / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
+    return output
+
+
+def _finished_selection(output: Path) -> dict[str, Any] | None:
+    from .generate import MANIFEST_NAME
+
+    path = output / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    selection = json.loads(path.read_text(encoding="utf-8")).get("selection")
+    return selection if isinstance(selection, dict) else {}

@@ -1,0 +1,275 @@
+"""Selection: each rule on hand-made samples, a real tiny tagger for the tagger rules, and `hf-ecg filter`."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import numpy as np
+import pytest
+
+from hf_ecg.cards import ECGDatasetCardData
+from hf_ecg.cli import main
+from hf_ecg.corpus import read_conll
+from hf_ecg.decoding import DecodingConfig
+from hf_ecg.evaluation.ner import NERConfig, train_tagger
+from hf_ecg.generate import generate_dataset
+from hf_ecg.selection import SelectionConfig, filter_generated, select_samples
+from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
+
+# The toy corpus (tests/tiny.py):
+#   Aspirin/B-Chemical cures headache/B-Disease .
+#   Ibuprofen/B-Chemical relieves severe/B-Disease pain/I-Disease .
+#   Patients with fever/B-Disease received paracetamol/B-Chemical .
+#   No effect was seen .
+IBUPROFEN = "Ibuprofen relieves severe pain .".split()
+
+
+@pytest.fixture(scope="module")
+def gold(tmp_path_factory):
+    return read_conll(toy_corpus(tmp_path_factory.mktemp("gold") / "toy.tsv"))
+
+
+@pytest.fixture(scope="module")
+def tagger(tmp_path_factory):
+    """A tiny BERT that has learnt the toy corpus by heart (entity F1 1.0 on it)."""
+    directory = tmp_path_factory.mktemp("tagger")
+    corpus = read_conll(toy_corpus(directory / "toy.tsv", repeat=8))
+    config = NERConfig(model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3)
+    trained = train_tagger([corpus], config, seed=1)
+    assert trained.predict([IBUPROFEN]) == [["B-Chemical", "O", "B-Disease", "I-Disease", "O"]]
+    return trained
+
+
+def kept(tokens, tags, gold, rule, taggers=None, flags=None, **settings):
+    selection = select_samples(tokens, tags, gold, SelectionConfig(rules=[rule], **settings), flags=flags,
+                               taggers=taggers)  # fmt: skip
+    assert len(selection.kept) + sum(selection.dropped.values()) == len(tokens)
+    assert set(selection.dropped) <= {rule}
+    return selection.kept
+
+
+def test_duplicate_drops_gold_sentences_and_repeats(gold):
+    tokens = [
+        "Aspirin cures headache .".split(),  # a gold sentence
+        "Aspirin cures fever .".split(),
+        "Aspirin cures fever .".split(),  # a repeat of the sample before
+        "Aspirin cures a fever .".split(),
+    ]
+    tags = [["O"] * len(t) for t in tokens]
+    assert kept(tokens, tags, gold, "duplicate") == [1, 3]
+
+
+def test_near_copy_drops_above_the_threshold(gold):
+    tokens = ["Aspirin cures fever .".split(), "Paracetamol was given today to the patients .".split()]
+    tags = [["O"] * len(t) for t in tokens]
+    # ROUGE-L of the first to "Aspirin cures headache .": 2 * 3 / 8 = 0.75
+    assert kept(tokens, tags, gold, "near-copy", near_copy_threshold=0.7) == [1]
+    assert kept(tokens, tags, gold, "near-copy", near_copy_threshold=0.75) == [0, 1]
+
+
+def test_tag_leak_drops_type_names_written_as_words(gold):
+    tokens = [
+        "Patients with Disease received paracetamol .".split(),
+        "Patients with Chemicals received paracetamol .".split(),
+        "Patients with fever received Chemical .".split(),  # the type name as the mention itself: not a leak
+        "Patients with disease received paracetamol .".split(),  # lower case: an ordinary word
+    ]
+    tags = [["O", "O", "O", "O", "B-Chemical", "O"]] * 2 + [["O", "O", "B-Disease", "O", "B-Chemical", "O"]]
+    tags.append(["O", "O", "O", "O", "B-Chemical", "O"])
+    assert kept(tokens, tags, gold, "tag-leak") == [2, 3]
+
+
+def test_whole_keeps_only_whole_single_sentences(gold):
+    tokens = [
+        "Patients with fever received paracetamol .".split(),
+        "Patients with fever received".split(),  # ends mid-phrase
+        "Fever .".split(),  # under 5 tokens
+        "Patients with fever fever fever received .".split(),  # a loop
+        "Patients with fever received paracetamol . No effect was seen .".split(),  # two sentences
+        "Patients with fever received paracetamol .".split(),  # flagged forced below
+    ]
+    tags = [["O"] * len(t) for t in tokens]
+    assert kept(tokens, tags, gold, "whole") == [0, 5]
+    flags = {"forced_tags": [0, 0, 0, 0, 0, 1], "cut_blocks": [0] * 6, "complete": [True] * 6}
+    assert kept(tokens, tags, gold, "whole", flags=flags) == [0]  # the decoder's flags win over the last token
+
+
+def test_consistent_needs_every_generated_entity_predicted(gold, tagger):
+    tokens = [IBUPROFEN] * 4
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],  # as the tagger predicts
+        ["B-Chemical", "O", "O", "O", "O"],  # an entity left out: still consistent
+        ["B-Disease", "O", "B-Disease", "I-Disease", "O"],  # wrong type
+        ["B-Chemical", "O", "O", "B-Disease", "O"],  # wrong span
+    ]
+    assert kept(tokens, tags, gold, "consistent", taggers=[tagger]) == [0, 1]
+
+
+def test_no_extra_drops_confident_entities_labelled_o(gold, tagger):
+    tokens = [IBUPROFEN] * 3
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],
+        ["B-Chemical", "O", "O", "O", "O"],  # the tagger sees a disease in the O words
+        ["B-Disease", "O", "B-Disease", "I-Disease", "O"],  # wrong type, but no O word is an entity
+    ]
+    assert kept(tokens, tags, gold, "no-extra", taggers=[tagger]) == [0, 2]
+    assert kept(tokens, tags, gold, "no-extra", taggers=[tagger], extra_threshold=1.0) == [0, 1, 2]
+
+
+def test_exact_needs_every_tag(gold, tagger):
+    tokens = [IBUPROFEN] * 3
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],
+        ["B-Chemical", "O", "O", "O", "O"],
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "B-Chemical"],
+    ]
+    assert kept(tokens, tags, gold, "exact", taggers=[tagger]) == [0]
+
+
+def test_unknown_types_and_rules(gold, tagger):
+    tags = [["B-Gene", "O", "O", "O", "O"]]
+    assert kept([IBUPROFEN], tags, gold, "consistent", taggers=[tagger]) == []  # no gold tagger knows Gene
+    with pytest.raises(ValueError, match=r"unknown selection rule\(s\) fluent; known: duplicate, near-copy"):
+        SelectionConfig(rules=["fluent"])
+
+
+def test_an_ensemble_averages_the_taggers(tmp_path, gold, tagger):
+    from hf_ecg.selection import _ensemble_proba
+
+    other = train_tagger([gold], NERConfig(model=tagger.config.model, epochs=1, batch_size=4), seed=2)
+    sentences = [IBUPROFEN, "No effect was seen .".split()]
+    mean = _ensemble_proba([tagger, other], sentences)
+    for a, b, m in zip(tagger.predict_proba(sentences), other.predict_proba(sentences), mean, strict=True):
+        np.testing.assert_allclose(m, (a + b) / 2)
+        np.testing.assert_allclose(m.sum(-1), 1.0, rtol=1e-5)
+
+
+def test_rules_run_in_order_and_target_size_keeps_the_first(gold):
+    tokens = [
+        "Aspirin cures headache .".split(),  # duplicate (and whole): counted under the first rule
+        "Patients with fever".split(),
+        "Patients with fever received paracetamol today .".split(),
+        "Patients with fever received aspirin today .".split(),
+        "Patients with fever received nothing today .".split(),
+    ]
+    tags = [["O"] * len(t) for t in tokens]
+    config = SelectionConfig(rules=["duplicate", "whole"], target_size=2)
+    selection = select_samples(tokens, tags, gold, config)
+    assert selection.kept == [2, 3]
+    assert selection.dropped_by == ["duplicate", "whole", None, None, "target-size"]
+    assert selection.dropped == {"duplicate": 1, "whole": 1, "target-size": 1}
+
+
+# What a generator might write: copies, whole sentences, fragments, a leak, two sentences in one.
+SAMPLES = [
+    ("Aspirin cures headache .", "B-Chemical O B-Disease O"),
+    ("Patients with fever received aspirin today .", "O O B-Disease O B-Chemical O O"),
+    ("Patients with fever", "O O B-Disease"),
+    ("Ibuprofen relieves severe pain today .", "B-Chemical O B-Disease I-Disease O O"),
+    ("Ibuprofen relieves severe pain today .", "B-Chemical O B-Disease I-Disease O O"),
+    ("No effect was seen today .", "O O O O O O"),
+    ("Fever .", "B-Disease O"),
+    ("Patients with Disease received paracetamol .", "O O O O B-Chemical O"),
+    ("Aspirin cures pain in patients .", "B-Chemical O B-Disease O O O"),
+    ("Aspirin cures pain . No effect was seen .", "B-Chemical O B-Disease O O O O O O"),
+    ("Patients with headache received ibuprofen .", "O O B-Disease O B-Chemical O"),
+    ("Paracetamol cures fever .", "B-Chemical O B-Disease O"),
+]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """A folder `generate_dataset` wrote (12 samples, shards of 5) whose rows are then replaced by SAMPLES,
+    in the same schema: a random tiny generator writes nothing a selection would keep."""
+    from hf_ecg.generate import _write_shard, dataset_features
+
+    directory = tmp_path_factory.mktemp("generated")
+    model = save_tiny_ecg_model(directory / "model")
+    output = generate_dataset(model, directory / "synthetic", 12, seed=3, samples_per_shard=5, progress_bar=False,
+                              decoding=DecodingConfig(max_block_tokens=6, max_attempts=2))  # fmt: skip
+    features = dataset_features(["Chemical", "Disease"])
+    names = features["ner_tags"].feature.names
+    rows = []
+    for i, (text, tags) in enumerate(SAMPLES):
+        tokens, tags = text.split(), tags.split()
+        entities = [t[2:] for t in tags if t.startswith("B-")]
+        rows.append({"id": i, "tokens": tokens, "ner_tags": [names.index(t) for t in tags], "entities": entities,
+                     "template": text, "text": text, "forced_tags": 0, "cut_blocks": 0,
+                     "complete": tokens[-1] == "."})  # fmt: skip
+    for shard, start in enumerate(range(0, 12, 5)):
+        _write_shard(rows[start : start + 5], features, output / "data", shard, 0)
+    return output
+
+
+def test_filter_writes_a_loadable_dataset_with_the_kept_rows(generated, gold, tmp_path):
+    source = datasets.load_dataset(str(generated), split="train")
+    config = SelectionConfig(rules=["duplicate", "tag-leak", "whole"])
+    output = filter_generated(generated, gold, tmp_path / "kept", config, progress_bar=False)
+    rows = datasets.load_dataset(str(output), split="train")
+    manifest = json.loads((output / "ecg_generation.json").read_text())
+    selection = manifest["selection"]
+    assert manifest["num_samples"] == rows.num_rows == selection["kept"]
+    assert selection["source_samples"] == 12 and selection["kept"] + sum(selection["dropped"].values()) == 12
+    assert selection["config"]["rules"] == ["duplicate", "tag-leak", "whole"]
+    assert selection["dropped"] == {"duplicate": 2, "tag-leak": 1, "whole": 4}
+    assert [row["id"] for row in rows] == [1, 3, 5, 8, 10]
+    assert rows.features == source.features
+    by_id = {row["id"]: row for row in source}
+    assert all(by_id[row["id"]] == row for row in rows)  # kept rows are the source rows, unchanged
+    assert sorted(p.name for p in (output / "data").iterdir()) == ["train-00000.parquet"]  # 5 a shard, as before
+
+    card = str(ECGDatasetCardData.from_generated(output).to_dataset_card())
+    assert "12 samples were generated and 5 kept" in card
+    assert "| `whole` | incomplete, forced, cut, short, looping or two-sentence samples | 4 |" in card
+    assert "the sample's id in the 12 samples generated before selection" in card
+
+    # A rerun with the same settings finds the folder done; other settings need --overwrite.
+    stamp = (output / "ecg_generation.json").stat().st_mtime_ns
+    assert filter_generated(generated, gold, output, config, progress_bar=False) == output
+    assert (output / "ecg_generation.json").stat().st_mtime_ns == stamp
+    with pytest.raises(ValueError, match="holds other files or another dataset"):
+        filter_generated(generated, gold, output, SelectionConfig(rules=["whole"]), progress_bar=False)
+    with pytest.raises(ValueError, match="passed the rules"):
+        filter_generated(
+            generated, gold, tmp_path / "none", SelectionConfig(rules=["near-copy"], near_copy_threshold=0)
+        )
+    filter_generated(generated, gold, output, SelectionConfig(rules=["duplicate"]), overwrite=True)
+    assert json.loads((output / "ecg_generation.json").read_text())["selection"]["config"]["rules"] == ["duplicate"]
+
+
+def test_filter_refuses_an_unfinished_generation(generated, gold, tmp_path):
+    partial = tmp_path / "partial"
+    (partial / "data").mkdir(parents=True)
+    (partial / "ecg_generation.json").write_text((generated / "ecg_generation.json").read_text())
+    shard = sorted((generated / "data").glob("*.parquet"))[0]
+    (partial / "data" / shard.name).write_bytes(shard.read_bytes())
+    with pytest.raises(ValueError, match="holds 5 of 12 samples: finish the generation first"):
+        filter_generated(partial, gold, tmp_path / "out", SelectionConfig(rules=["whole"]))
+
+
+def test_cli_filter_and_generate_with_over_generation(generated, tmp_path, capsys):
+    gold = toy_corpus(tmp_path / "toy.tsv")
+    out = tmp_path / "kept"
+    code = main(["filter", "--generated", str(generated), "--gold", f"{gold}:4", "--output", str(out),
+                 "--rule", "duplicate", "--rule", "whole", "--target-size", "3"])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    selection = json.loads((out / "ecg_generation.json").read_text())["selection"]
+    assert "kept 3 of 12 samples (dropped: duplicate 2, whole 4, target-size 3)" in printed
+    assert selection["dropped"] == {"duplicate": 2, "whole": 4, "target-size": 3}
+    assert main(["filter", "--generated", str(generated), "--gold", str(gold), "--output", str(tmp_path / "x"),
+                 "--tagger-seeds", "a"]) == 1  # fmt: skip
+    assert "--tagger-seeds takes comma-separated integers" in capsys.readouterr().err
+
+    model = generated.parent / "model"
+    target = tmp_path / "over"
+    code = main(["generate", "--model", str(model), "-n", "4", "-o", str(target), "--over-generate", "3",
+                 "--gold", str(gold), "--filter", "duplicate", "--max-block-tokens", "6",
+                 "--max-attempts", "2"])  # fmt: skip
+    assert code == 0
+    assert datasets.load_dataset(str(tmp_path / "over-unfiltered"), split="train").num_rows == 12
+    manifest = json.loads((target / "ecg_generation.json").read_text())
+    assert manifest["num_samples"] <= 4 and manifest["selection"]["config"]["target_size"] == 4
+    assert main(["generate", "--model", str(model), "-n", "4", "-o", str(tmp_path / "y"), "--over-generate", "2"]) == 1
+    assert "need --gold" in capsys.readouterr().err
