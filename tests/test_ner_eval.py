@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -94,5 +95,67 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     assert [t["sentences"] for t in report["train"]] == [3, 5]
     assert report["runs"][0]["seed"] == 4 and report["entity_f1_std"] == 0.0
     assert 0.0 <= report["entity_f1_mean"] <= 1.0
+    code = main(["evaluate", "ner", "--train", f"{gold}:3", "--synthetic", f"{generated}:4", "--recipe", "two-stage",
+                 "--test", str(gold), "--model", str(save_tiny_bert(tmp_path / "bert")), "--epochs", "1",
+                 "--seeds", "4", "-o", str(out)])  # fmt: skip
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert [t["sentences"] for t in report["train"]] == [3] and [t["sentences"] for t in report["synthetic"]] == [4]
+    assert report["config"]["recipe"] == "two-stage"
     assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--seeds", "x"]) == 1
     assert "--seeds takes comma-separated integers" in capsys.readouterr().err
+
+
+def _corpus(n, name):
+    from hf_ecg.corpus import Corpus, Sentence
+
+    return Corpus([Sentence(tokens=(f"{name}{i}",), spans=()) for i in range(n)], name=name)
+
+
+@given(st.integers(1, 30), st.integers(1, 300), st.floats(0.05, 0.95))
+def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gold, num_synthetic, share):
+    from hf_ecg.evaluation.ner import training_stages
+
+    config = NERConfig(recipe="oversample", gold_share=share)
+    [(sentences, epochs)] = training_stages([_corpus(num_gold, "g")], [_corpus(num_synthetic, "s")], config)
+    repeats = sum(s.tokens[0] == "g0" for s in sentences)
+    assert len(sentences) == repeats * num_gold + num_synthetic and epochs == config.epochs
+    assert repeats * num_gold >= share * len(sentences) - 1e-6
+    fewer = (repeats - 1) * num_gold
+    assert repeats == 1 or fewer < share * (fewer + num_synthetic) - 1e-6
+
+
+def test_recipes_stages():
+    from hf_ecg.evaluation.ner import training_stages
+
+    gold, synthetic = [_corpus(4, "g")], [_corpus(10, "s"), _corpus(2, "t")]
+    names = lambda stage: [s.tokens[0][0] for s in stage[0]]  # noqa: E731
+    [concat] = training_stages(gold, synthetic, NERConfig(epochs=3))
+    assert names(concat) == ["g"] * 4 + ["s"] * 10 + ["t"] * 2 and concat[1] == 3
+    first, second = training_stages(gold, synthetic, NERConfig(epochs=3, recipe="two-stage", synthetic_epochs=1))
+    assert names(first) == ["s"] * 10 + ["t"] * 2 and first[1] == 1
+    assert names(second) == ["g"] * 4 and second[1] == 3
+    assert len(training_stages(gold, [], NERConfig(recipe="two-stage"))) == 1  # nothing synthetic: gold alone
+    with pytest.raises(ValueError, match="unknown recipe 'mixed'; known: concat, oversample, two-stage"):
+        NERConfig(recipe="mixed")
+
+
+def test_two_stage_ends_on_gold_and_knows_the_synthetic_types(tmp_path):
+    """Stage one learns a made-up synthetic corpus; stage two must still leave a tagger that knows gold by heart."""
+    from hf_ecg.corpus import Corpus, Sentence
+    from hf_ecg.tags import Span
+
+    gold = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
+    noise = Corpus([Sentence(tokens=("Aspirin", "cures", "headache", "."),
+                             spans=(Span(0, 1, "Drug"),))] * 16, name="noise")  # fmt: skip
+    encoder = save_tiny_bert(tmp_path / "bert")
+    config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, recipe="two-stage",
+                       synthetic_epochs=2)  # fmt: skip
+    from hf_ecg.evaluation.ner import train_tagger
+
+    tagger = train_tagger([gold], config, seed=1, synthetic=[noise])
+    assert "B-Drug" in tagger.labels
+    assert tagger.predict([s.tokens for s in gold[:4]]) == [s.tags for s in gold[:4]]
+    report = evaluate_ner([gold], read_conll(toy_corpus(tmp_path / "test.tsv")), replace(config, seeds=[1]),
+                          synthetic=[noise])  # fmt: skip
+    assert report["synthetic"] == [{"name": "noise", "sentences": 16}] and report["entity_f1_mean"] == 1.0

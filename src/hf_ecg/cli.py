@@ -11,6 +11,7 @@ from typing import Any
 
 from . import __version__
 from .corpus import CorpusFormatError
+from .evaluation.ner import RECIPES
 from .selection import DEFAULT_RULES
 from .selection import RULES as RULE_CHOICES
 
@@ -420,6 +421,23 @@ def _build_parser() -> argparse.ArgumentParser:
         help="training data: a corpus file or a generated dataset folder; ':N' keeps its first N sentences "
         "(repeat for a mix, e.g. --train gold.tsv:45 --train synthetic/)",
     )  # fmt: skip
+    ner.add_argument(
+        "--synthetic", action="append", default=[], metavar="DATA[:N]",
+        help="synthetic training data (a generated folder, or any corpus), mixed with the --train data as "
+        "--recipe says; repeat for several",
+    )  # fmt: skip
+    ner.add_argument(
+        "--recipe", choices=RECIPES, default="concat",
+        help="how --synthetic enters training: concat (one set with --train, default), oversample (--train "
+        "repeated until it is at least --gold-share of the set), two-stage (--synthetic first, then --train)",
+    )  # fmt: skip
+    ner.add_argument("--gold-share", type=float, default=0.5, help="oversample: gold's least share (default 0.5)")
+    ner.add_argument(
+        "--synthetic-epochs",
+        type=float,
+        default=None,
+        help="two-stage: epochs of the synthetic stage (default: --epochs)",
+    )
     ner.add_argument("--test", required=True, metavar="DATA", help="test corpus (all of it is scored)")
     ner.add_argument(
         "--model", default="minilm-l6", metavar="NAME",
@@ -492,15 +510,15 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         raise CLIError(f"--seeds takes comma-separated integers, got {args.seeds!r}") from None
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
-    train = []
-    for spec in args.train:
-        path, first_n = _train_source(spec)
-        train.append(load_labelled(path, first_n=first_n))
+    train = [load_labelled(path, first_n=first_n) for path, first_n in map(_train_source, args.train)]
+    synthetic = [load_labelled(path, first_n=first_n) for path, first_n in map(_train_source, args.synthetic)]
     config = NERConfig(
         model=args.model, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        max_length=args.max_length, max_steps=args.max_steps, seeds=seeds,
+        max_length=args.max_length, max_steps=args.max_steps, seeds=seeds, recipe=args.recipe,
+        gold_share=args.gold_share, synthetic_epochs=args.synthetic_epochs,
     )  # fmt: skip
-    _print_json(evaluate_ner(train, load_labelled(args.test), config, progress_bar=True), args.output)
+    report = evaluate_ner(train, load_labelled(args.test), config, synthetic=synthetic, progress_bar=True)
+    _print_json(report, args.output)
     return 0
 
 
