@@ -215,29 +215,16 @@ class ECGDatasetCardData:
     @classmethod
     def from_generated(cls, data_dir: str | os.PathLike, **overrides: Any) -> ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
-        import pyarrow.parquet as pq
-
         from .config import ECGConfig
         from .evaluation.quality import MIN_TOKENS, has_repetition
-        from .generate import MANIFEST_NAME, bio_labels
+        from .generate import bio_labels, read_generated
         from .modeling import upstream_model_id
         from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
         data_dir = Path(data_dir)
-        manifest_path = data_dir / MANIFEST_NAME
-        if not manifest_path.is_file():
-            raise FileNotFoundError(f"{manifest_path} not found: {data_dir} is not a dataset `hf-ecg generate` wrote")
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete")
+        manifest, table = read_generated(data_dir, columns)
         shards = sorted((data_dir / "data").glob("*.parquet"))
-        present = set(pq.read_schema(shards[0]).names) if shards else set()
-        columns = ["tokens", "ner_tags", "entities", "forced_tags", *sorted({"cut_blocks", "complete"} & present)]
-        table = pq.ParquetDataset(shards).read(columns=columns) if shards else None
-        if table is None or table.num_rows != manifest["num_samples"]:
-            found = 0 if table is None else table.num_rows
-            raise ValueError(
-                f"{data_dir} holds {found} of {manifest['num_samples']} samples: finish the generation first "
-                "(run the same `hf-ecg generate` command again)"
-            )
         entity_counts = {label: 0 for label in manifest["entity_types"]}
         for sequence in table.column("entities").to_pylist():
             for label in sequence:
@@ -270,8 +257,8 @@ class ECGDatasetCardData:
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,
             "forced_tags": sum(table.column("forced_tags").to_pylist()),
-            "cut_blocks": sum(table.column("cut_blocks").to_pylist()) if "cut_blocks" in columns else 0,
-            "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in columns else None,
+            "cut_blocks": sum(table.column("cut_blocks").to_pylist()) if "cut_blocks" in table.column_names else 0,
+            "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in table.column_names else None,
             "short_samples": sum(len(t) < MIN_TOKENS for t in tokens),
             "repetitive_samples": sum(map(has_repetition, tokens)),
             "second_sentence_samples": second_sentences,

@@ -45,6 +45,7 @@ from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMEN
 from .config import ECGConfig
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
+    RARE_IN_TRAINING_SHARE,
     REPETITION_MAX_N,
     REPETITION_TIMES,
     WordSplitter,
@@ -59,8 +60,6 @@ logger = logging.getLogger(__name__)
 
 DECODING_MODES = ("batched", "sequential")
 BLOCK_ENDS = ("target", "any-stop")
-#: redraw_run_on looks for a kind of second-sentence opening when fewer training sentences than this have one.
-RUN_ON_MAX_SHARE = 0.01
 #: Refuse requests beyond these: they are mistakes, not workloads.
 MAX_ENTITIES_LIMIT = 256
 MAX_BLOCK_TOKENS_LIMIT = 1024
@@ -351,7 +350,7 @@ class ChainedDecoder:
         # redraw_run_on looks for the second-sentence openings the training sentences (almost) never have.
         breaks = ecg_config.sentence_breaks or {}  # empty: a model trained before it was recorded
         self._break_kinds = frozenset(
-            kind for kind, share in breaks.items() if share < RUN_ON_MAX_SHARE and self.config.redraw_run_on
+            kind for kind, share in breaks.items() if share < RARE_IN_TRAINING_SHARE and self.config.redraw_run_on
         )
         # Top-k is applied by sampling among the k best tokens (torch.topk) rather than masking the rest
         # of the vocabulary: the same distribution, without a softmax and a multinomial draw over ~50k

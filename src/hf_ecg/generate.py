@@ -33,7 +33,7 @@ from .mentions import MentionBank
 from .sampling import FixedSampler, make_sampler
 from .stats import CorpusStatistics
 
-__all__ = ["MANIFEST_NAME", "bio_labels", "dataset_features", "generate_dataset"]
+__all__ = ["MANIFEST_NAME", "bio_labels", "dataset_features", "generate_dataset", "read_generated"]
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +197,34 @@ def generate_dataset(
             raise RuntimeError(f"{data_dir} holds {written} samples, expected {num_samples}")
         logger.info("wrote %d samples in %d shards to %s", num_samples, num_shards, data_dir)
     return output_dir
+
+
+def read_generated(output_dir: str | os.PathLike, columns: Sequence[str] | None = None) -> tuple[dict[str, Any], Any]:
+    """The manifest and the rows (a ``pyarrow.Table``, shards in order) of a finished generated folder.
+
+    ``columns`` reads only those of them the shards have (default: all). Raises ``FileNotFoundError`` for a
+    folder without a manifest and ``ValueError`` for an unfinished generation.
+    """
+    import pyarrow.parquet as pq
+
+    output_dir = Path(output_dir)
+    manifest_path = output_dir / MANIFEST_NAME
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{manifest_path} not found: {output_dir} is not a dataset `hf-ecg generate` wrote")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    shards = sorted((output_dir / "data").glob("*.parquet"))
+    table = None
+    if shards:
+        present = pq.read_schema(shards[0]).names
+        wanted = None if columns is None else [c for c in columns if c in present]
+        table = pq.ParquetDataset(shards).read(columns=wanted)
+    if table is None or table.num_rows != manifest["num_samples"]:
+        found = 0 if table is None else table.num_rows
+        raise ValueError(
+            f"{output_dir} holds {found} of {manifest['num_samples']} samples: finish the generation first "
+            "(run the same `hf-ecg generate` command again)"
+        )
+    return manifest, table
 
 
 def _describe_mentions(mentions: MentionSource | None, filler: MentionFiller) -> str | None:

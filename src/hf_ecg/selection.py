@@ -40,6 +40,7 @@ from typing import Any
 from .corpus import Corpus
 from .evaluation.ner import NERConfig, Tagger, train_tagger
 from .tags import tags_to_spans
+from .words import RARE_IN_TRAINING_SHARE
 
 __all__ = [
     "DEFAULT_RULES",
@@ -160,7 +161,6 @@ def select_samples(
     the samples have them; without ``complete``, a sample is complete when its last token ends gold
     sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are given.
     """
-    from .decoding import RUN_ON_MAX_SHARE
     from .evaluation.quality import MIN_TOKENS, nearest_rouge_l
     from .words import has_repetition, sentence_break_shares, sentence_breaks, sentence_endings
 
@@ -171,7 +171,7 @@ def select_samples(
     dropped_by: list[str | None] = [None] * len(tokens)
     endings = set(sentence_endings(s.tokens for s in gold))
     gold_breaks = sentence_break_shares(((s.tokens, {sp.start for sp in s.spans}) for s in gold), endings)
-    break_kinds = {kind for kind, share in gold_breaks.items() if share < RUN_ON_MAX_SHARE}
+    break_kinds = {kind for kind, share in gold_breaks.items() if share < RARE_IN_TRAINING_SHARE}
 
     def alive() -> list[int]:
         return [i for i, rule in enumerate(dropped_by) if rule is None]
@@ -232,15 +232,13 @@ def select_samples(
 
 def _leaking_types(gold: Corpus) -> tuple[str, ...]:
     """The entity type names that begin a word outside the entities in under 1% of the gold sentences."""
-    from .decoding import RUN_ON_MAX_SHARE
-
     types = gold.entity_types
     counts = dict.fromkeys(types, 0)
     for sentence in gold:
         outside = [word for word, tag in zip(sentence.tokens, sentence.tags, strict=True) if tag == "O"]
         for label in types:
             counts[label] += any(word.startswith(label) for word in outside)
-    return tuple(label for label in types if counts[label] < RUN_ON_MAX_SHARE * max(len(gold), 1))
+    return tuple(label for label in types if counts[label] < RARE_IN_TRAINING_SHARE * max(len(gold), 1))
 
 
 def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
@@ -294,19 +292,12 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
-    from .generate import MANIFEST_NAME, SHARD_PATTERN
+    from .generate import MANIFEST_NAME, SHARD_PATTERN, read_generated
 
     config = config or SelectionConfig()
     source, output = Path(generated_dir), Path(output_dir)
-    manifest_path = source / MANIFEST_NAME
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{manifest_path} not found: {source} is not a dataset `hf-ecg generate` wrote")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    shards = sorted((source / "data").glob("*.parquet"))
-    rows = datasets.Dataset(pq.ParquetDataset(shards).read()) if shards else None
-    if rows is None or rows.num_rows != manifest["num_samples"]:
-        found = 0 if rows is None else rows.num_rows
-        raise ValueError(f"{source} holds {found} of {manifest['num_samples']} samples: finish the generation first")
+    manifest, table = read_generated(source)
+    rows = datasets.Dataset(table)
     if output.resolve() == source.resolve():
         raise ValueError("the output folder must differ from the generated folder")
     settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,

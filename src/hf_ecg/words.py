@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable, Sequence
 __all__ = [
     "BREAK_KINDS",
     "DEFAULT_SENTENCE_ENDINGS",
+    "RARE_IN_TRAINING_SHARE",
     "REPETITION_MAX_N",
     "REPETITION_TIMES",
     "WordSplitter",
@@ -67,6 +68,9 @@ def sentence_endings(sentences: Iterable[Sequence[str]], *, min_share: float = 0
 
 #: What can open a second sentence right after a sentence ending (:func:`sentence_breaks`).
 BREAK_KINDS = ("capital", "digit", "entity")
+#: A pattern under this share of the training sentences is foreign to the corpus: the decoder's redraw_run_on
+#: looks only for such kinds of second-sentence opening, and the selection's tag-leak only for such type names.
+RARE_IN_TRAINING_SHARE = 0.01
 
 
 def opening_kind(token: str, *, entity: bool = False) -> str | None:
