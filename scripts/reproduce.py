@@ -1,30 +1,29 @@
 """Reproduce the paper's experiments on one low-resource setting, offline, in one command.
 
-    python scripts/reproduce.py --dataset bc5cdr --first-n 45     # BC5CDR 1%
-    python scripts/reproduce.py --dataset jnlpba --first-n 186    # JNLPBA 1%
+    python scripts/reproduce.py --dataset bc5cdr --first-n 45                    # core table, BC5CDR 1%
+    python scripts/reproduce.py --dataset jnlpba --first-n 186                   # core table, JNLPBA 1%
+    python scripts/reproduce.py --dataset bc5cdr --first-n 45 --tables extended  # every row, the curve
 
-Steps (DESIGN §4-5), each skipped when its output already exists, so a rerun resumes:
+A run computes everything it reports, in its own folder (default outputs/reproduce/<dataset>-<N>/;
+a rerun of the same command resumes there). The committed figures it is compared with live apart,
+in results/reference.json (issue 19's converged-protocol measurements and the paper's).
+
+Stages (DESIGN §4-5):
 
 1. gold = the first N training sentences (JNLPBA: of its dev split, the offline training pool);
-2. train ECG-QALM and the ECG-LM ablation (SmolLM2-135M + LoRA, the same number of epochs; 10% of the
-   gold sentences held out, the checkpoint with the lowest held-out answer loss kept);
-3. synthetic sets: ECG-QALM (up to the largest --scales multiple of N), ECG-LM and mention
+2. train ECG-QALM and the ECG-LM ablation (SmolLM2-135M + LoRA, the same epochs; 10% of the gold
+   sentences held out, the checkpoint with the lowest held-out answer loss kept);
+3. synthetic sets: ECG-QALM over-generated (--over-generate × N, or up to the largest --scales
+   multiple), the selected ECG-QALM samples (hf_ecg.selection, --rule), ECG-LM and mention
    replacement (N each);
-4. Table 2, generation quality against gold (perplexity under the base model, distinct-3,
-   nearest ROUGE-L, template copies, entity-type distance) and surface health (complete sentences,
-   short ones, degenerate repetition, length, blocks forced or cut);
-5. Table 3, downstream NER (MiniLM-L6 token classifier, every --seeds seed): gold; synthetic only;
-   gold + synthetic, for mention replacement, ECG-LM and ECG-QALM;
-6. Figure 2: F1 of gold + ECG-QALM as the synthetic set grows (--scales × gold), as a PNG.
+4. generation quality against gold and sentence health;
+5. downstream NER, a MiniLM-L6 token classifier trained to convergence (20 epochs, the whole test
+   split) once per seed. Core rows: gold; gold + mention replacement; gold + selected ECG-QALM (mixed
+   as --recipe says); gold + ECG-QALM without selection; gold + ECG-LM. Extended rows add synthetic
+   data alone, every mixing recipe, and gold + ECG-QALM as it grows (--scales × gold, scaling.png).
 
-The defaults fit a 2-core CPU: each NER run is capped at --ner-max-steps updates (80, at learning
-rate 5e-4) and scores the first --test-first-n test sentences (500). DESIGN §5's full protocol
-(20 epochs at 1e-4, the whole test split) is `--ner-max-steps -1 --ner-learning-rate 1e-4
---test-first-n 0`, for a GPU.
-
-Writes under OUTPUT (default results/<dataset>-<N>/): quality.json, ner.json, runs/*.json (one
-per NER run), timing.json (minutes per stage, summed over resumed invocations), tables.md and
-scaling.png; models and datasets under OUTPUT/work/.
+Writes under OUTPUT: quality.json, ner.json, runs/*.json (one per NER run), timing.json, tables.md
+(and scaling.png for the extended tables); models and datasets under OUTPUT/work/.
 """
 
 from __future__ import annotations
@@ -34,70 +33,101 @@ import json
 import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from hf_ecg.evaluation.ner import NERConfig
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-CORPORA = {
-    "bc5cdr": {"train": "bc5cdr/train.tsv", "test": "bc5cdr/test.tsv"},
-    "jnlpba": {"train": "jnlpba/devel.tsv", "test": "jnlpba/test.tsv"},  # the train split is not offline
+REFERENCE = ROOT / "results" / "reference.json"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a corpus's splits are and how its NER protocol trains (the reference protocol of issue 19)."""
+
+    train: str
+    test: str
+    #: the dev split, as an ``hf-ecg`` source: sentences that are neither gold nor test
+    dev: str
+    learning_rate: float
+
+
+SETTINGS = {
+    "bc5cdr": Setting("bc5cdr/train.tsv", "bc5cdr/test.tsv", "bc5cdr/devel.tsv:{dev_n}", 1e-4),
+    # JNLPBA's train split is not offline: its dev split is the pool, gold its first N, dev what follows.
+    "jnlpba": Setting("jnlpba/devel.tsv", "jnlpba/test.tsv", "jnlpba/devel.tsv:{n}:{n_plus_dev}", 5e-5),
 }
-METHODS = {"mr": "mention replacement", "lm": "ECG-LM", "qalm": "ECG-QALM"}
+METHODS = {"mr": "mention replacement", "lm": "ECG-LM", "qalm": "ECG-QALM", "sel": "ECG-QALM, selected"}
 GENERATOR_EPOCHS = 3.0
 GENERATOR_LEARNING_RATE = 1e-3
+
+
+@dataclass(frozen=True)
+class Row:
+    """One NER row: the training data (``gold`` and/or a synthetic set and its size in multiples of N) and
+    how they are mixed."""
+
+    key: str
+    label: str
+    gold: bool
+    synthetic: str | None = None
+    multiple: int = 1
+    recipe: str = "concat"
+    core: bool = False
+
+
+def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int]) -> list[Row]:
+    rows = [
+        Row("gold", "gold", True, core=True),
+        Row("gold+mr", "gold + mention replacement", True, "mr", core=True),
+        Row("gold+sel", f"gold + ECG-QALM, selected ({recipe})", True, "sel", recipe=recipe, core=True),
+        Row("gold+qalm", "gold + ECG-QALM, no selection", True, "qalm", core=True),
+        Row("gold+lm", "gold + ECG-LM", True, "lm", core=True),
+    ]
+    rows += [Row(f"{m}-only", f"{label} only", False, m) for m, label in METHODS.items()]
+    rows += [Row(f"gold+sel-{r}", f"gold + ECG-QALM, selected ({r})", True, "sel", recipe=r)
+             for r in recipes if r != recipe]  # fmt: skip
+    rows += [Row(f"gold+qalm-{m}x", f"gold + ECG-QALM {m}×, no selection", True, "qalm", m) for m in scales if m > 1]
+    return rows
 
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def train_generators(
-    gold: Path, first_n: int, epochs: float, learning_rate: float, outputs: dict[str, Path], workers: int
-) -> None:
-    """Train a generator per layout (``qa``: ECG-QALM, ``lm``: ECG-LM) into ``outputs[layout]``; a trained
-    one is kept. With ``workers`` > 1 they train at once, in processes sharing the CPU threads (each
-    log in ``OUTPUT/train-<layout>.log``)."""
-    todo = {layout: out for layout, out in outputs.items() if not (out / "ecg_config.json").is_file()}
-    if not todo:
-        return
-    names = ", ".join(METHODS["lm" if layout == "lm" else "qalm"] for layout in todo)
-    log(f"training {names} ({epochs:g} epochs each, lr {learning_rate:g})")
-    commands = {
-        layout: ["train", "--data", str(gold), "--first-n", str(first_n), "--model", "smollm2-135m", "--lora",
-                 "--epochs", str(epochs), "--output", str(out),
-                 "--learning_rate", str(learning_rate), "--logging_steps", "10", "--layout", layout,
-                 "--disable_tqdm", "true"]
-        for layout, out in todo.items()
-    }  # fmt: skip
-    if workers < 2 or len(todo) < 2:
-        from hf_ecg.cli import main as hf_ecg
+def thread_env(workers: int) -> dict[str, str]:
+    """Environment giving a worker process its share of the CPU threads."""
+    threads = str(max(1, (os.cpu_count() or 1) // workers))
+    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
 
-        for layout, command in commands.items():
-            started = time.perf_counter()
-            if code := hf_ecg(command):
-                sys.exit(code)
-            record_training(todo[layout], (time.perf_counter() - started) / 60)
-        return
-    env = {**os.environ, **thread_env(workers)}
-    running = []
-    for layout, command in commands.items():
-        todo[layout].parent.mkdir(parents=True, exist_ok=True)
-        log_file = (todo[layout].parent / f"train-{layout}.log").open("w")
-        running.append((layout, log_file, subprocess.Popen([sys.executable, "-m", "hf_ecg", *command], env=env,
-                                                           stdout=log_file, stderr=subprocess.STDOUT)))  # fmt: skip
-    for layout, log_file, process in running:
-        code = process.wait()
-        log_file.close()
-        if code:
-            sys.exit(f"training the {layout} generator failed (exit {code}): see {log_file.name}")
+
+def train_generators(args: argparse.Namespace, gold_path: Path, outputs: dict[str, Path]) -> dict[str, float]:
+    """Train a generator per layout (``qa``: ECG-QALM, ``lm``: ECG-LM) into ``outputs[layout]``, one at a time
+    with every thread, so that each one's training time is its own; a trained one is kept. Minutes by layout."""
+    from hf_ecg.cli import main as hf_ecg
+
+    minutes = {}
+    for layout, out in outputs.items():
+        if (out / "ecg_config.json").is_file():
+            continue
+        log(f"training the {layout} generator ({args.generator_epochs:g} epochs, lr {args.generator_learning_rate:g})")
+        length = ["--max-steps", str(args.generator_max_steps)] if args.generator_max_steps > 0 else \
+            ["--epochs", str(args.generator_epochs)]  # fmt: skip
+        command = ["train", "--data", str(gold_path), "--first-n", str(args.first_n), "--model", args.generator_model,
+                   *length, "--output", str(out), "--learning_rate", str(args.generator_learning_rate),
+                   "--logging_steps", "10", "--layout", layout, "--disable_tqdm", "true"]  # fmt: skip
+        if args.lora:
+            command.append("--lora")
+        started = time.perf_counter()
+        if code := hf_ecg(command):
+            sys.exit(code)
+        minutes[layout] = (time.perf_counter() - started) / 60
+        record_training(out, minutes[layout])
+    return minutes
 
 
 def record_training(model_dir: Path, minutes: float) -> None:
@@ -111,36 +141,262 @@ def record_training(model_dir: Path, minutes: float) -> None:
     (model_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
-def thread_env(workers: int) -> dict[str, str]:
-    """Environment giving a worker process its share of the CPU threads."""
-    threads = str(max(1, (os.cpu_count() or 1) // workers))
-    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
-
-
-def ner_run(train: list[Any], test: Any, config: NERConfig, seed: int, threads: int) -> dict[str, float]:
-    """One NER run in a worker process with ``threads`` torch threads."""
-    import torch
-
-    from hf_ecg.evaluation.ner import train_and_test
-
-    torch.set_num_threads(threads)
-    return train_and_test(train, test, config, seed)
-
-
-def generate(model: Path, output: Path, num_samples: int, seed: int, batch_size: int) -> Path:
+def generate(args: argparse.Namespace, model: Path, output: Path, num_samples: int) -> Path:
     from hf_ecg.decoding import DecodingConfig
     from hf_ecg.generate import generate_dataset
 
     log(f"{num_samples} samples with {model.name} in {output} (shards already written are kept)")
-    decoding = DecodingConfig(batch_size=batch_size)
-    return generate_dataset(model, output, num_samples, seed=seed, decoding=decoding, samples_per_shard=256)
+    decoding = DecodingConfig(batch_size=args.generation_batch_size, max_block_tokens=args.max_block_tokens,
+                              max_attempts=args.max_attempts)  # fmt: skip
+    return generate_dataset(model, output, num_samples, seed=args.seed, decoding=decoding, samples_per_shard=256,
+                            progress_bar=False)  # fmt: skip
 
 
-def trainings(synthetic_dirs: dict[str, Path]) -> str:
-    """``ECG-QALM 12.9 min, held-out loss 2.71 2.55 2.52 (best checkpoint-186); ECG-LM ...`` from training.json."""
+def ner_run(row: Row, sets: dict[str, Any], gold: Any, dev: Any, test: Any, config: Any, seed: int,
+            threads: int) -> dict[str, Any]:  # fmt: skip
+    """One NER run (in a worker process with ``threads`` torch threads when there are several workers)."""
+    import torch
+
+    from hf_ecg.evaluation.ner import train_and_test
+
+    if threads:
+        torch.set_num_threads(threads)
+    synthetic = [sets[row.synthetic].subset(first_n=row.multiple * len(gold))] if row.synthetic else []
+    train = [gold] if row.gold else []
+    if not row.gold:  # synthetic data alone: it is the "gold" side of the recipe
+        train, synthetic = synthetic, []
+    return train_and_test(train, test, replace(config, recipe=row.recipe), seed, synthetic=synthetic, dev=dev)
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def fmt(values: list[float]) -> str:
+    if not values:
+        return "not run"
+    mean, std = mean_std(values)
+    return f"{mean:.3f} ± {std:.3f}"
+
+
+def pct(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.1f}%"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", choices=sorted(SETTINGS), required=True, help="bc5cdr or jnlpba")
+    parser.add_argument("--first-n", type=int, required=True, help="gold training sentences (45 / 186 for 1%%)")
+    parser.add_argument("--tables", choices=("core", "extended"), default="core",
+                        help="core (default): the five rows that answer 'does it help'; extended: also synthetic "
+                        "data alone, every recipe and the --scales curve")  # fmt: skip
+    parser.add_argument("--seeds", default="1,2,3", help="NER seeds (default 1,2,3)")
+    parser.add_argument("--scales", default="1,2,5,10",
+                        help="extended: synthetic size as multiples of gold (default 1,2,5,10)")  # fmt: skip
+    generation = parser.add_argument_group("generators and generation")
+    generation.add_argument("--generator-model", default="smollm2-135m", help="base model (default smollm2-135m)")
+    generation.add_argument("--no-lora", dest="lora", action="store_false", help="fine-tune every weight, no LoRA")
+    generation.add_argument("--generator-epochs", type=float, default=GENERATOR_EPOCHS,
+                            help=f"training epochs of each generator (default {GENERATOR_EPOCHS:g})")  # fmt: skip
+    generation.add_argument("--generator-learning-rate", type=float, default=GENERATOR_LEARNING_RATE,
+                            help=f"learning rate of each generator (default {GENERATOR_LEARNING_RATE:g})")  # fmt: skip
+    generation.add_argument("--generator-max-steps", type=int, default=-1,
+                            help="train each generator for N updates instead of --generator-epochs")  # fmt: skip
+    generation.add_argument("--generation-batch-size", type=int, default=64, help="rows decoded together (default 64)")
+    generation.add_argument("--max-block-tokens", type=int, default=64, help="tokens per block at most (default 64)")
+    generation.add_argument("--max-attempts", type=int, default=10, help="draws of a block at most (default 10)")
+    generation.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    selection = parser.add_argument_group("selection and mixing")
+    selection.add_argument("--over-generate", type=int, default=2, metavar="K",
+                           help="generate K × N ECG-QALM samples to select N from (default 2)")  # fmt: skip
+    selection.add_argument("--rule", action="append", default=None, metavar="RULE",
+                           help="selection rule, repeat for several (default: selection.DEFAULT_RULES)")  # fmt: skip
+    selection.add_argument("--recipe", default="concat", help="how selected data is mixed with gold (default concat)")
+    ner = parser.add_argument_group("NER protocol")
+    ner.add_argument("--ner-model", default="minilm-l6", help="token classifier (default minilm-l6, offline)")
+    ner.add_argument("--ner-epochs", type=float, default=20.0, help="NER training epochs (default 20)")
+    ner.add_argument("--ner-learning-rate", type=float, default=None,
+                     help="NER learning rate (default: the reference's, 1e-4 BC5CDR, 5e-5 JNLPBA)")  # fmt: skip
+    ner.add_argument("--dev-first-n", type=int, default=0,
+                     help="choose each tagger's epoch on this many dev sentences (default 0: no model selection, "
+                     "the reference protocol)")  # fmt: skip
+    ner.add_argument("--test-first-n", type=int, default=0, help="score the first N test sentences (0: all, default)")
+    ner.add_argument("--workers", type=int, default=2,
+                     help="NER runs at a time, sharing the CPU threads (default 2: on 2 cores two 1-thread runs beat "
+                     "one 2-thread run)")  # fmt: skip
+    parser.add_argument("--data-dir", type=Path, default=SHARED_DATA, help="folder with bc5cdr/ and jnlpba/")
+    parser.add_argument("--output", type=Path, default=None, help="run folder (default outputs/reproduce/DATASET-N)")
+    parser.add_argument("--reference", type=Path, default=REFERENCE, help="reference figures to compare with")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    extended = args.tables == "extended"
+    scales = sorted({int(s) for s in args.scales.split(",")} | {1}) if extended else [1]
+    setting = SETTINGS[args.dataset]
+    n = args.first_n
+    paths = {split: args.data_dir / getattr(setting, split) for split in ("train", "test")}
+    for path in paths.values():
+        if not path.is_file():
+            sys.exit(f"{path} not found: the corpora live in ../shared/data (see DESIGN §4), or pass --data-dir")
+    output = args.output or ROOT / "outputs" / "reproduce" / f"{args.dataset}-{n}"
+    work, runs_dir = output / "work", output / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+
+    from hf_ecg.baselines import mention_replacement, write_dataset
+    from hf_ecg.evaluation import load_flags, load_labelled, load_source
+    from hf_ecg.evaluation.ner import RECIPES, NERConfig
+    from hf_ecg.evaluation.quality import quality_reports
+    from hf_ecg.selection import DEFAULT_RULES, SelectionConfig, filter_generated
+
+    if args.recipe not in RECIPES:
+        sys.exit(f"unknown --recipe {args.recipe!r}; known: {', '.join(RECIPES)}")
+    gold = load_labelled(paths["train"], first_n=n)
+    test = load_labelled(paths["test"], first_n=args.test_first_n or None)
+    dev = None
+    if args.dev_first_n:
+        spec = setting.dev.format(dev_n=args.dev_first_n, n=n, n_plus_dev=n + args.dev_first_n)
+        dev = load_source(args.data_dir / spec)
+    log(f"{args.dataset}: {len(gold)} gold, {len(test)} test, {len(dev) if dev else 0} dev sentences; seeds {seeds}; "
+        f"{args.tables} tables")  # fmt: skip
+
+    # Minutes per stage of this folder; a resumed run adds what it redid and says so.
+    timing_path = output / "timing.json"
+    timing: dict[str, Any] = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
+    timing["invocations"] = timing.get("invocations", 0) + 1
+    stages: dict[str, float] = timing.setdefault("minutes", {})
+    mark = started
+
+    def stage_done(name: str) -> None:
+        nonlocal mark
+        stages[name] = stages.get(name, 0.0) + (time.perf_counter() - mark) / 60
+        mark = time.perf_counter()
+        timing_path.write_text(json.dumps(timing, indent=2) + "\n")
+
+    # Generators and synthetic sets.
+    qalm, lm = work / "ecg-qalm", work / "ecg-lm"
+    train_generators(args, paths["train"], {"qa": qalm, "lm": lm})
+    stage_done("generators")
+    dirs = {
+        "qalm": generate(args, qalm, work / "synthetic-qalm", max(args.over_generate, *scales) * n),
+        "lm": generate(args, lm, work / "synthetic-lm", n),
+    }
+    dirs["mr"] = work / "synthetic-mr"
+    if not (dirs["mr"] / "baseline.json").is_file():
+        rows = mention_replacement(gold, n, seed=args.seed)
+        write_dataset(rows, gold.entity_types, dirs["mr"], {"method": "mention-replacement", "seed": args.seed})
+    stage_done("synthetic sets")
+    rules = args.rule or list(DEFAULT_RULES)
+    ner_learning_rate = args.ner_learning_rate or setting.learning_rate
+    selection_config = SelectionConfig(rules=rules, tagger_model=args.ner_model, tagger_epochs=args.ner_epochs,
+                                       tagger_learning_rate=ner_learning_rate)  # fmt: skip
+    log(f"selection: {', '.join(rules)}")
+    dirs["sel"] = filter_generated(dirs["qalm"], gold, work / "synthetic-qalm-selected", selection_config,
+                                   progress_bar=False)  # fmt: skip
+    sets = {method: load_labelled(folder) for method, folder in dirs.items()}
+    if len(sets["sel"]) < n:
+        log(f"warning: selection kept {len(sets['sel'])} samples, fewer than {n}: raise --over-generate")
+    stage_done("selection")
+
+    quality_path = output / "quality.json"
+    if quality_path.is_file():
+        quality = json.loads(quality_path.read_text())
+    else:
+        log("generation quality")
+        gold_rows = [(s.tokens, s.tags) for s in gold]
+        flags = {method: load_flags(folder) for method, folder in dirs.items()}
+        quality = quality_reports(
+            {method: [(s.tokens, s.tags) for s in list(sets[method])[:n]] for method in METHODS}, gold_rows,
+            ref_model=args.generator_model,
+            flags={method: {k: v[:n] for k, v in columns.items()} for method, columns in flags.items() if columns},
+        )  # fmt: skip
+        whole = quality_reports({"qalm-all": [(s.tokens, s.tags) for s in sets["qalm"]]}, gold_rows, ref_model=None,
+                                flags={"qalm-all": flags["qalm"]})  # fmt: skip
+        quality["qalm-all"] = whole["qalm-all"]
+        quality_path.write_text(json.dumps(quality, indent=2) + "\n")
+    stage_done("quality")
+
+    config = NERConfig(model=args.ner_model, epochs=args.ner_epochs, learning_rate=ner_learning_rate, seeds=seeds)
+    rows = [row for row in ner_rows(args.recipe, RECIPES, scales) if row.core or extended]
+    results = run_ner(args, rows, sets, gold, dev, test, config, seeds, runs_dir)
+    (output / "ner.json").write_text(json.dumps(results, indent=2) + "\n")
+    stage_done("NER")
+
+    reference = json.loads(args.reference.read_text()).get(f"{args.dataset}-{n}", {}) if args.reference.is_file() \
+        else {}  # fmt: skip
+    tables = write_tables(output, args, config, len(test), len(dev) if dev else 0, quality, rows, results, scales,
+                          reference, timing, dirs)  # fmt: skip
+    if extended:
+        plot_scaling(output / "scaling.png", args, results, scales)
+    print(tables.split("## Downstream NER")[1] if "## Downstream NER" in tables else tables)
+    for line in verdict(results, reference):
+        log(line)
+    resumed = f"; this folder's stages over {timing['invocations']} invocations: {sum(stages.values()):.1f} min" \
+        if timing["invocations"] > 1 else ""  # fmt: skip
+    log(f"done in {(time.perf_counter() - started) / 60:.1f} min{resumed}: {output}/tables.md")
+    return 0
+
+
+def run_ner(args: argparse.Namespace, rows: list[Row], sets: dict[str, Any], gold: Any, dev: Any, test: Any,
+            config: Any, seeds: list[int], runs_dir: Path) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+    """Every row × seed, each cached in ``runs_dir``; ``args.workers`` at a time in spawned processes."""
+    todo = [(row, seed) for row in rows for seed in seeds if not (runs_dir / f"{row.key}-seed{seed}.json").is_file()]
+    if todo:
+        log(f"NER: {len(todo)} runs, {args.workers} at a time")
+
+    def save(row: Row, seed: int, result: dict[str, Any], done: int) -> None:
+        (runs_dir / f"{row.key}-seed{seed}.json").write_text(json.dumps(result, indent=2) + "\n")
+        log(f"NER {done}/{len(todo)}: {row.label}, seed {seed}: entity F1 {result['entity_f1']:.3f}")
+
+    if args.workers > 1 and len(todo) > 1:
+        threads = int(thread_env(args.workers)["OMP_NUM_THREADS"])
+        # spawn, not fork: a forked child would inherit this process's OpenMP state
+        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(ner_run, row, sets, gold, dev, test, config, seed, threads): (row, seed)
+                       for row, seed in todo}  # fmt: skip
+            for done, future in enumerate(as_completed(futures), 1):
+                save(*futures[future], future.result(), done)
+    else:
+        for done, (row, seed) in enumerate(todo, 1):
+            save(row, seed, ner_run(row, sets, gold, dev, test, config, seed, 0), done)
+    return {row.key: [json.loads((runs_dir / f"{row.key}-seed{seed}.json").read_text()) for seed in seeds]
+            for row in rows}  # fmt: skip
+
+
+def verdict(results: dict[str, list[dict[str, Any]]], reference: dict[str, list]) -> list[str]:
+    """How this run's core rows answer the question: gold against the reference, selected ECG-QALM against
+    gold and mention replacement by more than the larger of their standard deviations."""
+    scores = {key: mean_std([r["entity_f1"] for r in runs]) for key, runs in results.items()}
+    lines = []
+    if "gold" in reference:
+        ours, ref = scores["gold"][0], reference["gold"][0]
+        lines.append(f"gold {ours:.3f} against the reference {ref:.3f}: "
+                     + ("within 0.02" if abs(ours - ref) <= 0.02 else "NOT within 0.02"))  # fmt: skip
+    mean, std = scores["gold+sel"]
+    for other in ("gold", "gold+mr"):
+        other_mean, other_std = scores[other]
+        margin = max(std, other_std)
+        above = mean - other_mean > margin
+        lines.append(f"gold + selected ECG-QALM {mean:.3f} vs {other} {other_mean:.3f}: {mean - other_mean:+.3f}, "
+                     f"{'above' if above else 'not above'} the larger std {margin:.3f}")  # fmt: skip
+    if "gold+daga" in reference:
+        lines.append(f"reference gold + DAGA: {reference['gold+daga'][0]:.3f} ± {reference['gold+daga'][1]:.3f}")
+    return lines
+
+
+#: The decoding settings a table states.
+DECODING_SHOWN = ("block_end", "temperature", "top_k", "top_p", "max_block_tokens", "max_attempts", "redraw_unended",
+                  "redraw_repetition", "redraw_run_on")  # fmt: skip
+
+
+def trainings(dirs: dict[str, Path]) -> str:
+    """``ECG-QALM trained in 12.9 min, held-out loss by epoch ...; ECG-LM ...`` from training.json."""
     parts = []
     for method in ("qalm", "lm"):
-        model = json.loads((synthetic_dirs[method] / "ecg_generation.json").read_text())["model"]
+        model = json.loads((dirs[method] / "ecg_generation.json").read_text())["model"]
         path = Path(model) / "training.json"
         if path.is_file():
             t = json.loads(path.read_text())
@@ -150,215 +406,31 @@ def trainings(synthetic_dirs: dict[str, Path]) -> str:
     return "; ".join(parts) or "training times not recorded"
 
 
-def pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.1f}%"  # None: measured before the measure existed
-
-
-def mean_std(values: list[float]) -> tuple[float, float]:
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
-
-
-def fmt(values: list[float]) -> str:
-    if not values:
-        return "not run yet"
-    mean, std = mean_std(values)
-    return f"{mean:.3f} ± {std:.3f}"
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", choices=sorted(CORPORA), required=True, help="bc5cdr or jnlpba")
-    parser.add_argument("--first-n", type=int, required=True, help="gold training sentences (45 / 186 for 1%%)")
-    parser.add_argument("--seeds", default="1,2,3", help="NER seeds (default 1,2,3)")
-    parser.add_argument("--scales", default="1,2,5,10", help="synthetic size as multiples of gold (default 1,2,5,10)")
-    parser.add_argument(
-        "--generator-epochs", type=float, default=GENERATOR_EPOCHS,
-        help=f"training epochs of each generator (default {GENERATOR_EPOCHS:g}: the held-out loss flattens there)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--generator-learning-rate", type=float, default=GENERATOR_LEARNING_RATE,
-        help=f"LoRA learning rate of each generator (default {GENERATOR_LEARNING_RATE:g})",
-    )  # fmt: skip
-    parser.add_argument("--ner-model", default="minilm-l6", help="token classifier (default minilm-l6, offline)")
-    parser.add_argument("--ner-epochs", type=float, default=20.0, help="NER training epochs (default 20)")
-    parser.add_argument(
-        "--ner-learning-rate",
-        type=float,
-        default=5e-4,
-        help="NER learning rate (default 5e-4: with the update cap, 1e-4 leaves the tagger far from converged; "
-        "DESIGN §5's protocol uses 1e-4 with no cap)",
-    )
-    parser.add_argument(
-        "--ner-max-steps",
-        type=int,
-        default=80,
-        help="cap on NER updates per run, whatever the epochs: a compute budget for 2 CPU cores "
-        "(default 80; -1 = no cap, DESIGN §5's protocol)",
-    )
-    parser.add_argument(
-        "--test-first-n",
-        type=int,
-        default=500,
-        help="score the first N test sentences (default 500, a CPU budget: about 1000 entities in either corpus; "
-        "0 = the full split, DESIGN §5's protocol)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=2,
-        help="processes for the NER runs, sharing the CPU threads (default 2: on 2 cores two 1-thread runs beat "
-        "one 2-thread run by about 15%%; 1 = one at a time, all threads). The generators train one at a time, "
-        "so that each one's training time is measured alone",
-    )
-    parser.add_argument("--generation-batch-size", type=int, default=64, help="rows decoded together (default 64)")
-    parser.add_argument("--data-dir", type=Path, default=SHARED_DATA, help="folder with bc5cdr/ and jnlpba/")
-    parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<dataset>-<N>)")
-    parser.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
-    args = parser.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
-    scales = sorted({int(s) for s in args.scales.split(",")} | {1})
-    paths = {split: args.data_dir / rel for split, rel in CORPORA[args.dataset].items()}
-    for path in paths.values():
-        if not path.is_file():
-            sys.exit(f"{path} not found: the corpora live in ../shared/data (see DESIGN §4), or pass --data-dir")
-    output = args.output or ROOT / "results" / f"{args.dataset}-{args.first_n}"
-    work, runs_dir = output / "work", output / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-
-    from hf_ecg.baselines import mention_replacement, write_dataset
-    from hf_ecg.evaluation import load_flags, load_labelled
-    from hf_ecg.evaluation.ner import NERConfig, train_and_test
-    from hf_ecg.evaluation.quality import quality_reports
-
-    n = args.first_n
-    gold = load_labelled(paths["train"], first_n=n)
-    test = load_labelled(paths["test"], first_n=args.test_first_n or None)
-    log(f"{args.dataset}: {len(gold)} gold sentences, {len(test)} test sentences; seeds {seeds}; scales {scales}")
-
-    # Minutes per stage, summed over the invocations that built this folder: a resumed run adds only what
-    # it redid, so the tables report the whole computation however often it was interrupted.
-    timing_path = output / "timing.json"
-    resumed = timing_path.is_file()
-    stages: dict[str, float] = json.loads(timing_path.read_text()) if resumed else {}
-    mark = started
-
-    def stage_done(name: str) -> None:
-        nonlocal mark
-        stages[name] = stages.get(name, 0.0) + (time.perf_counter() - mark) / 60
-        mark = time.perf_counter()
-        timing_path.write_text(json.dumps(stages, indent=2) + "\n")
-
-    # Generators and synthetic sets.
-    qalm, lm = work / "ecg-qalm", work / "ecg-lm"
-    # One at a time, with all threads: each generator's training time is then measured alone.
-    train_generators(paths["train"], n, args.generator_epochs, args.generator_learning_rate, {"qa": qalm, "lm": lm}, 1)
-    stage_done("generators")
-    synthetic_dirs = {
-        "qalm": generate(qalm, work / "synthetic-qalm", max(scales) * n, args.seed, args.generation_batch_size),
-        "lm": generate(lm, work / "synthetic-lm", n, args.seed, args.generation_batch_size),
-    }
-    mr_dir = work / "synthetic-mr"
-    if not (mr_dir / "baseline.json").is_file():
-        rows = mention_replacement(gold, n, seed=args.seed)
-        write_dataset(rows, gold.entity_types, mr_dir, {"method": "mention-replacement", "seed": args.seed})
-    synthetic_dirs["mr"] = mr_dir
-    synthetic = {method: load_labelled(folder) for method, folder in synthetic_dirs.items()}
-    stage_done("synthetic sets")
-
-    # Table 2: quality.
-    config = NERConfig(
-        model=args.ner_model, epochs=args.ner_epochs, max_steps=args.ner_max_steps, seeds=seeds,
-        learning_rate=args.ner_learning_rate,
-    )  # fmt: skip
-    quality_path = output / "quality.json"
-    if quality_path.is_file():
-        quality = json.loads(quality_path.read_text())
-    else:
-        log("generation quality")
-        gold_rows = [(s.tokens, s.tags) for s in gold]
-        flags = {method: load_flags(folder) for method, folder in synthetic_dirs.items()}
-        quality = quality_reports(
-            {method: [(s.tokens, s.tags) for s in list(synthetic[method])[:n]] for method in METHODS}, gold_rows,
-            flags={method: {k: v[:n] for k, v in columns.items()} for method, columns in flags.items() if columns},
-        )  # fmt: skip
-        # Surface health of the whole ECG-QALM set (up to the largest scale), not only its first N.
-        whole = quality_reports(
-            {"qalm-all": [(s.tokens, s.tags) for s in synthetic["qalm"]]}, gold_rows, ref_model=None,
-            flags={"qalm-all": flags["qalm"]},
-        )  # fmt: skip
-        quality["qalm-all"] = whole["qalm-all"]
-        quality_path.write_text(json.dumps(quality, indent=2) + "\n")
-    stage_done("quality")
-    # The tables so far (NER rows "not run yet"): the quality tables need not wait for 30 NER runs.
-    write_tables(output, args, config, quality, {}, scales, len(test), stages, synthetic_dirs)
-
-    # Table 3 and Figure 2: NER runs, each cached in runs/.
-
-    def subset(method: str, multiple: int) -> Any:
-        return synthetic[method].subset(first_n=multiple * n)
-
-    settings: dict[str, list[Any]] = {"gold": [gold]}
-    for method in METHODS:
-        settings[f"{method}-only"] = [subset(method, 1)]
-        settings[f"gold+{method}"] = [gold, subset(method, 1)]
-    for multiple in scales[1:]:
-        settings[f"gold+qalm-{multiple}x"] = [gold, subset("qalm", multiple)]
-    todo = [(name, seed) for name in settings for seed in seeds if not (runs_dir / f"{name}-seed{seed}.json").is_file()]
-    if todo:
-        log(f"NER: {len(todo)} runs, {args.workers} at a time")
-    if args.workers > 1 and len(todo) > 1:
-        threads = int(thread_env(args.workers)["OMP_NUM_THREADS"])
-        # spawn, not fork: a forked child would inherit this process's OpenMP state
-        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(ner_run, settings[name], test, config, seed, threads): (name, seed)
-                       for name, seed in todo}  # fmt: skip
-            for done, future in enumerate(as_completed(futures), 1):
-                name, seed = futures[future]
-                (runs_dir / f"{name}-seed{seed}.json").write_text(json.dumps(future.result(), indent=2) + "\n")
-                log(f"NER {done}/{len(todo)}: {name}, seed {seed} ({sum(map(len, settings[name]))} training sentences)")
-    else:
-        for name, seed in todo:
-            log(f"NER: {name}, seed {seed} ({sum(map(len, settings[name]))} training sentences)")
-            result = train_and_test(settings[name], test, config, seed)
-            (runs_dir / f"{name}-seed{seed}.json").write_text(json.dumps(result, indent=2) + "\n")
-    results = {name: [json.loads((runs_dir / f"{name}-seed{seed}.json").read_text()) for seed in seeds]
-               for name in settings}  # fmt: skip
-    (output / "ner.json").write_text(json.dumps(results, indent=2) + "\n")
-    stage_done("NER")
-
-    write_tables(output, args, config, quality, results, scales, len(test), stages, synthetic_dirs)
-    plot_scaling(output / "scaling.png", args, results, scales)
-    total = f" (all invocations: {sum(stages.values()):.1f} min)" if resumed else ""
-    log(f"done in {(time.perf_counter() - started) / 60:.1f} min{total}: {output}/tables.md, scaling.png")
-    return 0
-
-
-#: The decoding settings a table states.
-DECODING_SHOWN = ("block_end", "temperature", "top_k", "top_p", "max_block_tokens", "max_attempts", "redraw_unended",
-                  "redraw_repetition", "redraw_run_on")  # fmt: skip
-
-
 def write_tables(
-    output: Path, args: argparse.Namespace, config: NERConfig, quality: dict, results: dict, scales: list[int],
-    num_test: int, stages: dict[str, float], synthetic_dirs: dict[str, Path],
-) -> None:  # fmt: skip
+    output: Path, args: argparse.Namespace, config: Any, num_test: int, num_dev: int, quality: dict, rows: list[Row],
+    results: dict, scales: list[int], reference: dict, timing: dict, dirs: dict[str, Path],
+) -> str:  # fmt: skip
     n = args.first_n
-    decoding = json.loads((synthetic_dirs["qalm"] / "ecg_generation.json").read_text())["decoding"]
+    decoding = json.loads((dirs["qalm"] / "ecg_generation.json").read_text())["decoding"]
+    selection = json.loads((dirs["sel"] / "ecg_generation.json").read_text())["selection"]
+    stages = timing["minutes"]
+    dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
     lines = [
-        f"# {args.dataset.upper()}, first {n} training sentences",
+        f"# {args.dataset.upper()}, first {n} training sentences ({args.tables} tables)",
         "",
-        f"Generators: SmolLM2-135M + LoRA, {args.generator_epochs:g} epochs at lr {args.generator_learning_rate:g} "
-        f"(the epoch with the lowest held-out answer loss kept; {trainings(synthetic_dirs)}). Decoding: "
-        + ", ".join(f"{k}={decoding.get(k)}" for k in DECODING_SHOWN)
-        + f". NER: {config.model}, "
-        f"batch {config.batch_size}, lr {config.learning_rate:g}, {config.epochs:g} epochs"
-        + (f" capped at {config.max_steps} updates" if config.max_steps > 0 else "")
-        + f", seeds {args.seeds}, the first {num_test} test sentences. Run time {sum(stages.values()):.1f} min ("
+        f"Generators: {args.generator_model}{' + LoRA' if args.lora else ''}, {args.generator_epochs:g} epochs at lr "
+        f"{args.generator_learning_rate:g} (the epoch with the lowest held-out answer loss kept; {trainings(dirs)}). "
+        "Decoding: " + ", ".join(f"{k}={decoding.get(k)}" for k in DECODING_SHOWN) + ". "
+        f"Selection: {', '.join(selection['config']['rules'])} over {selection['source_samples']} samples, kept "
+        f"{selection['kept']} (dropped: {dropped}); the first {n} kept are used. "
+        f"NER: {config.model}, batch {config.batch_size}, lr {config.learning_rate:g}, {config.epochs:g} epochs, "
+        + (f"the epoch with the best F1 on {num_dev} dev sentences kept" if num_dev else "no model selection")
+        + f", seeds {args.seeds}, {num_test} test sentences. Run time {sum(stages.values()):.1f} min over "
+        f"{timing['invocations']} invocation(s) ("
         + ", ".join(f"{name} {minutes:.1f}" for name, minutes in stages.items())
         + ").",
         "",
-        "## Generation quality (Table 2)",
+        "## Generation quality",
         "",
         "| data | perplexity (ratio to gold) | distinct-3 (ratio to gold) | ROUGE-L to nearest gold (mean / max) "
         "| templates copied | entity-type TVD |",
@@ -375,9 +447,6 @@ def write_tables(
             f"| {q['rouge_l_mean']:.3f} / {q['rouge_l_max']:.3f} | {100 * q['template_copy_rate']:.0f}% "
             f"| {q['entity_type_tvd']:.3f} |"
         )
-    # Perplexity and distinct-3 do not see fragments: the surface of the sentences, beside gold. A block
-    # forced at max_block_tokens or cut by another stop still carries its requested tag, but ended
-    # where the generator did not choose to end it.
     lines += [
         "",
         "## Sentence health",
@@ -388,8 +457,8 @@ def write_tables(
         f"| gold | {n} | {pct(first['complete_gold'])} | {pct(first['short_gold'])} | {pct(first['repetition_gold'])} "
         f"| {pct(first.get('second_sentence_gold'))} | {first['length_mean_gold']:.1f} | 0.000 | - |",
     ]
-    labels = {**METHODS, "qalm-all": f"{METHODS['qalm']}, all {max(scales) * n}"}
-    for method in ("mr", "lm", "qalm", "qalm-all"):
+    labels = {**METHODS, "qalm-all": f"ECG-QALM, all {selection['source_samples']} generated"}
+    for method in (*METHODS, "qalm-all"):
         q = quality[method]
         blocks = (f"{q['blocks_forced']} / {q['blocks_cut']} of {q['blocks']} "
                   f"({pct(q['blocks_forced_or_cut_share'])})" if "blocks" in q else "-")  # fmt: skip
@@ -400,26 +469,27 @@ def write_tables(
         )
     lines += [
         "",
-        "## Downstream NER (Table 3), mean ± std over seeds",
+        "## Downstream NER, mean ± std over seeds",
         "",
-        "| training data | sentences | entity micro F1 | token macro F1 (B-/I-) |",
-        "|---|---|---|---|",
+        "| training data | sentences | entity micro F1 | token macro F1 (B-/I-) | reference entity F1 |",
+        "|---|---|---|---|---|",
     ]
-    rows = [("gold", "gold", n)]
-    rows += [(f"{method}-only", f"{label} only", n) for method, label in METHODS.items()]
-    rows += [(f"gold+{method}", f"gold + {label}", 2 * n) for method, label in METHODS.items()]
-    for key, label, size in rows:
-        runs = results.get(key, [])
-        lines.append(f"| {label} | {size} | {fmt([r['entity_f1'] for r in runs])} "
-                     f"| {fmt([r['token_macro_f1'] for r in runs])} |")  # fmt: skip
-    lines += ["", "## Gold + ECG-QALM as the synthetic set grows (Figure 2)", "",
-              "| synthetic | sentences | entity micro F1 | token macro F1 |", "|---|---|---|---|"]  # fmt: skip
-    for multiple in [0, *scales]:
-        key = "gold" if multiple == 0 else ("gold+qalm" if multiple == 1 else f"gold+qalm-{multiple}x")
-        runs = results.get(key, [])
-        lines.append(f"| {multiple}× gold | {n * (1 + multiple)} | {fmt([r['entity_f1'] for r in runs])} "
-                     f"| {fmt([r['token_macro_f1'] for r in runs])} |")  # fmt: skip
-    (output / "tables.md").write_text("\n".join(lines) + "\n")
+    for row in rows:
+        runs = results.get(row.key, [])
+        size = (n if row.gold else 0) + (row.multiple * n if row.synthetic else 0)
+        ref = reference.get(row.key)
+        ref_text = f"{ref[0]:.3f} ± {ref[1]:.3f}" if ref else ""
+        lines.append(f"| {row.label} | {size} | {fmt([r['entity_f1'] for r in runs])} "
+                     f"| {fmt([r['token_macro_f1'] for r in runs])} | {ref_text} |")  # fmt: skip
+    for key, label in (("gold+daga", "gold + DAGA (reference only)"), ("paper gold", "paper: gold (BERT-base)"),
+                       ("paper gold+qalm", "paper: gold + ECG-QALM (BERT-base)")):  # fmt: skip
+        if key in reference:
+            mean, std = reference[key]
+            lines.append(f"| *{label}* | | | | {mean:.3f}{f' ± {std:.3f}' if std is not None else ''} |")
+    lines += ["", *[f"- {line}" for line in verdict(results, reference)]]
+    text = "\n".join(lines) + "\n"
+    (output / "tables.md").write_text(text)
+    return text
 
 
 def plot_scaling(path: Path, args: argparse.Namespace, results: dict, scales: list[int]) -> None:
@@ -437,7 +507,7 @@ def plot_scaling(path: Path, args: argparse.Namespace, results: dict, scales: li
         mr_mean, _ = mean_std([r[measure] for r in results["gold+mr"]])
         color = bars.lines[0].get_color()
         ax.axhline(mr_mean, linestyle=":", linewidth=1, color=color, label=f"{label}, gold + MR 1×")
-    ax.set_xlabel("synthetic ECG-QALM sentences (multiples of gold)")
+    ax.set_xlabel("synthetic ECG-QALM sentences, no selection (multiples of gold)")
     ax.set_ylabel("F1")
     ax.set_title(f"{args.dataset.upper()} {args.first_n}: gold + ECG-QALM")
     ax.set_xticks(xs)

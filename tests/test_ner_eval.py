@@ -159,3 +159,68 @@ def test_two_stage_ends_on_gold_and_knows_the_synthetic_types(tmp_path):
     report = evaluate_ner([gold], read_conll(toy_corpus(tmp_path / "test.tsv")), replace(config, seeds=[1]),
                           synthetic=[noise])  # fmt: skip
     assert report["synthetic"] == [{"name": "noise", "sentences": 16}] and report["entity_f1_mean"] == 1.0
+
+
+def test_dev_selection_keeps_the_best_epoch_and_stops_after_patience(tmp_path):
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
+    encoder = save_tiny_bert(tmp_path / "bert")
+    config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, patience=2)
+    from hf_ecg.evaluation.ner import train_tagger
+
+    tagger = train_tagger([corpus], config, seed=1, dev=corpus)
+    [stage] = tagger.selection
+    epochs = [epoch for epoch, _ in stage["dev_f1_by_epoch"]]
+    scores = [f1 for _, f1 in stage["dev_f1_by_epoch"]]
+    assert epochs == [float(e) for e in range(1, len(epochs) + 1)]
+    assert stage["dev_f1"] == max(scores) and scores[epochs.index(stage["epoch_kept"])] == max(scores)
+    assert scores.index(max(scores)) == epochs.index(stage["epoch_kept"])  # the first best epoch is kept
+    assert len(epochs) == 15 or len(epochs) == epochs.index(stage["epoch_kept"]) + 1 + 2  # stopped by patience
+    predicted = tagger.predict([s.tokens for s in corpus])
+    assert entity_scores([s.tags for s in corpus], predicted)["f1"] == stage["dev_f1"]
+
+
+def test_dev_selection_restores_the_best_weights(tmp_path):
+    """The callback alone, on a real model and real Trainer state: a worse epoch after the best one is not kept."""
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer, TrainerControl, TrainerState
+
+    from hf_ecg.evaluation.ner import Tagger, _dev_selection
+
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
+    encoder = save_tiny_bert(tmp_path / "bert")
+    config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3)
+    from hf_ecg.evaluation.ner import train_tagger
+
+    trained = train_tagger([corpus], config, seed=1)
+    labels = trained.labels
+    assert trained.selection == []  # no dev split, nothing recorded
+    fresh = AutoModelForTokenClassification.from_pretrained(
+        encoder, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={k: i for i, k in enumerate(labels)}
+    )
+    tagger = Tagger(trained.model, AutoTokenizer.from_pretrained(encoder), labels, config)
+    callback = _dev_selection(tagger, corpus, patience=1)
+    state, control = TrainerState(), TrainerControl()
+    state.epoch = 1.0
+    callback.on_epoch_end(None, state, control)
+    good = {k: v.clone() for k, v in trained.model.state_dict().items()}
+    assert callback.best_f1 > 0.6 and not control.should_training_stop
+    with torch.no_grad():
+        trained.model.load_state_dict(fresh.state_dict())  # an untrained epoch 2: worse on dev
+    state.epoch = 2.0
+    callback.on_epoch_end(None, state, control)
+    assert callback.history[1][1] < callback.best_f1 and callback.best_epoch == 1.0 and control.should_training_stop
+    assert all(torch.equal(callback.best_state[k], good[k]) for k in good)
+
+
+def test_load_source_slices(tmp_path):
+    from hf_ecg.evaluation import load_source
+
+    path = toy_corpus(tmp_path / "toy.tsv", repeat=3)
+    whole = read_conll(path)
+    assert [s.tokens for s in load_source(path)] == [s.tokens for s in whole]
+    assert [s.tokens for s in load_source(f"{path}:5")] == [s.tokens for s in whole][:5]
+    assert [s.tokens for s in load_source(f"{path}:5:9")] == [s.tokens for s in whole][5:9]
+    with pytest.raises(ValueError, match="holds no sentences"):
+        load_source(f"{path}:9:5")
+    with pytest.raises(ValueError, match="has 12 sentences, none from 40"):
+        load_source(f"{path}:40:50")

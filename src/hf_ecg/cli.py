@@ -118,11 +118,10 @@ def _report_selection(output: Path) -> None:
 
 
 def _run_filter(args: argparse.Namespace) -> int:
-    from .evaluation import load_labelled
+    from .evaluation import load_source
     from .selection import filter_generated
 
-    path, first_n = _train_source(args.gold)
-    output = filter_generated(args.generated, load_labelled(path, first_n=first_n), args.output,
+    output = filter_generated(args.generated, load_source(args.gold), args.output,
                               _selection_config(args), overwrite=args.overwrite)  # fmt: skip
     _report_selection(Path(output))
     return 0
@@ -438,7 +437,21 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="two-stage: epochs of the synthetic stage (default: --epochs)",
     )
-    ner.add_argument("--test", required=True, metavar="DATA", help="test corpus (all of it is scored)")
+    ner.add_argument(
+        "--test", required=True, metavar="DATA[:N]", help="test corpus (all of it unless ':N' keeps the first N)"
+    )
+    ner.add_argument(
+        "--dev", default=None, metavar="DATA[:N|:START:STOP]",
+        help="dev split: each run is scored on it after every epoch and keeps its best epoch (entity F1). "
+        "'devel.tsv:186:686' takes sentences 186 to 685 of a pool whose first 186 are the training sentences",
+    )  # fmt: skip
+    ner.add_argument(
+        "--patience", type=int, default=0, metavar="EPOCHS",
+        help="with --dev: stop once dev F1 has not risen for this many epochs (default 0: train every epoch)",
+    )  # fmt: skip
+    ner.add_argument(
+        "--freeze-embeddings", action="store_true", help="keep the encoder's word embeddings fixed (faster steps)"
+    )
     ner.add_argument(
         "--model", default="minilm-l6", metavar="NAME",
         help="encoder: minilm-l6 (offline, default), or a Hub id / folder such as bert-base-cased",
@@ -480,28 +493,19 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _run_mention_replacement(args: argparse.Namespace) -> int:
     from .baselines import mention_replacement, write_dataset
-    from .evaluation import load_labelled
+    from .evaluation import load_source
 
-    path, first_n = _train_source(args.data)
-    gold = load_labelled(path, first_n=first_n)
+    gold = load_source(args.data)
     rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability)
-    settings = {"method": "mention-replacement", "data": path, "first_n": first_n, "num_samples": len(rows),
+    settings = {"method": "mention-replacement", "data": args.data, "num_samples": len(rows),
                 "probability": args.probability, "seed": args.seed}  # fmt: skip
     output = write_dataset(rows, gold.entity_types, args.output, settings)
     print(f"wrote {len(rows)} mention-replacement samples to {output}/data/ (datasets.load_dataset({str(output)!r}))")
     return 0
 
 
-def _train_source(spec: str) -> tuple[str, int | None]:
-    """``DATA`` or ``DATA:N`` (a path that exists as given wins over the suffix)."""
-    path, _, count = spec.rpartition(":")
-    if Path(spec).exists() or not path or not count.isdigit():
-        return spec, None
-    return path, int(count)
-
-
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
-    from .evaluation import load_labelled
+    from .evaluation import load_source
     from .evaluation.ner import NERConfig, evaluate_ner
 
     try:
@@ -510,14 +514,16 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         raise CLIError(f"--seeds takes comma-separated integers, got {args.seeds!r}") from None
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
-    train = [load_labelled(path, first_n=first_n) for path, first_n in map(_train_source, args.train)]
-    synthetic = [load_labelled(path, first_n=first_n) for path, first_n in map(_train_source, args.synthetic)]
+    train = [load_source(spec) for spec in args.train]
+    synthetic = [load_source(spec) for spec in args.synthetic]
     config = NERConfig(
         model=args.model, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
         max_length=args.max_length, max_steps=args.max_steps, seeds=seeds, recipe=args.recipe,
-        gold_share=args.gold_share, synthetic_epochs=args.synthetic_epochs,
+        gold_share=args.gold_share, synthetic_epochs=args.synthetic_epochs, patience=args.patience,
+        freeze_embeddings=args.freeze_embeddings,
     )  # fmt: skip
-    report = evaluate_ner(train, load_labelled(args.test), config, synthetic=synthetic, progress_bar=True)
+    dev = load_source(args.dev) if args.dev else None
+    report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True)
     _print_json(report, args.output)
     return 0
 
@@ -641,12 +647,11 @@ def _run_generate(args: argparse.Namespace) -> int:
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
-    from .evaluation import load_labelled
+    from .evaluation import load_source
     from .selection import filter_generated
 
-    path, first_n = _train_source(args.gold)
     config = _selection_config(args, target_size=args.num_samples)
-    selected = filter_generated(raw, load_labelled(path, first_n=first_n), args.output, config,
+    selected = filter_generated(raw, load_source(args.gold), args.output, config,
                                 overwrite=args.overwrite)  # fmt: skip
     _report_selection(Path(selected))
     return 0

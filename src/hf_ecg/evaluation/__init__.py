@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..corpus import Corpus, load_corpus
 
-__all__ = ["load_flags", "load_labelled"]
+__all__ = ["load_flags", "load_labelled", "load_source"]
 
 #: The per-sample columns the decoder writes about how each sample ended.
 FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete")
@@ -28,6 +29,29 @@ def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> C
     else:
         raise FileNotFoundError(f"no such file or folder: {path}")
     return corpus.subset(first_n=first_n)
+
+
+def load_source(spec: str | os.PathLike) -> Corpus:
+    """:func:`load_labelled` from a command-line source: ``DATA``, ``DATA:N`` (its first N sentences) or
+    ``DATA:START:STOP`` (sentences START to STOP - 1, counted from 0 as in a Python slice: a dev split taken
+    from a pool beyond the training sentences, ``devel.tsv:186:686``). A path that exists as given wins."""
+    text = str(spec)
+    parts = text.split(":")
+    numbers = []
+    while len(parts) > 1 and len(numbers) < 2 and parts[-1].isdigit():
+        numbers.insert(0, int(parts.pop()))
+    path = ":".join(parts)
+    if Path(text).exists() or not numbers:
+        return load_labelled(text)
+    if len(numbers) == 1:
+        return load_labelled(path, first_n=numbers[0])
+    start, stop = numbers
+    if stop <= start:
+        raise ValueError(f"{text}: the slice {start}:{stop} holds no sentences")
+    corpus = load_labelled(path)
+    if start >= len(corpus):
+        raise ValueError(f"{text}: {path} has {len(corpus)} sentences, none from {start}")
+    return replace(corpus, sentences=corpus.sentences[start:stop])
 
 
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:

@@ -80,12 +80,25 @@ class NERConfig:
     synthetic_epochs: float | None = field(
         default=None, metadata={"help": "two-stage: epochs of the synthetic stage (default: epochs)"}
     )
+    patience: int = field(
+        default=0,
+        metadata={
+            "help": "with a dev split: stop a stage once dev entity F1 has not risen for this many epochs (0: run "
+            "every epoch); either way the epoch with the best dev F1 is kept"
+        },
+    )
+    freeze_embeddings: bool = field(
+        default=False,
+        metadata={"help": "keep the encoder's word embeddings fixed (fewer weights to update per step)"},
+    )
 
     def __post_init__(self) -> None:
         if self.recipe not in RECIPES:
             raise ValueError(f"unknown recipe {self.recipe!r}; known: {', '.join(RECIPES)}")
         if not 0.0 < self.gold_share < 1.0:
             raise ValueError(f"gold_share must be in (0, 1), got {self.gold_share}")
+        if self.patience < 0:
+            raise ValueError(f"patience must be 0 or more, got {self.patience}")
 
 
 def entity_scores(gold: Sequence[Tags], predicted: Sequence[Tags]) -> dict[str, float]:
@@ -150,6 +163,8 @@ class Tagger:
 
     def __init__(self, model: Any, tokenizer: Any, labels: Sequence[str], config: NERConfig) -> None:
         self.model, self.tokenizer, self.labels, self.config = model, tokenizer, list(labels), config
+        #: Per training stage with a dev split: dev F1 by epoch and the epoch kept (:func:`train_tagger`).
+        self.selection: list[dict[str, Any]] = []
 
     def predict_proba(self, sentences: Sequence[Sequence[str]]) -> list[Any]:
         """Per sentence, a ``(words, labels)`` array of label probabilities (softmax of the first sub-word)."""
@@ -210,6 +225,33 @@ def training_stages(
     return [(gold_sentences + synthetic_sentences, config.epochs)]
 
 
+def _dev_selection(tagger: Tagger, dev: Corpus, patience: int) -> Any:
+    """A ``TrainerCallback`` that scores ``tagger`` on ``dev`` (entity micro F1) at every epoch end, keeps a copy
+    of the best weights in ``.best_state`` and stops training after ``patience`` epochs without a gain."""
+    from transformers import TrainerCallback
+
+    gold = [sentence.tags for sentence in dev]
+    tokens = [sentence.tokens for sentence in dev]
+
+    class DevSelection(TrainerCallback):
+        def __init__(self) -> None:
+            self.history: list[tuple[float, float]] = []
+            self.best_f1, self.best_epoch, self.best_state = -1.0, 0.0, None
+
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            f1 = entity_scores(gold, tagger.predict(tokens))["f1"]  # predict() leaves eval mode; train() resets it
+            epoch = round(state.epoch or 0.0, 2)
+            self.history.append((epoch, f1))
+            if f1 > self.best_f1:
+                self.best_f1, self.best_epoch = f1, epoch
+                self.best_state = {k: v.detach().clone() for k, v in tagger.model.state_dict().items()}
+            elif patience and epoch - self.best_epoch >= patience:
+                control.should_training_stop = True
+            return control
+
+    return DevSelection()
+
+
 def train_tagger(
     train: Sequence[Corpus],
     config: NERConfig,
@@ -217,13 +259,17 @@ def train_tagger(
     *,
     synthetic: Sequence[Corpus] = (),
     entity_types: Sequence[str] = (),
+    dev: Corpus | None = None,
     progress_bar: bool = False,
 ) -> Tagger:
     """Fine-tune a token classifier with ``transformers.Trainer`` on ``train`` (gold) and ``synthetic`` data,
     mixed as ``config.recipe`` says (:func:`training_stages`; each stage has its own optimizer and schedule).
 
     Its labels are the IOB2 labels of the entity types of the training data and ``entity_types`` (the test
-    split's too, so that every test label has an output).
+    split's too, so that every test label has an output). With a ``dev`` split, each stage is scored on it
+    after every epoch, keeps its epoch with the best entity F1 and stops after ``config.patience`` epochs
+    without a gain; the returned tagger's ``selection`` records, per stage, the dev F1 of each epoch and the
+    epoch kept.
     """
     import datasets
     import torch
@@ -242,7 +288,7 @@ def train_tagger(
     if not stages:
         raise ValueError("no training sentences")
     types = {label for corpus in (*train, *synthetic) for label in corpus.entity_types}
-    labels = bio_labels(types | set(entity_types))
+    labels = bio_labels(types | set(entity_types) | set(dev.entity_types if dev is not None else ()))
     label_ids = {label: i for i, label in enumerate(labels)}
     path = resolve_model(config.model)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -260,7 +306,13 @@ def train_tagger(
     model = AutoModelForTokenClassification.from_pretrained(
         path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label_ids
     )
+    if config.freeze_embeddings:
+        # The word embeddings are half of MiniLM's weights; frozen, a step neither computes their dense
+        # gradient nor updates them.
+        model.get_input_embeddings().weight.requires_grad_(False)
+    tagger = Tagger(model, tokenizer, labels, config)
     for sentences, epochs in stages:
+        selection = _dev_selection(tagger, dev, config.patience) if dev is not None and len(dev) else None
         with tempfile.TemporaryDirectory(prefix="hf-ecg-ner-") as output_dir:
             args = TrainingArguments(
                 output_dir=output_dir, num_train_epochs=epochs, per_device_train_batch_size=config.batch_size,
@@ -276,10 +328,15 @@ def train_tagger(
             trainer = Trainer(
                 model=model, args=args, train_dataset=encoded(sentences),
                 data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+                callbacks=[selection] if selection is not None else None,
             )  # fmt: skip
             trainer.train()
-            model = trainer.model
-    return Tagger(model, tokenizer, labels, config)
+            model = tagger.model = trainer.model
+        if selection is not None:
+            model.load_state_dict(selection.best_state)
+            tagger.selection.append({"dev_f1_by_epoch": selection.history, "epoch_kept": selection.best_epoch,
+                                     "dev_f1": selection.best_f1})  # fmt: skip
+    return tagger
 
 
 def train_and_test(
@@ -289,10 +346,12 @@ def train_and_test(
     seed: int,
     *,
     synthetic: Sequence[Corpus] = (),
+    dev: Corpus | None = None,
     progress_bar: bool = False,
-) -> dict[str, float]:
-    """Train one token classifier on ``train`` and ``synthetic`` (:func:`train_tagger`) and score it on ``test``."""
-    tagger = train_tagger(train, config, seed, synthetic=synthetic, entity_types=test.entity_types,
+) -> dict[str, Any]:
+    """Train one token classifier on ``train`` and ``synthetic`` (:func:`train_tagger`, its epoch chosen on
+    ``dev`` when given) and score it on ``test``."""
+    tagger = train_tagger(train, config, seed, synthetic=synthetic, entity_types=test.entity_types, dev=dev,
                           progress_bar=progress_bar)  # fmt: skip
     gold = [sentence.tags for sentence in test]
     predicted = tagger.predict([sentence.tokens for sentence in test])  # scored as predicted, as seqeval reads it
@@ -303,6 +362,7 @@ def train_and_test(
         "entity_precision": entity["precision"],
         "entity_recall": entity["recall"],
         "token_macro_f1": token_macro_f1(gold, predicted),
+        **({"dev_selection": tagger.selection} if tagger.selection else {}),
     }
 
 
@@ -312,20 +372,23 @@ def evaluate_ner(
     config: NERConfig | None = None,
     *,
     synthetic: Sequence[Corpus] = (),
+    dev: Corpus | None = None,
     progress_bar: bool = False,
 ) -> dict[str, Any]:
     """Train and test once per seed; every run's scores plus mean and std (sample, over seeds).
 
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``; with the default
-    recipe (``concat``) both are simply joined."""
+    recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best dev F1."""
     config = config or NERConfig()
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)
-        runs.append(train_and_test(train, test, config, seed, synthetic=synthetic, progress_bar=progress_bar))
+        runs.append(train_and_test(train, test, config, seed, synthetic=synthetic, dev=dev,
+                                   progress_bar=progress_bar))  # fmt: skip
     report: dict[str, Any] = {
         "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in train],
         "synthetic": [{"name": corpus.name, "sentences": len(corpus)} for corpus in synthetic],
+        "dev": {"name": dev.name, "sentences": len(dev)} if dev is not None else None,
         "test": {"name": test.name, "sentences": len(test)},
         "config": asdict(config),
         "runs": runs,
