@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from hf_ecg.baselines import mention_replacement, write_dataset
     from hf_ecg.evaluation import load_flags, load_labelled, load_source
-    from hf_ecg.evaluation.ner import RECIPES, NERConfig
+    from hf_ecg.evaluation.ner import RECIPES, NERConfig, score_tagger, train_tagger
     from hf_ecg.evaluation.quality import quality_reports
     from hf_ecg.selection import DEFAULT_RULES, SelectionConfig, filter_generated
 
@@ -291,10 +291,20 @@ def main(argv: list[str] | None = None) -> int:
     stage_done("synthetic sets")
     rules = args.rule or list(DEFAULT_RULES)
     ner_learning_rate = args.ner_learning_rate or setting.learning_rate
-    selection_config = SelectionConfig(rules=rules, tagger_model=args.ner_model, tagger_epochs=args.ner_epochs,
-                                       tagger_learning_rate=ner_learning_rate)  # fmt: skip
+    config = NERConfig(model=args.ner_model, epochs=args.ner_epochs, learning_rate=ner_learning_rate, seeds=seeds)
+    selection_config = SelectionConfig(rules=rules, tagger_model=config.model, tagger_epochs=config.epochs,
+                                       tagger_learning_rate=config.learning_rate,
+                                       tagger_batch_size=config.batch_size, tagger_seeds=seeds[:1])  # fmt: skip
+    selected_dir, first_gold_run = work / "synthetic-qalm-selected", runs_dir / f"gold-seed{seeds[0]}.json"
+    taggers = None
+    if selection_config.needs_taggers and not (selected_dir / "ecg_generation.json").is_file():
+        # The gold row's first run is the selection's gold tagger: same data, same protocol, trained once.
+        log(f"gold tagger, seed {seeds[0]}: the selection's tagger and the gold row's first run")
+        tagger = train_tagger([gold], config, seeds[0], entity_types=test.entity_types, dev=dev)
+        first_gold_run.write_text(json.dumps({"seed": seeds[0], **score_tagger(tagger, test)}, indent=2) + "\n")
+        taggers = [tagger]
     log(f"selection: {', '.join(rules)}")
-    dirs["sel"] = filter_generated(dirs["qalm"], gold, work / "synthetic-qalm-selected", selection_config,
+    dirs["sel"] = filter_generated(dirs["qalm"], gold, selected_dir, selection_config, taggers=taggers,
                                    progress_bar=False)  # fmt: skip
     sets = {method: load_labelled(folder) for method, folder in dirs.items()}
     if len(sets["sel"]) < n:
@@ -319,7 +329,6 @@ def main(argv: list[str] | None = None) -> int:
         quality_path.write_text(json.dumps(quality, indent=2) + "\n")
     stage_done("quality")
 
-    config = NERConfig(model=args.ner_model, epochs=args.ner_epochs, learning_rate=ner_learning_rate, seeds=seeds)
     rows = [row for row in ner_rows(args.recipe, RECIPES, scales) if row.core or extended]
     results = run_ner(args, rows, sets, gold, dev, test, config, seeds, runs_dir)
     (output / "ner.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -102,6 +102,13 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert [t["sentences"] for t in report["train"]] == [3] and [t["sentences"] for t in report["synthetic"]] == [4]
     assert report["config"]["recipe"] == "two-stage"
+    code = main(["evaluate", "ner", "--train", f"{gold}:3", "--dev", f"{gold}:3:6", "--patience", "1", "--test",
+                 f"{gold}:2", "--model", str(save_tiny_bert(tmp_path / "bert")), "--epochs", "2", "--seeds", "4",
+                 "-o", str(out)])  # fmt: skip
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["dev"]["sentences"] == 3 and report["test"]["sentences"] == 2 and report["config"]["patience"] == 1
+    assert [epoch for epoch, _ in report["runs"][0]["dev_selection"][0]["dev_f1_by_epoch"]][0] == 1.0
     assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--seeds", "x"]) == 1
     assert "--seeds takes comma-separated integers" in capsys.readouterr().err
 

@@ -273,3 +273,15 @@ def test_cli_filter_and_generate_with_over_generation(generated, tmp_path, capsy
     assert manifest["num_samples"] <= 4 and manifest["selection"]["config"]["target_size"] == 4
     assert main(["generate", "--model", str(model), "-n", "4", "-o", str(tmp_path / "y"), "--over-generate", "2"]) == 1
     assert "need --gold" in capsys.readouterr().err
+
+
+def test_filter_uses_the_taggers_it_is_given(generated, gold, tagger, tmp_path):
+    """A gold NER run's tagger serves the tagger rules; none is trained (the configured encoder does not exist)."""
+    config = SelectionConfig(rules=["consistent"], tagger_model=str(tmp_path / "no-such-encoder"))
+    output = filter_generated(generated, gold, tmp_path / "kept", config, taggers=[tagger], progress_bar=False)
+    source = datasets.load_dataset(str(generated), split="train")
+    names = source.features["ner_tags"].feature.names
+    expected = select_samples(source["tokens"], [[names[k] for k in row] for row in source["ner_tags"]], gold,
+                              config, taggers=[tagger])  # fmt: skip
+    rows = datasets.load_dataset(str(output), split="train")
+    assert [row["id"] for row in rows] == [source[i]["id"] for i in expected.kept] and expected.dropped

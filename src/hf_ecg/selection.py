@@ -278,11 +278,14 @@ def filter_generated(
     output_dir: str | os.PathLike,
     config: SelectionConfig | None = None,
     *,
+    taggers: Sequence[Tagger] | None = None,
     overwrite: bool = False,
     progress_bar: bool = True,
 ) -> Path:
     """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
+    ``taggers`` are gold taggers already trained (a gold NER run's, say); by default the tagger rules train
+    their own (:func:`train_gold_taggers`).
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
     with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
@@ -320,7 +323,8 @@ def filter_generated(
     names = rows.features["ner_tags"].feature.names
     tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
     flags = {c: column(c).to_pylist() for c in ("complete", "forced_tags", "cut_blocks") if c in rows.column_names}
-    taggers = train_gold_taggers(gold, config, progress_bar=progress_bar) if config.needs_taggers else None
+    if taggers is None and config.needs_taggers:
+        taggers = train_gold_taggers(gold, config, progress_bar=progress_bar)
     selection = select_samples(column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers)
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")

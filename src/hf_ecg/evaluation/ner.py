@@ -33,6 +33,7 @@ __all__ = [
     "Tagger",
     "entity_scores",
     "evaluate_ner",
+    "score_tagger",
     "token_macro_f1",
     "train_and_test",
     "train_tagger",
@@ -353,11 +354,16 @@ def train_and_test(
     ``dev`` when given) and score it on ``test``."""
     tagger = train_tagger(train, config, seed, synthetic=synthetic, entity_types=test.entity_types, dev=dev,
                           progress_bar=progress_bar)  # fmt: skip
+    return {"seed": seed, **score_tagger(tagger, test)}
+
+
+def score_tagger(tagger: Tagger, test: Corpus) -> dict[str, Any]:
+    """Entity micro precision, recall and F1 and token macro F1 of ``tagger`` on ``test`` (and the dev
+    selection record of its training, if any)."""
     gold = [sentence.tags for sentence in test]
     predicted = tagger.predict([sentence.tokens for sentence in test])  # scored as predicted, as seqeval reads it
     entity = entity_scores(gold, predicted)
     return {
-        "seed": seed,
         "entity_f1": entity["f1"],
         "entity_precision": entity["precision"],
         "entity_recall": entity["recall"],
