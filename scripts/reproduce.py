@@ -340,9 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                           reference, timing, dirs)  # fmt: skip
     if extended:
         plot_scaling(output / "scaling.png", args, results, scales)
-    print(tables.split("## Downstream NER")[1] if "## Downstream NER" in tables else tables)
-    for line in verdict(results, reference):
-        log(line)
+    _, header, ner_section = tables.partition("## Downstream NER")
+    print(header + ner_section)  # the NER table and its verdict lines
     resumed = f"; this folder's stages over {timing['invocations']} invocations: {sum(stages.values()):.1f} min" \
         if timing["invocations"] > 1 else ""  # fmt: skip
     log(f"done in {(time.perf_counter() - started) / 60:.1f} min{resumed}: {output}/tables.md")
