@@ -29,6 +29,7 @@ Writes under OUTPUT: quality.json, ner.json, runs/*.json (one per NER run), timi
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import multiprocessing
 import os
@@ -62,6 +63,16 @@ SETTINGS = {
     "jnlpba": Setting("jnlpba/devel.tsv", "jnlpba/test.tsv", "jnlpba/devel.tsv:{n}:{n_plus_dev}", 5e-5),
 }
 METHODS = {"mr": "mention replacement", "lm": "ECG-LM", "qalm": "ECG-QALM", "sel": "ECG-QALM, selected"}
+#: The extended tables' other selections (name: rules, and whether the taggers are an ensemble over the
+#: seeds): the rules without a tagger, each tagger rule, the empty-slot rule, an ensemble.
+CHEAP_RULES = ("duplicate", "near-copy", "tag-leak", "whole")
+SELECTION_VARIANTS = {
+    "no-tagger": (CHEAP_RULES, False),
+    "empty-slot": ((*CHEAP_RULES, "empty-slot", "consistent"), False),
+    "no-extra": ((*CHEAP_RULES, "consistent", "no-extra"), False),
+    "exact": ((*CHEAP_RULES, "exact"), False),
+    "ensemble": ((*CHEAP_RULES, "consistent"), True),
+}
 GENERATOR_EPOCHS = 3.0
 GENERATOR_LEARNING_RATE = 1e-3
 
@@ -91,8 +102,16 @@ def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int]) -> list[R
     rows += [Row(f"{m}-only", f"{label} only", False, m) for m, label in METHODS.items()]
     rows += [Row(f"gold+sel-{r}", f"gold + ECG-QALM, selected ({r})", True, "sel", recipe=r)
              for r in recipes if r != recipe]  # fmt: skip
+    rows += [Row(f"gold+sel-{name}", f"gold + ECG-QALM, selected: {' '.join(rules)}{' (ensemble)' * ensemble}",
+                 True, f"sel-{name}", recipe=recipe)
+             for name, (rules, ensemble) in SELECTION_VARIANTS.items()]  # fmt: skip
     rows += [Row(f"gold+qalm-{m}x", f"gold + ECG-QALM {m}×, no selection", True, "qalm", m) for m in scales if m > 1]
     return rows
+
+
+def wanted(row: Row, patterns: str | None) -> bool:
+    """Whether ``row`` is among the comma-separated ``--rows`` patterns (fnmatch; all rows without any)."""
+    return patterns is None or any(fnmatch.fnmatchcase(row.key, p.strip()) for p in patterns.split(","))
 
 
 def log(message: str) -> None:
@@ -191,6 +210,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="core (default): the five rows that answer 'does it help'; extended: also synthetic "
                         "data alone, every recipe and the --scales curve")  # fmt: skip
     parser.add_argument("--seeds", default="1,2,3", help="NER seeds (default 1,2,3)")
+    parser.add_argument("--rows", default=None, metavar="KEYS",
+                        help="only these NER rows, comma-separated keys or patterns (gold,gold+sel-*; default: every "
+                        "row of --tables)")  # fmt: skip
     parser.add_argument("--scales", default="1,2,5,10",
                         help="extended: synthetic size as multiples of gold (default 1,2,5,10)")  # fmt: skip
     generation = parser.add_argument_group("generators and generation")
@@ -295,17 +317,41 @@ def main(argv: list[str] | None = None) -> int:
     selection_config = SelectionConfig(rules=rules, tagger_model=config.model, tagger_epochs=config.epochs,
                                        tagger_learning_rate=config.learning_rate,
                                        tagger_batch_size=config.batch_size, tagger_seeds=seeds[:1])  # fmt: skip
+    rows = [row for row in ner_rows(args.recipe, RECIPES, scales) if (row.core or extended) and wanted(row, args.rows)]
     selected_dir, first_gold_run = work / "synthetic-qalm-selected", runs_dir / f"gold-seed{seeds[0]}.json"
+    gold_taggers: dict[int, Any] = {}
+
+    def taggers_for(tagger_seeds: list[int]) -> list[Any]:
+        for seed in tagger_seeds:
+            if seed not in gold_taggers:
+                log(f"gold tagger, seed {seed}, for the selection")
+                gold_taggers[seed] = train_tagger([gold], config, seed, entity_types=test.entity_types, dev=dev)
+        return [gold_taggers[seed] for seed in tagger_seeds]
+
     taggers = None
     if selection_config.needs_taggers and not (selected_dir / "ecg_generation.json").is_file():
         # The gold row's first run is the selection's gold tagger: same data, same protocol, trained once.
         log(f"gold tagger, seed {seeds[0]}: the selection's tagger and the gold row's first run")
-        tagger = train_tagger([gold], config, seeds[0], entity_types=test.entity_types, dev=dev)
-        first_gold_run.write_text(json.dumps({"seed": seeds[0], **score_tagger(tagger, test)}, indent=2) + "\n")
-        taggers = [tagger]
+        taggers = taggers_for(seeds[:1])
+        first_gold_run.write_text(json.dumps({"seed": seeds[0], **score_tagger(taggers[0], test)}, indent=2) + "\n")
     log(f"selection: {', '.join(rules)}")
     dirs["sel"] = filter_generated(dirs["qalm"], gold, selected_dir, selection_config, taggers=taggers,
                                    progress_bar=False)  # fmt: skip
+    for name, (variant_rules, ensemble) in SELECTION_VARIANTS.items():
+        if not any(row.synthetic == f"sel-{name}" for row in rows):
+            continue
+        variant = replace(selection_config, rules=list(variant_rules), tagger_seeds=seeds if ensemble else seeds[:1])
+        folder = work / f"synthetic-qalm-selected-{name}"
+        given = None
+        if variant.needs_taggers and not (folder / "ecg_generation.json").is_file():
+            given = taggers_for(variant.tagger_seeds)
+        log(f"selection {name}: {', '.join(variant.rules)}{' (ensemble)' * ensemble}")
+        try:
+            dirs[f"sel-{name}"] = filter_generated(dirs["qalm"], gold, folder, variant, taggers=given,
+                                                   progress_bar=False)  # fmt: skip
+        except ValueError as error:  # every sample dropped: nothing to train on
+            log(f"selection {name}: {error}; its rows are not run")
+            rows = [row for row in rows if row.synthetic != f"sel-{name}"]
     sets = {method: load_labelled(folder) for method, folder in dirs.items()}
     if len(sets["sel"]) < n:
         log(f"warning: selection kept {len(sets['sel'])} samples, fewer than {n}: raise --over-generate")
@@ -329,7 +375,6 @@ def main(argv: list[str] | None = None) -> int:
         quality_path.write_text(json.dumps(quality, indent=2) + "\n")
     stage_done("quality")
 
-    rows = [row for row in ner_rows(args.recipe, RECIPES, scales) if row.core or extended]
     results = run_ner(args, rows, sets, gold, dev, test, config, seeds, runs_dir)
     (output / "ner.json").write_text(json.dumps(results, indent=2) + "\n")
     stage_done("NER")
@@ -337,8 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     reference = json.loads(args.reference.read_text()).get(f"{args.dataset}-{n}", {}) if args.reference.is_file() \
         else {}  # fmt: skip
     tables = write_tables(output, args, config, len(test), len(dev) if dev else 0, quality, rows, results, scales,
-                          reference, timing, dirs)  # fmt: skip
-    if extended:
+                          reference, timing, dirs, {method: len(data) for method, data in sets.items()})  # fmt: skip
+    curve = ["gold", "gold+mr", "gold+qalm", *(f"gold+qalm-{m}x" for m in scales if m > 1)]
+    if extended and all(key in results for key in curve):
         plot_scaling(output / "scaling.png", args, results, scales)
     _, header, ner_section = tables.partition("## Downstream NER")
     print(header + ner_section)  # the NER table and its verdict lines
@@ -378,7 +424,9 @@ def verdict(results: dict[str, list[dict[str, Any]]], reference: dict[str, list]
     """How this run's core rows answer the question: gold against the reference, selected ECG-QALM against
     gold and mention replacement by more than the larger of their standard deviations."""
     scores = {key: mean_std([r["entity_f1"] for r in runs]) for key, runs in results.items()}
-    lines = []
+    lines: list[str] = []
+    if not {"gold", "gold+mr", "gold+sel"} <= set(scores):
+        return ["no verdict: the gold, gold + mention replacement and gold + selected ECG-QALM rows were not all run"]
     if "gold" in reference:
         ours, ref = scores["gold"][0], reference["gold"][0]
         lines.append(f"gold {ours:.3f} against the reference {ref:.3f}: "
@@ -416,7 +464,7 @@ def trainings(dirs: dict[str, Path]) -> str:
 
 def write_tables(
     output: Path, args: argparse.Namespace, config: Any, num_test: int, num_dev: int, quality: dict, rows: list[Row],
-    results: dict, scales: list[int], reference: dict, timing: dict, dirs: dict[str, Path],
+    results: dict, scales: list[int], reference: dict, timing: dict, dirs: dict[str, Path], sizes: dict[str, int],
 ) -> str:  # fmt: skip
     n = args.first_n
     decoding = json.loads((dirs["qalm"] / "ecg_generation.json").read_text())["decoding"]
@@ -484,7 +532,7 @@ def write_tables(
     ]
     for row in rows:
         runs = results.get(row.key, [])
-        size = (n if row.gold else 0) + (row.multiple * n if row.synthetic else 0)
+        size = (n if row.gold else 0) + (min(row.multiple * n, sizes[row.synthetic]) if row.synthetic else 0)
         ref = reference.get(row.key)
         ref_text = f"{ref[0]:.3f} ± {ref[1]:.3f}" if ref else ""
         lines.append(f"| {row.label} | {size} | {fmt([r['entity_f1'] for r in runs])} "
@@ -494,6 +542,12 @@ def write_tables(
         if key in reference:
             mean, std = reference[key]
             lines.append(f"| *{label}* | | | | {mean:.3f}{f' ± {std:.3f}' if std is not None else ''} |")
+    for method, folder in dirs.items():
+        if method.startswith("sel-"):
+            chosen = json.loads((folder / "ecg_generation.json").read_text())["selection"]
+            lost = ", ".join(f"{rule} {count}" for rule, count in chosen["dropped"].items()) or "none"
+            lines.append(f"| *selection {method[4:]}: kept {chosen['kept']} of {chosen['source_samples']} (dropped: "
+                         f"{lost})* | | | | |")  # fmt: skip
     lines += ["", *[f"- {line}" for line in verdict(results, reference)]]
     text = "\n".join(lines) + "\n"
     (output / "tables.md").write_text(text)

@@ -35,6 +35,9 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
             "--dev-first-n", "4", "--workers", "1", "--data-dir", str(tmp_path / "data"), "--output", str(output),
             "--reference", str(reference)]  # fmt: skip
     reproduce = _reproduce()
+    # The extended selections, with rules that a tiny generator's samples can pass; "whole" keeps none of them.
+    reproduce.SELECTION_VARIANTS = {"dup": (("duplicate",), False), "pair": (("duplicate", "near-copy"), True),
+                                    "none-kept": (("whole",), False)}  # fmt: skip
     assert reproduce.main(argv) == 0
     printed = capsys.readouterr().out
     assert "gold " in printed and "against the reference 0.500" in printed
@@ -42,6 +45,7 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
 
     results = json.loads((output / "ner.json").read_text())
     expected = {row.key for row in reproduce.ner_rows("concat", ("concat", "oversample", "two-stage"), [1, 2])}
+    expected.remove("gold+sel-none-kept")  # its selection kept nothing
     assert set(results) == expected and "gold+qalm-2x" in results and "gold+sel-two-stage" in results
     assert all(len(runs) == 2 and [r["seed"] for r in runs] == [1, 2] for runs in results.values())
     assert all(run["dev_selection"] for runs in results.values() for run in runs)  # epochs chosen on dev
@@ -53,6 +57,14 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert {"mr", "lm", "qalm", "sel", "qalm-all"} <= set(quality)
     selected = json.loads((output / "work" / "synthetic-qalm-selected" / "ecg_generation.json").read_text())
     assert selected["selection"]["config"]["rules"] == ["duplicate"] and selected["selection"]["source_samples"] == 16
+    for name, (rules, ensemble) in reproduce.SELECTION_VARIANTS.items():  # the extended tables' other selections
+        if name == "none-kept":
+            assert not (output / "work" / f"synthetic-qalm-selected-{name}" / "ecg_generation.json").exists()
+            continue
+        variant = json.loads((output / "work" / f"synthetic-qalm-selected-{name}" / "ecg_generation.json").read_text())
+        assert variant["selection"]["config"]["rules"] == list(rules)
+        assert variant["selection"]["config"]["tagger_seeds"] == ([1, 2] if ensemble else [1])
+        assert f"selection {name}: kept {variant['selection']['kept']} of 16" in tables
 
     # A rerun computes nothing again: every stage's output is in the run folder.
     runs_before = {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()}
@@ -60,3 +72,9 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()} == runs_before
     assert json.loads((output / "timing.json").read_text())["invocations"] == 2
     assert "over 2 invocations" in capsys.readouterr().out
+
+    # --rows picks rows by key or pattern; without the verdict's rows there is no verdict.
+    assert [row.key for row in reproduce.ner_rows("concat", ("concat",), [1]) if reproduce.wanted(row, "gold,*-only")] \
+        == ["gold", "mr-only", "lm-only", "qalm-only", "sel-only"]  # fmt: skip
+    assert reproduce.main([*argv, "--rows", "gold,gold+sel-dup"]) == 0
+    assert "no verdict" in capsys.readouterr().out

@@ -95,6 +95,29 @@ def test_whole_keeps_only_whole_single_sentences(gold):
     assert kept(tokens, tags, gold, "whole", flags=flags) == [0]  # the decoder's flags win over the last token
 
 
+def test_empty_slot_drops_phrases_left_open_before_punctuation(gold):
+    tokens = [
+        "Patients with fever received paracetamol .".split(),
+        "Patients with , but not with fever , received paracetamol .".split(),  # 'with ,': a mention missing
+        "Aspirin cures headache and .".split(),  # ends on 'and'
+        "- induced fever was seen .".split(),  # opens with punctuation: the mention before '-' is missing
+        "No effect was seen in .".split(),
+        "Aspirin cures headache ( fever ) .".split(),  # brackets are not slots
+        "Patients at - risk in group A ( a ) received paracetamol .".split(),  # a hyphen, a name, a list label
+        "Fever and , at rest , headache were seen .".split(),  # a conjunction opens a parenthesis
+    ]
+    tags = [["O"] * len(t) for t in tokens]
+    assert kept(tokens, tags, gold, "empty-slot") == [0, 5, 6, 7]
+
+
+def test_empty_slot_allows_what_gold_puts_before_punctuation(tmp_path):
+    corpus = tmp_path / "closing.tsv"
+    corpus.write_text("".join(f"{word}\tO\n" for word in "Fever was seen in .".split()) + "\n")
+    closing_gold = read_conll(corpus)
+    tokens = ["No effect was seen in .".split()]
+    assert kept(tokens, [["O"] * 6], closing_gold, "empty-slot") == [0]
+
+
 def test_consistent_needs_every_generated_entity_predicted(gold, tagger):
     tokens = [IBUPROFEN] * 4
     tags = [

@@ -15,6 +15,10 @@ counted under the first rule that drops it, and the tagger rules only see what t
   no block was forced or cut, at least :data:`~hf_ecg.evaluation.quality.MIN_TOKENS` tokens, no
   degenerate repetition and no second sentence (of the kinds under 1% of gold sentences, as the
   decoder's ``redraw_run_on`` rule reads them);
+- ``empty-slot``: a word that leaves a phrase open (``of``, ``with``, ``and``) right before punctuation,
+  or an opening punctuation mark (``is associated with , but not , .``): the text was written around a
+  mention that is not there, and a tagger learns that the slot is ``O``. Words the gold sentences do put
+  before punctuation are allowed (:func:`~hf_ecg.words.empty_slots`);
 - ``consistent``: every generated entity is predicted by the gold taggers, same span and type;
 - ``no-extra``: no word labelled ``O`` gets an entity label with probability ``extra_threshold`` or
   more (a mention the generator wrote into the text without a tag);
@@ -56,7 +60,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Every rule, in the order the default applies the cheap ones before the tagger ones.
-RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent", "no-extra", "exact")
+RULES = ("duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "consistent", "no-extra", "exact")
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
 DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 #: What each rule drops, in a few words (the dataset card's selection table).
@@ -65,6 +69,7 @@ RULE_DESCRIPTIONS = {
     "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
     "tag-leak": "a word outside the entities beginning with an entity type's name",
     "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
+    "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",
     "consistent": "a generated entity the gold taggers do not predict with its span and type",
     "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
     "exact": "any word whose predicted tag differs from the generated one",
@@ -162,7 +167,14 @@ def select_samples(
     sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are given.
     """
     from .evaluation.quality import MIN_TOKENS, nearest_rouge_l
-    from .words import has_repetition, sentence_break_shares, sentence_breaks, sentence_endings
+    from .words import (
+        empty_slots,
+        has_repetition,
+        sentence_break_shares,
+        sentence_breaks,
+        sentence_endings,
+        words_before_punctuation,
+    )
 
     config = config or SelectionConfig()
     if len(tokens) != len(tags):
@@ -210,6 +222,11 @@ def select_samples(
                     and not sentence_breaks(words, endings, starts, break_kinds)
                 )
                 if not whole:
+                    dropped_by[i] = rule
+        elif rule == "empty-slot":
+            closing = words_before_punctuation(s.tokens for s in gold)
+            for i in candidates:
+                if empty_slots(tokens[i], closing=closing, endings=endings):
                     dropped_by[i] = rule
         else:
             if taggers is None:

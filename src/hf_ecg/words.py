@@ -16,10 +16,13 @@ from collections.abc import Collection, Iterable, Sequence
 __all__ = [
     "BREAK_KINDS",
     "DEFAULT_SENTENCE_ENDINGS",
+    "OPEN_AT_END",
+    "OPEN_WORDS",
     "RARE_IN_TRAINING_SHARE",
     "REPETITION_MAX_N",
     "REPETITION_TIMES",
     "WordSplitter",
+    "empty_slots",
     "has_repetition",
     "opening_kind",
     "repeats_at_end",
@@ -28,6 +31,7 @@ __all__ = [
     "sentence_endings",
     "split_word",
     "word_exceptions",
+    "words_before_punctuation",
 ]
 
 #: Characters split off the front of a word.
@@ -166,3 +170,51 @@ def _repeats_ending_at(tokens: Sequence[str], end: int, max_n: int, times: int) 
         if all(list(tokens[end - n * (k + 1) : end - n * k]) == gram for k in range(1, times)):
             return True
     return False
+
+
+#: English words that leave a phrase open: an article or preposition is followed by what it introduces, so
+#: right before punctuation it marks a slot left empty (``is associated with , but not , .``: the language
+#: model wrote around a mention it did not write). Lower case only: ``group A )`` names a group.
+OPEN_WORDS = frozenset(
+    "a an the of in on at to for with by from into onto upon than between among against during via versus".split()
+)
+#: Conjunctions leave a sentence open only at its end: ``and , at rest ,`` is a parenthesis.
+OPEN_AT_END = frozenset("and or nor but".split())
+
+
+#: What cannot follow an open word: punctuation that closes a phrase (not a hyphen, ``at - risk``, nor a quote).
+CLOSING_PUNCTUATION = frozenset(".,;:!?)]}")
+
+
+def _is_punctuation(token: str, marks: Collection[str] = CLOSING_PUNCTUATION) -> bool:
+    return bool(token) and all(c in marks for c in token)
+
+
+def words_before_punctuation(sentences: Iterable[Sequence[str]]) -> set[str]:
+    """The words that some sentence puts right before punctuation or at its end: the words
+    :func:`empty_slots` must not count as open in this corpus (a corpus where ``in`` may close a sentence)."""
+    closing: set[str] = set()
+    for tokens in sentences:
+        for word, following in zip(tokens, [*tokens[1:], "."], strict=True):
+            if _is_punctuation(following):
+                closing.add(word)
+    return closing
+
+
+def empty_slots(
+    tokens: Sequence[str], *, closing: Collection[str] = (), endings: Collection[str] = DEFAULT_SENTENCE_ENDINGS
+) -> list[int]:
+    """Where ``tokens`` leave a slot empty: the positions of the :data:`OPEN_WORDS` followed by punctuation,
+    of the :data:`OPEN_AT_END` followed by a sentence ending (``endings``) or ending ``tokens``, and position 0
+    when the sentence opens with punctuation (``- induced and TET ...``: the mention before ``-`` is missing).
+    Words in ``closing`` (:func:`words_before_punctuation` of the training corpus) are never open."""
+    slots = [0] if tokens and _is_punctuation(tokens[0], CLOSING_PUNCTUATION | {"-"}) else []
+    for i, word in enumerate(tokens):
+        if word in closing or (i and tokens[i - 1] in LEADING):  # ( a ): a list label
+            continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if word in OPEN_WORDS and (following is None or _is_punctuation(following)):
+            slots.append(i)
+        elif word in OPEN_AT_END and (following is None or following in endings):
+            slots.append(i)
+    return slots
