@@ -24,7 +24,7 @@ from hf_ecg.cli import main
 from hf_ecg.config import ECGConfig
 from hf_ecg.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig, _live, _Row, _SlotLayer
 from hf_ecg.filling import MentionFiller
-from hf_ecg.generate import bio_labels, generate_dataset
+from hf_ecg.generate import align_labels, bio_labels, generate_dataset
 from hf_ecg.mentions import MentionBank
 from hf_ecg.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.tags import tags_to_spans
@@ -436,6 +436,61 @@ def test_generate_dataset_loads_with_classlabel_tags_and_is_reproducible(model_d
     assert sum(a["cut_blocks"]) == 0  # the default rule cuts nothing
 
 
+# conll2003's order: O first, then B-/I- pairs, not sorted; one label the synthetic data never uses.
+GOLD_LABELS = ["O", "B-Gene", "I-Gene", "B-Disease", "I-Disease", "B-MISC", "I-MISC", "B-Chemical", "I-Chemical"]
+
+
+def gold_dataset() -> datasets.Dataset:
+    features = datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
+                                  "ner_tags": datasets.Sequence(datasets.ClassLabel(names=GOLD_LABELS))})  # fmt: skip
+    return datasets.Dataset.from_dict({"tokens": [["BRCA1", "causes", "fever", "."]], "ner_tags": [[1, 0, 3, 0]]},
+                                      features=features)  # fmt: skip
+
+
+def tag_strings(dataset: datasets.Dataset) -> list[list[str]]:
+    names = dataset.features["ner_tags"].feature.names
+    return [[names[k] for k in row] for row in dataset["ner_tags"]]
+
+
+def test_generated_data_concatenates_with_gold_in_the_gold_label_order(model_dir, tmp_path):
+    gold = gold_dataset()
+    settings = {"seed": 3, "decoding": DecodingConfig(max_block_tokens=4, batch_size=4)}
+    sorted_names = load(generate_dataset(model_dir, tmp_path / "sorted", 6, **settings))
+    with pytest.raises(ValueError, match="aligned"):  # what a user meets without the gold order
+        datasets.concatenate_datasets([gold, sorted_names.select_columns(["tokens", "ner_tags"])])
+
+    ordered = load(generate_dataset(model_dir, tmp_path / "ordered", 6, label_names=GOLD_LABELS, **settings))
+    assert ordered.features["ner_tags"].feature.names == GOLD_LABELS
+    assert tag_strings(ordered) == tag_strings(sorted_names)  # the same tags, other ids
+    assert any(tag != "O" for row in tag_strings(ordered) for tag in row)
+    mixed = datasets.concatenate_datasets([gold, ordered.select_columns(["tokens", "ner_tags"])])
+    assert tag_strings(mixed) == tag_strings(gold) + tag_strings(ordered)
+
+    aligned = align_labels(sorted_names, gold)  # data generated before: re-numbered to the gold order
+    assert aligned.features["ner_tags"] == ordered.features["ner_tags"]
+    assert aligned["ner_tags"] == ordered["ner_tags"]
+    assert align_labels(ordered, GOLD_LABELS) is ordered
+    with pytest.raises(ValueError, match=r"lack \['B-Chemical', 'I-Chemical'\]"):
+        generate_dataset(model_dir, tmp_path / "bad", 2, label_names=GOLD_LABELS[:-2], **settings)
+    with pytest.raises(ValueError, match="not among the label names"):
+        align_labels(sorted_names, ["O", "B-Gene", "I-Gene"])
+
+
+def test_the_readme_mixing_example_runs_as_written(model_dir, tmp_path, monkeypatch):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = readme.split("### Mixing with your gold dataset")[1].split("```python\n")[1].split("```")[0]
+    assert len(example.strip().splitlines()) == 5
+    monkeypatch.chdir(tmp_path)
+    gold_dataset().save_to_disk("my-gold")
+    written = generate_dataset(model_dir, "outputs/quickstart/synthetic", 4, progress_bar=False,
+                               decoding=DecodingConfig(max_block_tokens=4, batch_size=4))  # fmt: skip
+    namespace: dict = {}
+    exec(example, namespace)
+    mixed = namespace["mixed"]
+    assert mixed.features["ner_tags"].feature.names == GOLD_LABELS
+    assert tag_strings(mixed) == tag_strings(gold_dataset()) + tag_strings(load(written))
+
+
 def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_path, monkeypatch):
     import hf_ecg.generate as generate_module
 
@@ -508,6 +563,27 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
     )
     assert code == 2
     assert "unknown entity type(s) ['Protein']; known types: Chemical, Disease, Gene" in capsys.readouterr().err
+
+
+def test_cli_generate_and_filter_take_the_label_order_of_a_gold_dataset(model_dir, tmp_path, capsys):
+    gold_dataset().save_to_disk(str(tmp_path / "gold"))
+    out = tmp_path / "gen"
+    common = ["--model", str(model_dir), "-n", "3", "--max-block-tokens", "4", "--batch-size", "4"]
+    assert main(["generate", *common, "-o", str(out), "--label-names", str(tmp_path / "gold")]) == 0
+    assert load(out).features["ner_tags"].feature.names == GOLD_LABELS
+    sorted_out = tmp_path / "sorted"
+    assert main(["generate", *common, "-o", str(sorted_out)]) == 0
+    gold_file = tmp_path / "gold.tsv"
+    gold_file.write_text("BRCA1\tB-Gene\ncauses\tO\nfever\tB-Disease\n.\tO\n\n")
+    names = ",".join(GOLD_LABELS)
+    assert main(["filter", "--generated", str(sorted_out), "--gold", str(gold_file), "--output",
+                 str(tmp_path / "kept"), "--rule", "duplicate", "--label-names", names]) == 0  # fmt: skip
+    kept = load(tmp_path / "kept")
+    assert kept.features["ner_tags"].feature.names == GOLD_LABELS
+    assert tag_strings(kept) == tag_strings(load(sorted_out).sort("id"))[: len(kept)]
+    capsys.readouterr()
+    assert main(["generate", *common, "-o", str(tmp_path / "bad"), "--label-names", "O,B-Gene,I-Gene"]) == 2
+    assert "lack ['B-Chemical', 'I-Chemical', 'B-Disease', 'I-Disease']" in capsys.readouterr().err
 
 
 def test_accelerate_two_processes_split_the_shards(model_dir, tmp_path):

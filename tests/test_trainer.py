@@ -261,6 +261,32 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
     assert saved.sentence_breaks == {"capital": 0.0, "digit": 0.0, "entity": 0.0}  # one sentence each
 
 
+def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tmp_path):
+    from hf_ecg.corpus import read_conll
+    from hf_ecg.decoding import DecodingConfig
+    from hf_ecg.generate import generate_dataset
+
+    names = ["O", "B-Disease", "I-Disease", "B-Chemical", "I-Chemical"]  # not the sorted order
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=2))
+    features = datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
+                                  "ner_tags": datasets.Sequence(datasets.ClassLabel(names=names))})  # fmt: skip
+    gold = datasets.Dataset.from_dict(
+        {"tokens": [list(s.tokens) for s in corpus], "ner_tags": [[names.index(t) for t in s.tags] for s in corpus]},
+        features=features,
+    )
+    args = ECGTrainingArguments(output_dir=str(tmp_path / "m"), max_steps=1, per_device_train_batch_size=4,
+                                use_cpu=True, save_strategy="no", disable_tqdm=True)  # fmt: skip
+    train_ecg_model(gold, str(save_tiny_model(tmp_path / "tiny")), args)
+    assert ECGConfig.load(tmp_path / "m").label_names == names
+    generated = generate_dataset(tmp_path / "m", tmp_path / "gen", 3, decoding=DecodingConfig(max_block_tokens=4),
+                                 progress_bar=False)  # fmt: skip
+    synthetic = datasets.load_dataset(str(generated), split="train", cache_dir=str(tmp_path / "cache"))
+    mixed = datasets.concatenate_datasets([gold, synthetic.select_columns(["tokens", "ner_tags"])])
+    assert mixed.features["ner_tags"].feature.names == names and len(mixed) == len(gold) + 3
+    with pytest.raises(ValueError, match="both as files or both as datasets"):
+        train_ecg_model(gold, str(tmp_path / "tiny"), args, validation=str(tmp_path / "toy.tsv"))
+
+
 def test_hold_out_moves_whole_sentences():
     from hf_ecg.trainer import hold_out_sentences
 

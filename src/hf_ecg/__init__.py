@@ -58,6 +58,7 @@ _LAZY = {
     "EntityControlledGenerationPipeline": "pipeline",
     "MentionFiller": "filling",
     "generate_dataset": "generate",
+    "align_labels": "generate",
     "SelectionConfig": "selection",
     "filter_generated": "selection",
     "select_samples": "selection",

@@ -83,6 +83,7 @@ def load_split_corpus(config: ECGBlocksConfig, split: str, sources: list[Any]) -
             [s for c in corpora for s in c.sentences],
             name="+".join(c.name for c in corpora),
             scheme=corpus.scheme,
+            label_names=corpus.label_names,
         )
     if split == datasets.Split.TRAIN:
         corpus = corpus.subset(first_n=config.first_n, fraction=config.fraction)

@@ -185,6 +185,7 @@ class ECGDatasetCardData:
 
     entity_types: list[str]
     num_samples: int
+    label_names: list[str] | None = None  # the ner_tags ClassLabel names, in order; None: generate.bio_labels
     repo_id: str | None = None
     pretty_name: str | None = None
     license: str | None = "other"
@@ -217,7 +218,7 @@ class ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
         from .config import ECGConfig
         from .evaluation.quality import MIN_TOKENS, has_repetition
-        from .generate import bio_labels, read_generated
+        from .generate import generated_label_names, read_generated
         from .modeling import upstream_model_id
         from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
@@ -236,7 +237,8 @@ class ECGDatasetCardData:
         statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
         tokens = table.column("tokens").to_pylist()
         endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)
-        begins = {i for i, name in enumerate(bio_labels(manifest["entity_types"])) if name.startswith("B-")}
+        label_names = generated_label_names(manifest)
+        begins = {i for i, name in enumerate(label_names) if name.startswith("B-")}
         second_sentences = sum(
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
@@ -244,6 +246,7 @@ class ECGDatasetCardData:
         values: dict[str, Any] = {
             "entity_types": list(manifest["entity_types"]),
             "num_samples": manifest["num_samples"],
+            "label_names": label_names,
             "generator": manifest["model"],
             "method": _method(generator_config.layout if generator_config else None),
             "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
@@ -330,19 +333,19 @@ class ECGDatasetCardData:
         MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)
         splits = datasets.SplitDict()
         splits.add(datasets.SplitInfo("train", num_bytes=self.num_bytes, num_examples=self.num_samples))
-        info = datasets.DatasetInfo(features=dataset_features(self.entity_types), splits=splits)
+        info = datasets.DatasetInfo(features=dataset_features(self.entity_types, self.label_names), splits=splits)
         DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
         return card_data
 
     def to_dataset_card(self) -> DatasetCard:
         """Render the card from :data:`DATASET_CARD_TEMPLATE`."""
-        from .generate import bio_labels
+        from .generate import ner_label_names
 
         return DatasetCard.from_template(
             self.card_data(),
             template_path=str(DATASET_CARD_TEMPLATE),
             card=self,
             repo_id=self.repo_id or "path/to/this/dataset",
-            labels=bio_labels(self.entity_types),
+            labels=ner_label_names(self.entity_types, self.label_names),
             citation=CITATION,
         )

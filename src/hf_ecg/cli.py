@@ -90,6 +90,36 @@ def _add_selection_options(parser: Any, *, target_size: bool = True) -> None:
     )
 
 
+LABEL_NAMES_HELP = (
+    "the ner_tags ClassLabel names in the order of the gold dataset the samples will be mixed with, so that "
+    "datasets.concatenate_datasets takes both: comma-separated (O,B-PER,I-PER,...), or a dataset whose ner_tags "
+    "give them (a save_to_disk folder, a folder hf-ecg wrote, or a dataset id); default: the order of the "
+    "generator's training dataset, else O then B-/I- of each type, sorted"
+)
+
+
+def _label_names(value: str | None) -> list[str] | None:
+    """``--label-names``: comma-separated names, or a dataset whose ``ner_tags`` ClassLabel gives them."""
+    if value is None:
+        return None
+    import datasets
+
+    path = Path(value)
+    if "," not in value and (path.exists() or "/" in value):
+        if path.is_dir() and (path / "dataset_info.json").is_file():
+            dataset: Any = datasets.load_from_disk(str(path))
+            dataset = next(iter(dataset.values())) if isinstance(dataset, datasets.DatasetDict) else dataset
+            features = dataset.features
+        else:
+            features = datasets.load_dataset(value, split="train", streaming=True).features
+        feature = (features or {}).get("ner_tags")
+        names = getattr(getattr(feature, "feature", None), "names", None)
+        if not names:
+            raise CLIError(f"--label-names {value}: its ner_tags column is not a sequence of ClassLabel")
+        return list(names)
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
 def _selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
     from .selection import SelectionConfig
 
@@ -121,8 +151,8 @@ def _run_filter(args: argparse.Namespace) -> int:
     from .evaluation import load_source
     from .selection import filter_generated
 
-    output = filter_generated(args.generated, load_source(args.gold), args.output,
-                              _selection_config(args), overwrite=args.overwrite)  # fmt: skip
+    output = filter_generated(args.generated, load_source(args.gold), args.output, _selection_config(args),
+                              overwrite=args.overwrite, label_names=_label_names(args.label_names))  # fmt: skip
     _report_selection(Path(output))
     return 0
 
@@ -284,6 +314,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the gold sentences the generator was trained on, to judge copies and train the selection taggers",
     )  # fmt: skip
     _add_selection_options(selection, target_size=False)
+    generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     generate.add_argument("--overwrite", action="store_true", help="replace a dataset with other settings in OUTPUT")
     generate.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
@@ -318,6 +349,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help=f"a rule, repeat for several, in order ({', '.join(RULE_CHOICES)}; default: {' '.join(DEFAULT_RULES)})",
     )  # fmt: skip
     _add_selection_options(filter_)
+    filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     filter_.add_argument("--overwrite", action="store_true", help="replace what OUTPUT holds")
     filter_.set_defaults(func=_run_filter)
 
@@ -638,6 +670,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         args.model, raw, args.num_samples * args.over_generate, sampler=args.sampler, entities=entities,
         mentions=mentions, corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard,
         decoding=decoding, overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
+        label_names=_label_names(args.label_names),
     )  # fmt: skip
     from accelerate import PartialState
 

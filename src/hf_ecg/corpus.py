@@ -68,12 +68,15 @@ class Sentence:
 class Corpus:
     """Sentences of one labelled corpus, in file order.
 
-    ``scheme`` is the tag scheme the input used.
+    ``scheme`` is the tag scheme the input used; ``label_names`` the input's ``ClassLabel`` names in their
+    order, when it had them (a :class:`datasets.Dataset`): generated data keeps that order, so that it
+    concatenates with the input.
     """
 
     sentences: list[Sentence]
     name: str = "corpus"
     scheme: str = "IOB2"
+    label_names: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -133,6 +136,7 @@ def _build_corpus(
     name: str,
     scheme: str | None,
     strict: bool,
+    label_names: Sequence[str] | None = None,
 ) -> Corpus:
     """Turn ``(tokens, tags, token_locations)`` triples into a :class:`Corpus`."""
     raw = list(raw)
@@ -152,7 +156,7 @@ def _build_corpus(
             raise CorpusFormatError(f"{locations[err.position or 0]}: {err}") from None
         repaired_at = tuple(locations[i] for i in repaired)
         sentences.append(Sentence(tuple(tokens), tuple(spans), locations[0], repaired_at))
-    return Corpus(sentences, name=name, scheme=scheme)
+    return Corpus(sentences, name=name, scheme=scheme, label_names=list(label_names) if label_names else None)
 
 
 def read_conll(
@@ -271,7 +275,7 @@ def read_jsonl(
                     tags = _tags_as_strings(tags, label_names, where)
                     yield tokens, tags, [f"{where} (token {i + 1})" for i in range(len(tokens))]
 
-    return _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict)
+    return _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict, label_names=label_names)
 
 
 def from_hf_dataset(
@@ -303,7 +307,7 @@ def from_hf_dataset(
                     [f"{where} (token {i + 1})" for i in range(len(tokens))],
                 )
 
-    return _build_corpus(sentences(), name=name, scheme=scheme, strict=strict)
+    return _build_corpus(sentences(), name=name, scheme=scheme, strict=strict, label_names=label_names)
 
 
 def load_corpus(source: Any, *, format: str | None = None, **kwargs: Any) -> Corpus:

@@ -20,7 +20,7 @@ import json
 import logging
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,16 @@ from .mentions import MentionBank
 from .sampling import FixedSampler, make_sampler
 from .stats import CorpusStatistics
 
-__all__ = ["MANIFEST_NAME", "bio_labels", "dataset_features", "generate_dataset", "read_generated"]
+__all__ = [
+    "MANIFEST_NAME",
+    "align_labels",
+    "bio_labels",
+    "dataset_features",
+    "generate_dataset",
+    "generated_label_names",
+    "ner_label_names",
+    "read_generated",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -46,13 +55,74 @@ def bio_labels(entity_types: Sequence[str]) -> list[str]:
     return ["O", *(f"{prefix}-{label}" for label in sorted(entity_types) for prefix in ("B", "I"))]
 
 
-def dataset_features(entity_types: Sequence[str]) -> datasets.Features:
-    """The schema of a generated dataset; ``ner_tags`` is a ``Sequence(ClassLabel)`` of :func:`bio_labels`."""
+def ner_label_names(entity_types: Sequence[str], label_names: Sequence[str] | None = None) -> list[str]:
+    """The ``ClassLabel`` names of generated ``ner_tags``: ``label_names`` (a gold dataset's, in its order,
+    so that the two concatenate) when given, else :func:`bio_labels`. ``label_names`` must hold ``O`` and
+    the IOB2 ``B-``/``I-`` label of every type in ``entity_types``; it may hold more."""
+    if label_names is None:
+        return bio_labels(entity_types)
+    names = list(label_names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"label names must be unique, got {names}")
+    missing = [name for name in bio_labels(entity_types) if name not in names]
+    if missing:
+        raise ValueError(
+            f"the label names {names} lack {missing}: generated tags are IOB2 (O, B-TYPE, I-TYPE) over the "
+            f"types {', '.join(entity_types)}"
+        )
+    return names
+
+
+def generated_label_names(manifest: Mapping[str, Any]) -> list[str]:
+    """The ``ner_tags`` names of a generated folder, from its manifest (folders written before the names
+    were recorded used :func:`bio_labels`)."""
+    return list(manifest.get("label_names") or bio_labels(manifest["entity_types"]))
+
+
+def align_labels(dataset: datasets.Dataset, label_names: Sequence[str] | datasets.Dataset,
+                 column: str = "ner_tags") -> datasets.Dataset:  # fmt: skip
+    """``dataset`` with its ``column`` ids re-numbered to ``label_names`` (a list, or a dataset whose
+    ``column`` is a sequence of ``ClassLabel``), so that it concatenates with a gold dataset::
+
+        synthetic = hf_ecg.align_labels(synthetic, gold)
+        datasets.concatenate_datasets([gold.select_columns(["tokens", "ner_tags"]),
+                                       synthetic.select_columns(["tokens", "ner_tags"])])
+
+    (``Dataset.align_labels_with_mapping`` does this for a ``ClassLabel`` column, not for a sequence of
+    them.) Every label the dataset uses must be among ``label_names``; the ids keep their meaning.
+    """
+    from .corpus import _label_names_of
+
+    if isinstance(label_names, datasets.Dataset):
+        names = _label_names_of(label_names.features.get(column))
+        if names is None:
+            raise ValueError(f"the {column!r} column of {label_names} is not a sequence of ClassLabel")
+    else:
+        names = list(label_names)
+    current = _label_names_of(dataset.features.get(column))
+    if current is None:
+        raise ValueError(f"the {column!r} column of {dataset} is not a sequence of ClassLabel")
+    if current == names:
+        return dataset
+    used = sorted({current[k] for row in dataset.data.column(column).to_pylist() for k in row})
+    unknown = [name for name in used if name not in names]
+    if unknown:
+        raise ValueError(f"labels {unknown} of the dataset are not among the label names {names}")
+    new_id = [names.index(name) if name in names else -1 for name in current]
+    features = dataset.features.copy()
+    features[column] = datasets.Sequence(datasets.ClassLabel(names=names))
+    return dataset.map(lambda row: {column: [new_id[k] for k in row[column]]}, features=features,
+                       desc="Aligning labels")  # fmt: skip
+
+
+def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | None = None) -> datasets.Features:
+    """The schema of a generated dataset; ``ner_tags`` is a ``Sequence(ClassLabel)`` of
+    :func:`ner_label_names` (``label_names`` in their order, or :func:`bio_labels`)."""
     return datasets.Features(
         {
             "id": datasets.Value("int64"),
             "tokens": datasets.Sequence(datasets.Value("string")),
-            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=bio_labels(entity_types))),
+            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=ner_label_names(entity_types, label_names))),
             "entities": datasets.Sequence(datasets.Value("string")),
             "template": datasets.Value("string"),
             "text": datasets.Value("string"),
@@ -91,6 +161,7 @@ def generate_dataset(
     overwrite: bool = False,
     progress_bar: bool = True,
     trust_remote_code: bool = False,
+    label_names: Sequence[str] | None = None,
 ) -> Path:
     """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
 
@@ -106,6 +177,9 @@ def generate_dataset(
         samples_per_shard: rows per Parquet shard; the unit of resuming.
         decoding: sampling settings and limits (its ``seed`` is ignored: shards derive theirs).
         overwrite: delete a previous dataset with other settings in ``output_dir`` instead of refusing.
+        label_names: the ``ner_tags`` ClassLabel names in the order of the gold dataset the samples are to
+            be mixed with (:func:`ner_label_names`); default: the order the model's training corpus had
+            when it was a ``ClassLabel`` dataset, else :func:`bio_labels`.
 
     Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
@@ -156,12 +230,13 @@ def generate_dataset(
         "corpus": None if corpus is None else str(corpus),
         "decoding": {k: v for k, v in asdict(decoding).items() if k != "seed"},
         "entity_types": list(ecg_config.entity_types),
+        "label_names": ner_label_names(ecg_config.entity_types, label_names or ecg_config.label_names),
     }
     with state.main_process_first():
         _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
     num_shards = (num_samples + samples_per_shard - 1) // samples_per_shard
     mine = [s for s in range(num_shards) if s % state.num_processes == state.process_index]
-    features = dataset_features(ecg_config.entity_types)
+    features = dataset_features(ecg_config.entity_types, manifest["label_names"])
 
     def shard_range(shard: int) -> range:
         return range(shard * samples_per_shard, min((shard + 1) * samples_per_shard, num_samples))
@@ -259,6 +334,7 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         # which is the option's default or, for the redraw rules, off.
         defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}
         defaults.update(dict.fromkeys(_ADDED_REDRAW_RULES, False))
+        previous.setdefault("label_names", bio_labels(previous.get("entity_types", [])))  # folders before it
         if isinstance(previous.get("decoding"), dict):
             previous["decoding"] = {**{k: v for k, v in defaults.items() if k not in previous["decoding"]},
                                     **previous["decoding"]}  # fmt: skip

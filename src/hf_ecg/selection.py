@@ -298,11 +298,13 @@ def filter_generated(
     taggers: Sequence[Tagger] | None = None,
     overwrite: bool = False,
     progress_bar: bool = True,
+    label_names: Sequence[str] | None = None,
 ) -> Path:
     """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
     ``taggers`` are gold taggers already trained (a gold NER run's, say); by default the tagger rules train
-    their own (:func:`train_gold_taggers`).
+    their own (:func:`train_gold_taggers`). ``label_names`` re-numbers the kept ``ner_tags`` to a gold
+    dataset's ClassLabel order (:func:`~hf_ecg.generate.align_labels`).
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
     with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
@@ -312,7 +314,7 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
-    from .generate import MANIFEST_NAME, SHARD_PATTERN, read_generated
+    from .generate import MANIFEST_NAME, SHARD_PATTERN, align_labels, generated_label_names, read_generated
 
     config = config or SelectionConfig()
     source, output = Path(generated_dir), Path(output_dir)
@@ -321,8 +323,11 @@ def filter_generated(
     if output.resolve() == source.resolve():
         raise ValueError("the output folder must differ from the generated folder")
     settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,
-                "gold_sentences": len(gold), "config": asdict(config)}  # fmt: skip
+                "gold_sentences": len(gold), "config": asdict(config),
+                "label_names": list(label_names or generated_label_names(manifest))}  # fmt: skip
     done = _finished_selection(output)
+    if done is not None:
+        done.setdefault("label_names", generated_label_names(manifest))  # selections written before the option
     if done is not None and {k: done.get(k) for k in settings} == settings:
         logger.info("%s already holds this selection", output)
         return output
@@ -345,7 +350,7 @@ def filter_generated(
     selection = select_samples(column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers)
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
-    kept = rows.select(selection.kept).flatten_indices()
+    kept = align_labels(rows.select(selection.kept).flatten_indices(), settings["label_names"])
 
     data_dir = output / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -353,7 +358,7 @@ def filter_generated(
     table = kept.data.table
     for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
-    manifest = {**manifest, "num_samples": kept.num_rows,
+    manifest = {**manifest, "num_samples": kept.num_rows, "label_names": settings["label_names"],
                 "selection": {**settings, "kept": kept.num_rows, "dropped": selection.dropped}}  # fmt: skip
     (output / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)

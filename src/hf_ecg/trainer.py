@@ -304,12 +304,26 @@ def _evaluate_and_keep_best(args: ECGTrainingArguments) -> None:
         args.save_total_limit = 1  # with load_best_model_at_end, the best and the latest are kept
 
 
+def _iob2_label_names(corpus: Any) -> list[str] | None:
+    """The corpus's ClassLabel names when generated IOB2 tags can use them (the names hold O, B-X and I-X for
+    every type), else None; an IOB1/IOBES ClassLabel cannot name IOB2 tags, so its order is not kept."""
+    from .generate import ner_label_names
+
+    if not corpus.label_names:
+        return None
+    try:
+        return ner_label_names(corpus.entity_types, corpus.label_names)
+    except ValueError:
+        logger.warning("the corpus's label names %s are not IOB2: generated data uses sorted names", corpus.label_names)
+        return None
+
+
 def train_ecg_model(
-    data: str | os.PathLike,
+    data: str | os.PathLike | Any,
     model_name: str,
     args: ECGTrainingArguments,
     *,
-    validation: str | os.PathLike | None = None,
+    validation: str | os.PathLike | Any | None = None,
     first_n: int | None = None,
     fraction: float | None = None,
     resume: bool = False,
@@ -317,6 +331,10 @@ def train_ecg_model(
     **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
+
+    ``data`` and ``validation`` are corpus files, or ``datasets.Dataset`` objects with ``tokens`` and
+    ``ner_tags`` columns; a ``ClassLabel`` dataset's label order is kept in ``ecg_config.json`` and used by
+    the generated data, so that it concatenates with the training dataset.
 
     ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
     :class:`~hf_ecg.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
@@ -332,12 +350,12 @@ def train_ecg_model(
     from .stats import CorpusStatistics
     from .words import sentence_break_shares, sentence_endings, word_exceptions
 
-    data_files = {"train": str(data)}
-    if validation is not None:
-        data_files["validation"] = str(validation)
-    builder = ECGBlocksBuilder(
-        data_files=data_files, first_n=first_n, fraction=fraction, layout=args.layout, **reader_options
-    )
+    sources = {"train": data} if validation is None else {"train": data, "validation": validation}
+    files = {isinstance(source, (str, os.PathLike)) for source in sources.values()}
+    if len(files) > 1:
+        raise ValueError("give data and validation both as files or both as datasets")
+    inputs = {"data_files": {k: str(v) for k, v in sources.items()}} if files == {True} else {"corpora": sources}
+    builder = ECGBlocksBuilder(**inputs, first_n=first_n, fraction=fraction, layout=args.layout, **reader_options)
     with args.main_process_first(desc="building Q&A blocks"):
         builder.download_and_prepare()
     blocks = builder.as_dataset()
@@ -372,6 +390,7 @@ def train_ecg_model(
         word_exceptions=word_exceptions(s.tokens for s in corpus),
         sentence_endings=endings,
         sentence_breaks=sentence_break_shares(((s.tokens, {span.start for span in s.spans}) for s in corpus), endings),
+        label_names=_iob2_label_names(corpus),
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )
