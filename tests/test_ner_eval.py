@@ -92,6 +92,9 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
                  "-o", str(out)])  # fmt: skip
     assert code == 0
     report = json.loads(out.read_text())
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == report  # stdout is the report alone: `> ner.json` gives JSON
+    assert "train_runtime" in printed.err  # the Trainer's metrics line went to stderr
     assert [t["sentences"] for t in report["train"]] == [3, 5]
     assert report["runs"][0]["seed"] == 4 and report["entity_f1_std"] == 0.0
     assert 0.0 <= report["entity_f1_mean"] <= 1.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -436,7 +437,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     quality.add_argument("--batch-size", type=int, default=16, help="perplexity batch size (default 16)")
     quality.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
-    quality.set_defaults(func=_run_evaluate_quality)
+    quality.set_defaults(func=_run_evaluate_quality, prints_json=True)
 
     ner = evaluate_sub.add_parser(
         "ner",
@@ -497,7 +498,7 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="stop after N updates whatever the epochs: a compute budget (default: no limit)")  # fmt: skip
     ner.add_argument("--seeds", default="1,2,3", metavar="S1,S2,...", help="one run per seed (default 1,2,3)")
     ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
-    ner.set_defaults(func=_run_evaluate_ner)
+    ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
 
     baseline = sub.add_parser(
         "baseline",
@@ -557,15 +558,17 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     )  # fmt: skip
     dev = load_source(args.dev) if args.dev else None
     report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True)
-    _print_json(report, args.output)
+    _print_json(report, args)
     return 0
 
 
-def _print_json(results: dict[str, Any], output: str | None) -> None:
+def _print_json(results: dict[str, Any], args: argparse.Namespace) -> None:
+    """The command's result on the stdout :func:`main` kept for it (everything else went to stderr)."""
     import json
 
     text = json.dumps(results, indent=2)
-    print(text)
+    output = args.output
+    print(text, file=getattr(args, "result_stream", None) or sys.stdout)
     if output is not None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         Path(output).write_text(text + "\n", encoding="utf-8")
@@ -584,7 +587,7 @@ def _run_evaluate_quality(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         flags=load_flags(args.generated),
     )
-    _print_json(report, args.output)
+    _print_json(report, args)
     return 0
 
 
@@ -812,8 +815,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from .hub import HubUploadError
 
+    # A command that prints JSON keeps stdout for it: whatever else is printed meanwhile (the Trainer's
+    # metrics line, a library's notice) goes to stderr, so that `hf-ecg evaluate ner ... > ner.json` is JSON.
+    args.result_stream = sys.stdout
+    quiet = contextlib.redirect_stdout(sys.stderr) if getattr(args, "prints_json", False) else contextlib.nullcontext()
     try:
-        return args.func(args, extra) if extra else args.func(args)
+        with quiet:
+            return args.func(args, extra) if extra else args.func(args)
     except (CLIError, CorpusFormatError, FileNotFoundError, ValueError, HubUploadError) as err:
         print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
         return 2 if not isinstance(err, CLIError) else 1
