@@ -13,7 +13,14 @@ from sklearn.metrics import f1_score as sk_f1
 
 from hf_ecg.cli import main
 from hf_ecg.corpus import read_conll
-from hf_ecg.evaluation.ner import NERConfig, entity_scores, evaluate_ner, token_macro_f1, train_and_test
+from hf_ecg.evaluation.ner import (
+    NERConfig,
+    entity_scores,
+    evaluate_ner,
+    per_type_scores,
+    token_macro_f1,
+    train_and_test,
+)
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
 
 TAGS = ["O", "B-A", "I-A", "B-B", "I-B"]
@@ -53,6 +60,11 @@ def test_known_predictions():
     assert entity_scores(gold, predicted) == {"precision": 2 / 3, "recall": 2 / 3, "f1": pytest.approx(2 / 3)}
     # labels in gold: B-A (1 of 2 predicted right, 1 of 2 found: 0.5), I-A (1 of 2 right, 1 of 1 found: 2/3), B-B (0)
     assert token_macro_f1(gold, predicted) == pytest.approx((0.5 + 2 / 3 + 0.0) / 3)
+    # per type: A found twice of 2 gold (and once wrongly, at B's place), B never found
+    assert per_type_scores(gold, predicted) == {
+        "A": {"precision": 2 / 3, "recall": 1.0, "f1": pytest.approx(0.8), "support": 2},
+        "B": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1},
+    }
 
 
 def test_a_tagger_trained_with_trainer_learns_the_toy_corpus(tmp_path):
@@ -96,6 +108,11 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     assert json.loads(printed.out) == report  # stdout is the report alone: `> ner.json` gives JSON
     assert "train_runtime" in printed.err  # the Trainer's metrics line went to stderr
     assert [t["sentences"] for t in report["train"]] == [3, 5]
+    assert set(report["per_type"]) == {"Chemical", "Disease"}  # per type, beside micro F1
+    assert report["per_type"]["Chemical"]["support"] == 6 and set(report["runs"][0]["per_type"]) <= {
+        "Chemical",
+        "Disease",
+    }
     assert report["runs"][0]["seed"] == 4 and report["entity_f1_std"] == 0.0
     assert 0.0 <= report["entity_f1_mean"] <= 1.0
     code = main(["evaluate", "ner", "--train", f"{gold}:3", "--synthetic", f"{generated}:4", "--recipe", "two-stage",

@@ -5,7 +5,9 @@ The measures are the paper's and the field's:
 - **entity-level micro F1** as seqeval computes it by default (conlleval chunking: an ``I-X``
   that does not continue a span starts one), :func:`entity_scores`;
 - **token-level macro F1 over the B-/I- labels** that occur in the gold test tags (the paper's
-  Table 3 measure), :func:`token_macro_f1`.
+  Table 3 measure), :func:`token_macro_f1`;
+- **per entity type** precision, recall, F1 and support, seqeval's ``classification_report``
+  (:func:`per_type_scores`; ``pip install hf-ecg[eval]``), since the ``urg`` sampler targets rare types.
 
 :func:`evaluate_ner` trains one model per seed with ``transformers.Trainer`` on any mix of gold
 corpora and generated datasets, predicts the test split, and reports every run and mean ± std. How
@@ -33,6 +35,7 @@ __all__ = [
     "Tagger",
     "entity_scores",
     "evaluate_ner",
+    "per_type_scores",
     "score_tagger",
     "token_macro_f1",
     "train_and_test",
@@ -118,6 +121,23 @@ def entity_scores(gold: Sequence[Tags], predicted: Sequence[Tags]) -> dict[str, 
     recall = correct / len(true_spans) if true_spans else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def per_type_scores(gold: Sequence[Tags], predicted: Sequence[Tags]) -> dict[str, dict[str, float]]:
+    """Per entity type of ``gold`` or ``predicted``: ``precision``, ``recall``, ``f1`` and ``support`` (gold
+    entities), seqeval's ``classification_report`` in its default (conlleval) mode."""
+    try:
+        from seqeval.metrics import classification_report
+    except ImportError:
+        raise ImportError("per-type scores need seqeval: pip install 'hf-ecg[eval]' (or seqeval)") from None
+    report = classification_report([list(g) for g in gold], [list(p) for p in predicted], output_dict=True,
+                                   zero_division=0)  # fmt: skip
+    measures = {"precision": "precision", "recall": "recall", "f1": "f1-score"}
+    return {
+        label: {**{name: float(row[key]) for name, key in measures.items()}, "support": int(row["support"])}
+        for label, row in report.items()
+        if not label.endswith(" avg")
+    }
 
 
 def token_macro_f1(gold: Sequence[Tags], predicted: Sequence[Tags]) -> float:
@@ -368,6 +388,7 @@ def score_tagger(tagger: Tagger, test: Corpus) -> dict[str, Any]:
         "entity_precision": entity["precision"],
         "entity_recall": entity["recall"],
         "token_macro_f1": token_macro_f1(gold, predicted),
+        "per_type": per_type_scores(gold, predicted),
         **({"dev_selection": tagger.selection} if tagger.selection else {}),
     }
 
@@ -403,4 +424,13 @@ def evaluate_ner(
         values = [run[measure] for run in runs]
         report[f"{measure}_mean"] = statistics.fmean(values)
         report[f"{measure}_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    types = sorted({label for run in runs for label in run["per_type"]})
+    report["per_type"] = {}
+    for label in types:
+        scores = [run["per_type"].get(label, {"f1": 0.0, "precision": 0.0, "recall": 0.0}) for run in runs]
+        report["per_type"][label] = {
+            **{f"{m}_mean": statistics.fmean(s[m] for s in scores) for m in ("precision", "recall", "f1")},
+            "f1_std": statistics.stdev(s["f1"] for s in scores) if len(scores) > 1 else 0.0,
+            "support": max(s.get("support", 0) for s in scores),
+        }
     return report
