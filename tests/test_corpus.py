@@ -77,6 +77,34 @@ def test_strict_rejects_a_stray_inside_tag_naming_file_and_line(tmp_path):
         read_conll(path, strict=True)
 
 
+@pytest.mark.parametrize("reader", [read_conll, read_jsonl], ids=["conll", "jsonl"])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", r"{path}: the file is empty; expected "),
+        (b"\n\n-DOCSTART-\tO\n\n", r"{path}: the file holds no sentence; expected "),
+        (b"\x9b\x00\xff\x00binary", r"{path}:1: a binary file \(byte 0x9b at column 1 "),
+        (b"Aspirin\tB-X\n\ncures\tO\n\xe9t\xe9\tO\n", r"{path}:4: not utf-8 text \(byte 0xe9 at column 1 "),
+    ],
+    ids=["empty", "blank-lines-only", "binary", "latin-1"],
+)
+def test_empty_and_undecodable_files_name_the_file_and_what_was_expected(tmp_path, reader, content, message):
+    path = tmp_path / "bad.data"
+    path.write_bytes(content)
+    if reader is read_jsonl and b"-DOCSTART-" in content:
+        path.write_bytes(b"\n\n\n")
+    with pytest.raises(CorpusFormatError, match=message.format(path=re.escape(str(path)))):
+        reader(path)
+
+
+def test_cli_names_an_empty_corpus_file(tmp_path, capsys):
+    from hf_ecg.cli import main
+
+    path = write(tmp_path, "empty.tsv", "")
+    assert main(["blocks", str(path), "-o", str(tmp_path / "blocks")]) == 2
+    assert f"{path}: the file is empty; expected one token and its tag per line" in capsys.readouterr().err
+
+
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such corpus file"):
         read_conll(tmp_path / "nope.tsv")

@@ -123,6 +123,26 @@ class Corpus:
         return replace(self, sentences=self.sentences[:first_n])
 
 
+def _not_text(path: Path, encoding: str, error: UnicodeDecodeError) -> CorpusFormatError:
+    """The error for a file that does not decode: which line, which byte, and what was expected."""
+    data = path.read_bytes()
+    for lineno, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode(encoding)
+        except UnicodeDecodeError as bad:
+            kind = "a binary file" if b"\x00" in data[:8192] else f"not {encoding} text"
+            return CorpusFormatError(
+                f"{path}:{lineno}: {kind} (byte 0x{line[bad.start]:02x} at column {bad.start + 1} does not decode as "
+                f"{encoding}); expected a labelled corpus in text, or pass the file's encoding"
+            )
+    return CorpusFormatError(f"{path}: not {encoding} text ({error}); expected a labelled corpus in text")
+
+
+def _no_sentences(path: Path, expected: str) -> CorpusFormatError:
+    state = "is empty" if path.stat().st_size == 0 else "holds no sentence"
+    return CorpusFormatError(f"{path}: the file {state}; expected {expected}")
+
+
 def _check_token(token: str, where: str) -> None:
     if not token:
         raise CorpusFormatError(f"{where}: empty token")
@@ -212,7 +232,13 @@ def read_conll(
 
     if not path.is_file():
         raise FileNotFoundError(f"no such corpus file: {path}")
-    return _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict)
+    try:
+        corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict)
+    except UnicodeDecodeError as error:
+        raise _not_text(path, encoding, error) from None
+    if not corpus.sentences:
+        raise _no_sentences(path, "one token and its tag per line, a blank line between sentences (CoNLL/TSV)")
+    return corpus
 
 
 def _label_names_of(feature: Any) -> list[str] | None:
@@ -275,7 +301,13 @@ def read_jsonl(
                     tags = _tags_as_strings(tags, label_names, where)
                     yield tokens, tags, [f"{where} (token {i + 1})" for i in range(len(tokens))]
 
-    return _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict, label_names=label_names)
+    try:
+        corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict, label_names=label_names)
+    except UnicodeDecodeError as error:
+        raise _not_text(path, encoding, error) from None
+    if not corpus.sentences:
+        raise _no_sentences(path, f'one JSON object per line, {{"{tokens_key}": [...], "{tags_key}": [...]}}')
+    return corpus
 
 
 def from_hf_dataset(
