@@ -8,6 +8,8 @@
     gen = pipeline("entity-controlled-generation", model="path/to/model")
     gen(["Chemical", "Disease"], num_return_sequences=3)          # one sequence -> list of samples
     gen([["Chemical"], {"entities": ["Disease"]}], seed=0)        # several -> a list per input
+    for samples in gen(dataset, batch_size=64): ...               # a datasets.Dataset with an "entities"
+                                                                  # column, a KeyDataset or a generator: streamed
 
 Each sample is a dict with ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``,
 ``entities`` (exactly the request), and how it ended: ``complete`` (ends like the training
@@ -19,7 +21,7 @@ own choice of the requested tag). ``save_pretrained`` writes this code and a
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -35,27 +37,33 @@ TASK = "entity-controlled-generation"
 _DECODING_OPTIONS = {f.name for f in fields(DecodingConfig)} - {"seed"}
 
 
-def _normalize(inputs: Any) -> tuple[list[tuple[str, ...]], bool]:
-    """Entity sequences from the accepted input forms; ``True`` if a single sequence was given."""
+def _entity_sequence(item: Any) -> tuple[str, ...]:
+    """One input: a list of entity types, or a dict (a dataset row) with the key ``entities``."""
+    if isinstance(item, Mapping):
+        if "entities" not in item:
+            raise ValueError(f"an input dict needs the key 'entities', got keys {sorted(item)}")
+        item = item["entities"]
+    if isinstance(item, str) or not isinstance(item, Sequence) or not all(isinstance(t, str) for t in item):
+        raise TypeError(f"an entity sequence is a list of entity types (strings), got {item!r}")
+    return tuple(item)
 
-    def one(item: Any) -> tuple[str, ...]:
-        if isinstance(item, Mapping):
-            if "entities" not in item:
-                raise ValueError(f"an input dict needs the key 'entities', got keys {sorted(item)}")
-            item = item["entities"]
-        if isinstance(item, str) or not isinstance(item, Sequence) or not all(isinstance(t, str) for t in item):
-            raise TypeError(f"an entity sequence is a list of entity types (strings), got {item!r}")
-        return tuple(item)
 
-    if isinstance(inputs, Mapping):
-        return [one(inputs)], True
+def _is_one_sequence(inputs: Any) -> bool:
+    """Whether ``inputs`` is a single request (a list of types, ``[]`` included, or a dict), not several."""
     if isinstance(inputs, str):
         raise TypeError(f"give a list of entity types, e.g. [{inputs!r}], not a bare string")
-    if isinstance(inputs, Sequence) and all(isinstance(t, str) for t in inputs):
-        return [tuple(inputs)], True  # includes [] : one entity-free sentence
-    if isinstance(inputs, Sequence):
-        return [one(item) for item in inputs], False
-    raise TypeError(f"unsupported input {type(inputs).__name__}: give entity sequences (lists of types)")
+    return isinstance(inputs, Mapping) or (isinstance(inputs, Sequence) and all(isinstance(t, str) for t in inputs))
+
+
+def _chunks(inputs: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in inputs:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 class EntityControlledGenerationPipeline(Pipeline):
@@ -66,7 +74,11 @@ class EntityControlledGenerationPipeline(Pipeline):
     [mentions]}`` dict or a JSON path), and the :class:`~hf_ecg.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
-    ``redraw_run_on``, ``end_at_sentence_end``); ``batch_size`` sets the decoder's batch.
+    ``redraw_run_on``, ``end_at_sentence_end``).
+
+    Inputs are what other pipelines take: one request, a list, or a stream (a ``datasets.Dataset``
+    whose rows have ``entities``, a ``KeyDataset``, a generator), which gives an iterator of results.
+    ``batch_size`` (default :class:`~hf_ecg.decoding.DecodingConfig`'s, 32) requests are decoded together.
     """
 
     _load_tokenizer = True
@@ -103,16 +115,34 @@ class EntityControlledGenerationPipeline(Pipeline):
             postprocess["mentions"] = mentions
         return preprocess, forward, postprocess
 
-    def __call__(self, inputs: Any, **kwargs: Any) -> list[Any]:
-        """Generate for one entity sequence (returns a list of samples) or several (a list of lists)."""
-        sequences, single = _normalize(inputs)
-        if "batch_size" not in kwargs and self._batch_size is not None:
-            kwargs["batch_size"] = self._batch_size
-        preprocess, forward, postprocess = self._sanitize_parameters(**kwargs)
-        model_inputs = self.preprocess(sequences, **{**self._preprocess_params, **preprocess})
-        outputs = self.forward(model_inputs, **{**self._forward_params, **forward})
-        results = self.postprocess(outputs, **{**self._postprocess_params, **postprocess})
-        return results[0] if single else results
+    def __call__(self, inputs: Any, batch_size: int | None = None, **kwargs: Any) -> Any:
+        """Generate for one entity sequence (returns a list of samples), a list of them (a list of lists),
+        or a stream of them (an iterator of lists)."""
+        if batch_size is None and self._batch_size is None:
+            batch_size = DecodingConfig.batch_size  # not Pipeline's 1: rows decode faster together
+        if _is_one_sequence(inputs):
+            return super().__call__([inputs], batch_size=batch_size, **kwargs)[0]
+        if isinstance(inputs, tuple):
+            inputs = list(inputs)
+        elif not isinstance(inputs, list) and not _is_torch_dataset(inputs):
+            if not isinstance(inputs, Iterable):
+                raise TypeError(f"unsupported input {type(inputs).__name__}: give entity sequences (lists of types)")
+            inputs = (item for item in inputs)  # a datasets.Dataset (rows), a Column, any iterable: a stream
+        return super().__call__(inputs, batch_size=batch_size, **kwargs)
+
+    def get_iterator(
+        self, inputs: Any, num_workers: int, batch_size: int, preprocess_params: dict[str, Any],
+        forward_params: dict[str, Any], postprocess_params: dict[str, Any],
+    ) -> Iterator[list[dict[str, Any]]]:  # fmt: skip
+        """Results in input order, ``batch_size`` requests decoded at a time. Entity sequences need no
+        tensors, so the requests are chunked here rather than by a ``DataLoader``; each chunk after the
+        first draws from its own seed, so that equal requests in two chunks differ."""
+        seed = forward_params.get("seed")
+        for index, chunk in enumerate(_chunks(inputs, batch_size)):
+            seeds = {} if seed is None else {"seed": seed if index == 0 else (seed * 1_000_003 + index) % 2**32}
+            model_inputs = self.preprocess([_entity_sequence(item) for item in chunk], **preprocess_params)
+            outputs = self.forward(model_inputs, **{**forward_params, "batch_size": batch_size, **seeds})
+            yield from self.postprocess(outputs, **{**postprocess_params, **seeds})
 
     def preprocess(self, sequences: list[tuple[str, ...]], num_return_sequences: int = 1) -> dict[str, Any]:
         for sequence in sequences:
@@ -139,6 +169,14 @@ class EntityControlledGenerationPipeline(Pipeline):
         register_pipeline()  # _registered_impl tells save_pretrained to write custom_pipelines
         super().save_pretrained(save_directory, **kwargs)
         self.ecg_config.save(save_directory)
+
+
+def _is_torch_dataset(inputs: Any) -> bool:
+    try:
+        from torch.utils.data import Dataset
+    except ImportError:
+        return False
+    return isinstance(inputs, Dataset)
 
 
 def register_pipeline() -> None:
