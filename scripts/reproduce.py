@@ -13,8 +13,9 @@ Stages (DESIGN §4-5):
 1. gold = the first N training sentences (JNLPBA: of its dev split, the offline training pool);
 2. train ECG-QALM and the ECG-LM ablation (SmolLM2-135M + LoRA, the same epochs; 10% of the gold
    sentences held out, the checkpoint with the lowest held-out answer loss kept);
-3. synthetic sets: ECG-QALM over-generated (--over-generate × N, or up to the largest --scales
-   multiple), the selected ECG-QALM samples (hf_ecg.selection, --rule), ECG-LM and mention
+3. synthetic sets: ECG-QALM over-generated (--over-generate × N; the extended curve's largest
+   --scales multiple in a folder of its own), the selected ECG-QALM samples (hf_ecg.selection,
+   --rule; the extended tables also select with each other rule set), ECG-LM and mention
    replacement (N each);
 4. generation quality against gold and sentence health;
 5. downstream NER, a MiniLM-L6 token classifier trained to convergence (20 epochs, the whole test
@@ -91,7 +92,8 @@ class Row:
     core: bool = False
 
 
-def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int]) -> list[Row]:
+def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int], pool: int = 1) -> list[Row]:
+    """The NER rows; ``pool``: the over-generation multiple, beyond which the curve has its own folder."""
     rows = [
         Row("gold", "gold", True, core=True),
         Row("gold+mr", "gold + mention replacement", True, "mr", core=True),
@@ -105,7 +107,8 @@ def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int]) -> list[R
     rows += [Row(f"gold+sel-{name}", f"gold + ECG-QALM, selected: {' '.join(rules)}{' (ensemble)' * ensemble}",
                  True, f"sel-{name}", recipe=recipe)
              for name, (rules, ensemble) in SELECTION_VARIANTS.items()]  # fmt: skip
-    rows += [Row(f"gold+qalm-{m}x", f"gold + ECG-QALM {m}×, no selection", True, "qalm", m) for m in scales if m > 1]
+    rows += [Row(f"gold+qalm-{m}x", f"gold + ECG-QALM {m}×, no selection", True, "qalm" if m <= pool else "qalm-curve",
+                 m) for m in scales if m > 1]  # fmt: skip
     return rows
 
 
@@ -302,10 +305,14 @@ def main(argv: list[str] | None = None) -> int:
     qalm, lm = work / "ecg-qalm", work / "ecg-lm"
     train_generators(args, paths["train"], {"qa": qalm, "lm": lm})
     stage_done("generators")
+    # The over-generated pool that every selection draws from; the --scales curve beyond it has its own
+    # folder, so that the core run's pool (and what was selected from it) stays as it was.
     dirs = {
-        "qalm": generate(args, qalm, work / "synthetic-qalm", max(args.over_generate, *scales) * n),
+        "qalm": generate(args, qalm, work / "synthetic-qalm", args.over_generate * n),
         "lm": generate(args, lm, work / "synthetic-lm", n),
     }
+    if max(scales) > args.over_generate:
+        dirs["qalm-curve"] = generate(args, qalm, work / "synthetic-qalm-curve", max(scales) * n)
     dirs["mr"] = work / "synthetic-mr"
     if not (dirs["mr"] / "baseline.json").is_file():
         rows = mention_replacement(gold, n, seed=args.seed)
@@ -317,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     selection_config = SelectionConfig(rules=rules, tagger_model=config.model, tagger_epochs=config.epochs,
                                        tagger_learning_rate=config.learning_rate,
                                        tagger_batch_size=config.batch_size, tagger_seeds=seeds[:1])  # fmt: skip
-    rows = [row for row in ner_rows(args.recipe, RECIPES, scales) if (row.core or extended) and wanted(row, args.rows)]
+    rows = [row for row in ner_rows(args.recipe, RECIPES, scales, args.over_generate)
+            if (row.core or extended) and wanted(row, args.rows)]  # fmt: skip
     selected_dir, first_gold_run = work / "synthetic-qalm-selected", runs_dir / f"gold-seed{seeds[0]}.json"
     gold_taggers: dict[int, Any] = {}
 

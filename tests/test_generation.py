@@ -335,6 +335,11 @@ def test_input_forms(gen):
     assert [[s["entities"] for s in group] for group in batch] == [[["Chemical"]] * 2, [["Gene"]] * 2]
     (as_dict,) = gen({"entities": ["Disease"]}, seed=0)
     assert as_dict["entities"] == ["Disease"]
+    (offsets,) = as_dict["spans"]  # ready for gr.HighlightedText / Argilla: offsets into text and the type
+    assert offsets["label"] == "Disease" and as_dict["text"][offsets["start"] : offsets["end"]] in (
+        "fever",
+        "severe pain",
+    )
     (empty,) = gen([], seed=0)  # an empty sequence: an entity-free sentence
     assert empty["entities"] == [] and empty["tokens"] and set(empty["ner_tags"]) == {"O"}
 
@@ -454,6 +459,10 @@ def test_generate_dataset_loads_with_classlabel_tags_and_is_reproducible(model_d
     for row in a:
         spans, _ = tags_to_spans([names[i] for i in row["ner_tags"]], "IOB2", strict=True)
         assert [s.label for s in spans] == row["entities"]
+        # the spans column: character offsets of each mention in text, with its type
+        assert [(row["text"][o["start"] : o["end"]], o["label"]) for o in row["spans"]] == [
+            (" ".join(row["tokens"][s.start : s.end]), s.label) for s in spans
+        ]
     assert len(list((tmp_path / "a" / "data").glob("train-*.parquet"))) == 3
     # The decoder's flags are columns a user filters on.
     assert a.features["complete"].dtype == "bool" and a.features["cut_blocks"].dtype == "int32"
@@ -547,6 +556,19 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
     assert not list((tmp_path / "resumed" / "data").glob(".tmp-*"))
     with pytest.raises(ValueError, match=r"other settings .*seed"):
         generate_dataset(model_dir, tmp_path / "resumed", 14, **{**settings, "seed": 2})
+
+
+def test_a_folder_begun_before_the_spans_column_resumes_with_its_columns(model_dir, tmp_path):
+    import pyarrow.parquet as pq
+
+    settings = {"samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=3)}
+    folder = generate_dataset(model_dir, tmp_path / "old", 6, **settings)
+    first, second = sorted((folder / "data").glob("train-*.parquet"))
+    pq.write_table(pq.read_table(first).drop_columns(["spans"]), first)  # as an older hf_ecg wrote it
+    second.unlink()  # ... and stopped there
+    generate_dataset(model_dir, folder, 6, **settings)
+    assert [pq.read_schema(p).names for p in (first, second)] == [pq.read_schema(first).names] * 2
+    assert "spans" not in load(folder).column_names and load(folder).num_rows == 6
 
 
 def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tmp_path):

@@ -28,7 +28,7 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     reference = tmp_path / "reference.json"
     reference.write_text(json.dumps({"bc5cdr-8": {"gold": [0.5, 0.1], "gold+daga": [0.6, 0.01]}}))
     output = tmp_path / "run"
-    argv = ["--dataset", "bc5cdr", "--first-n", "8", "--tables", "extended", "--scales", "1,2", "--seeds", "1,2",
+    argv = ["--dataset", "bc5cdr", "--first-n", "8", "--tables", "extended", "--scales", "1,3", "--seeds", "1,2",
             "--generator-model", str(save_tiny_model(tmp_path / "gpt2")), "--no-lora", "--generator-max-steps", "2",
             "--max-block-tokens", "4", "--max-attempts", "1", "--generation-batch-size", "8",
             "--rule", "duplicate", "--ner-model", str(save_tiny_bert(tmp_path / "bert")), "--ner-epochs", "1",
@@ -44,9 +44,9 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert "reference gold + DAGA: 0.600 ± 0.010" in printed
 
     results = json.loads((output / "ner.json").read_text())
-    expected = {row.key for row in reproduce.ner_rows("concat", ("concat", "oversample", "two-stage"), [1, 2])}
+    expected = {row.key for row in reproduce.ner_rows("concat", ("concat", "oversample", "two-stage"), [1, 3])}
     expected.remove("gold+sel-none-kept")  # its selection kept nothing
-    assert set(results) == expected and "gold+qalm-2x" in results and "gold+sel-two-stage" in results
+    assert set(results) == expected and "gold+qalm-3x" in results and "gold+sel-two-stage" in results
     assert all(len(runs) == 2 and [r["seed"] for r in runs] == [1, 2] for runs in results.values())
     assert all(run["dev_selection"] for runs in results.values() for run in runs)  # epochs chosen on dev
     tables = (output / "tables.md").read_text()
@@ -57,6 +57,8 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert {"mr", "lm", "qalm", "sel", "qalm-all"} <= set(quality)
     selected = json.loads((output / "work" / "synthetic-qalm-selected" / "ecg_generation.json").read_text())
     assert selected["selection"]["config"]["rules"] == ["duplicate"] and selected["selection"]["source_samples"] == 16
+    curve = json.loads((output / "work" / "synthetic-qalm-curve" / "ecg_generation.json").read_text())
+    assert curve["num_samples"] == 24  # the 3× point, beyond the 2× pool, in a folder of its own
     for name, (rules, ensemble) in reproduce.SELECTION_VARIANTS.items():  # the extended tables' other selections
         if name == "none-kept":
             assert not (output / "work" / f"synthetic-qalm-selected-{name}" / "ecg_generation.json").exists()

@@ -5,7 +5,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import labelled_sentences
-from hf_ecg.tags import SCHEMES, Span, TagError, detect_scheme, parse_tag, spans_to_tags, tags_to_spans
+from hf_ecg.tags import (
+    SCHEMES,
+    Span,
+    TagError,
+    detect_scheme,
+    parse_tag,
+    spans_to_tags,
+    tags_to_spans,
+    text_spans,
+)
 
 
 @given(labelled_sentences(), st.sampled_from(SCHEMES))
@@ -80,3 +89,13 @@ def test_detect_scheme_recognises_every_encoded_corpus(sentences, scheme):
     if not any(spans for _, spans in sentences):
         return  # a corpus without entities has no scheme to detect
     assert detect_scheme(spans_to_tags(spans, len(tokens), scheme) for tokens, spans in sentences) == scheme
+
+
+@given(labelled_sentences())
+def test_text_spans_point_at_each_mention_in_the_text(sentence):
+    tokens, spans = sentence
+    text = " ".join(tokens)
+    offsets = text_spans(tokens, spans)
+    assert [o["label"] for o in offsets] == [s.label for s in spans]
+    for offset, span in zip(offsets, spans, strict=True):
+        assert text[offset["start"] : offset["end"]] == " ".join(tokens[span.start : span.end])

@@ -59,6 +59,7 @@ _LAZY = {
     "MentionFiller": "filling",
     "generate_dataset": "generate",
     "align_labels": "generate",
+    "export_generated": "export",
     "SelectionConfig": "selection",
     "filter_generated": "selection",
     "select_samples": "selection",

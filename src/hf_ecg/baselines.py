@@ -16,7 +16,7 @@ from typing import Any
 from .blocks import decompose, recompose
 from .corpus import Corpus
 from .mentions import MentionBank
-from .tags import spans_to_tags
+from .tags import spans_to_tags, text_spans
 from .words import sentence_endings
 
 __all__ = ["mention_replacement", "write_dataset"]
@@ -69,6 +69,7 @@ def mention_replacement(
                 "entities": list(template.entity_types),
                 "template": str(template),
                 "text": " ".join(tokens),
+                "spans": text_spans(tokens, spans),
                 "forced_tags": 0,
                 "cut_blocks": 0,
                 "complete": bool(tokens) and tokens[-1] in endings,

@@ -522,7 +522,35 @@ def _build_parser() -> argparse.ArgumentParser:
     replacement.add_argument("--probability", type=float, default=1.0, help="replacement probability (default 1)")
     replacement.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     replacement.set_defaults(func=_run_mention_replacement)
+
+    export = sub.add_parser(
+        "export",
+        help="write a generated dataset as CoNLL/TSV or JSONL, for tools that read files",
+        description=(
+            "Write the samples of a folder hf-ecg generate, filter or baseline wrote, in id order. conll: one "
+            "'token<TAB>tag' line per token and a blank line between sentences, in the tag scheme of the "
+            "generator's training corpus (the file the user trained from; read back by every hf-ecg command). "
+            "jsonl: one {id, tokens, ner_tags, text, spans} object per line, spans as character offsets into text."
+        ),
+    )
+    export.add_argument("--data", required=True, metavar="DIR", help="the generated dataset folder")
+    export.add_argument("--format", choices=("conll", "jsonl"), default="conll", help="file format (default conll)")
+    export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
+    export.add_argument(
+        "--scheme", default=None, metavar="IOB2|IOB1|BIOES",
+        help="conll: the tag scheme to write (default: the generator's training corpus's, else IOB2)",
+    )  # fmt: skip
+    export.set_defaults(func=_run_export)
     return parser
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from .export import export_generated
+
+    output = export_generated(args.data, args.output, args.format, scheme=args.scheme)
+    lines = sum(1 for _ in output.open(encoding="utf-8"))
+    print(f"wrote {output} ({args.format}, {lines} lines)")
+    return 0
 
 
 def _run_mention_replacement(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ class ECGConfig:
     # The training corpus's ClassLabel names in their order, when it was a ClassLabel dataset: generated
     # ner_tags use them, so generated data concatenates with it (None: sorted IOB2 names, generate.bio_labels).
     label_names: list[str] | None = None
+    tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:

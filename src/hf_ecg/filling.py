@@ -18,7 +18,7 @@ from .blocks import recompose
 from .config import ECGConfig
 from .decoding import DecodedTemplate
 from .mentions import FILL_STRATEGIES, MentionBank
-from .tags import spans_to_tags
+from .tags import spans_to_tags, text_spans
 
 __all__ = ["MentionFiller", "MentionSource"]
 
@@ -83,14 +83,16 @@ class MentionFiller:
             )
 
     def fill(self, decoded: DecodedTemplate, rng: random.Random) -> dict[str, Any]:
-        """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``, ``entities``,
-        and the decoder's flags ``complete``, ``forced_tags`` and ``cut_blocks``."""
+        """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``spans`` (character offsets
+        into ``text`` and types), ``template``, ``entities``, and the decoder's flags ``complete``,
+        ``forced_tags`` and ``cut_blocks``."""
         mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
         tokens, spans = recompose(decoded.template, mentions)
         return {
             "tokens": tokens,
             "ner_tags": spans_to_tags(spans, len(tokens), "IOB2"),
             "text": " ".join(tokens),
+            "spans": text_spans(tokens, spans),
             "template": str(decoded.template),
             "entities": list(decoded.entities),
             "forced_tags": decoded.forced_tags,

@@ -126,6 +126,10 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             "entities": datasets.Sequence(datasets.Value("string")),
             "template": datasets.Value("string"),
             "text": datasets.Value("string"),
+            # Each entity as character offsets into text and its type (tags.text_spans).
+            "spans": datasets.List(
+                {"start": datasets.Value("int32"), "end": datasets.Value("int32"), "label": datasets.Value("string")}
+            ),
             "forced_tags": datasets.Value("int32"),
             "cut_blocks": datasets.Value("int32"),
             "complete": datasets.Value("bool"),
@@ -135,6 +139,24 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
 
 def _shard_seed(seed: int, shard: int, purpose: str) -> int:
     return random.Random(f"{purpose}:{seed}:{shard}").getrandbits(63)
+
+
+#: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
+_ADDED_COLUMNS = ("spans",)
+
+
+def _columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:
+    """``features`` less the :data:`_ADDED_COLUMNS` that the folder's first shard lacks, so that a folder
+    an older hf_ecg began resumes with shards of one schema."""
+    import pyarrow.parquet as pq
+
+    for shard in sorted(data_dir.glob("train-*.parquet"))[:1]:
+        try:
+            present = set(pq.read_schema(shard).names)
+        except Exception:  # unreadable: it is written again
+            break
+        return datasets.Features({k: v for k, v in features.items() if k in present or k not in _ADDED_COLUMNS})
+    return features
 
 
 def _shard_rows(path: Path) -> int | None:
@@ -236,7 +258,7 @@ def generate_dataset(
         _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
     num_shards = (num_samples + samples_per_shard - 1) // samples_per_shard
     mine = [s for s in range(num_shards) if s % state.num_processes == state.process_index]
-    features = dataset_features(ecg_config.entity_types, manifest["label_names"])
+    features = _columns_of_folder(data_dir, dataset_features(ecg_config.entity_types, manifest["label_names"]))
 
     def shard_range(shard: int) -> range:
         return range(shard * samples_per_shard, min((shard + 1) * samples_per_shard, num_samples))
@@ -317,6 +339,7 @@ def _write_shard(
     data_dir.mkdir(parents=True, exist_ok=True)
     final = data_dir / SHARD_PATTERN.format(shard)
     tmp = data_dir / f".tmp-{rank}-{final.name}"
+    rows = [{name: row[name] for name in features} for row in rows]
     table = datasets.Dataset.from_list(rows, features=features).data.table  # carries the features metadata
     pq.write_table(table, tmp)
     os.replace(tmp, final)  # atomic: a shard on disk is complete

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "SCHEMES",
@@ -21,6 +22,7 @@ __all__ = [
     "parse_tag",
     "spans_to_tags",
     "tags_to_spans",
+    "text_spans",
 ]
 
 #: Canonical scheme names; aliases are accepted by :func:`normalize_scheme`.
@@ -203,3 +205,17 @@ def spans_to_tags(spans: Iterable[Span], length: int, scheme: str = "IOB2") -> l
             tags[span.start + 1 : span.end] = [f"I-{span.label}"] * (width - 1)
         previous = span
     return tags
+
+
+def text_spans(tokens: Sequence[str], spans: Iterable[Span]) -> list[dict[str, Any]]:
+    """Each entity as character offsets into ``" ".join(tokens)`` (the ``text`` column) and its type:
+    ``[{"start": 0, "end": 7, "label": "Chemical"}]``, the form Gradio's ``HighlightedText``, Argilla and
+    span-based taggers take; ``text[start:end]`` is the mention."""
+    starts, position = [], 0
+    for token in tokens:
+        starts.append(position)
+        position += len(token) + 1
+    return [
+        {"start": starts[span.start], "end": starts[span.end - 1] + len(tokens[span.end - 1]), "label": span.label}
+        for span in spans
+    ]

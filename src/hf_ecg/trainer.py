@@ -391,6 +391,7 @@ def train_ecg_model(
         sentence_endings=endings,
         sentence_breaks=sentence_break_shares(((s.tokens, {span.start for span in s.spans}) for s in corpus), endings),
         label_names=_iob2_label_names(corpus),
+        tag_scheme=corpus.scheme,
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )
