@@ -338,6 +338,35 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
     assert result == {"entities": [["Disease", "Chemical"]] * 2, "hf_ecg": False}
 
 
+def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypatch, capsys):
+    import hf_ecg.hub
+
+    uploaded = {}
+
+    def upload(folder, repo_id, repo_type, private, token):  # the network boundary: keep what would go up
+        uploaded.update(repo_id=repo_id, repo_type=repo_type, private=private,
+                        files={p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+                               if p.is_file()})  # fmt: skip
+        return f"https://huggingface.co/{repo_id}"
+
+    monkeypatch.setattr(hf_ecg.hub, "_upload", upload)
+    trained = tmp_path / "trained"
+    code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
+                 str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2", "--lora",
+                 "--save_strategy", "no", "--use_cpu", "true", "--push_to_hub", "true", "--hub_model_id",
+                 "org/toy-ecg", "--hub_private_repo", "true"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert "pushed it as hf-ecg push-model does to the model repo org/toy-ecg" in capsys.readouterr().out
+    assert uploaded["repo_id"] == "org/toy-ecg" and uploaded["repo_type"] == "model" and uploaded["private"]
+    local = tmp_path / "repo"
+    assert main(["push-model", "--model", str(trained), "--repo-id", "org/toy-ecg", "--local-dir", str(local)]) == 0
+    expected = {p.relative_to(local).as_posix(): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    assert uploaded["files"].keys() == expected.keys()  # merged weights, pipeline code, ECG files, our card
+    assert {"pipeline.py", "ecg_config.json", "README.md", "model.safetensors"} <= expected.keys()
+    assert uploaded["files"]["README.md"] == expected["README.md"]
+    assert not any(name.startswith("adapter_") for name in uploaded["files"])  # LoRA merged, not an adapter
+
+
 def test_push_model_can_leave_the_mention_bank_out(model_dir, tmp_path):
     local = tmp_path / "repo"
     code = main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(local),

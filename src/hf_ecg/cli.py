@@ -780,6 +780,9 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
             f"steps" + (f" (last training loss {loss:.4f})" if loss is not None else "")
         )
         print(f"wrote {args.output}/: model, tokenizer, ecg_config.json, README.md (model card)")
+        if trainer.push_after_training:
+            repo_id = trainer.args.hub_model_id or Path(args.output).name
+            print(f"pushed it as hf-ecg push-model does to the model repo {repo_id}")
     return 0
 
 

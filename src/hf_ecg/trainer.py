@@ -16,6 +16,7 @@ import copy
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import datasets
@@ -177,6 +178,11 @@ class ECGTrainer(Trainer):
     :class:`~transformers.DataCollatorForSeq2Seq` (labels padded with ``-100``), and on every save
     writes ``ecg_config.json`` and a model card beside the weights. With ``args.lora`` and
     ``args.merge_lora``, the final :meth:`save_model` writes merged weights.
+
+    ``args.push_to_hub`` does not push checkpoints during training: a model is only usable with its
+    merged weights, ``ecg_config.json``, the pipeline code and its card, so :meth:`push_to_hub` pushes
+    what ``hf-ecg push-model`` pushes (:func:`hf_ecg.hub.push_model`) to ``args.hub_model_id``, and
+    :func:`train_ecg_model` calls it once training is done.
     """
 
     def __init__(
@@ -198,6 +204,10 @@ class ECGTrainer(Trainer):
         if missing:
             raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: call hf_ecg.add_ecg_tokens first")
         self.ecg_config = ecg_config
+        #: The user's push_to_hub: honoured by push_to_hub() after training, not by the base Trainer's
+        #: checkpoint pushes (unmerged weights, no ECG files, a generic card).
+        self.push_after_training = bool(args.push_to_hub)
+        args.push_to_hub = False
         self.model_card_data = model_card_data or ECGModelCardData(base_model=ecg_config.base_model)
         self.model_card_data.entity_types = list(ecg_config.entity_types)
         train_dataset = self._encode(train_dataset, processing_class, args, "train")
@@ -252,6 +262,39 @@ class ECGTrainer(Trainer):
             super().save_model(output_dir, _internal_call=_internal_call)
         if self.args.should_save:
             self._write_ecg_files(output_dir)
+
+    def create_model_card(self, **kwargs: Any) -> None:
+        """Write this model's card (:class:`~hf_ecg.cards.ECGModelCardData`) as ``README.md`` in the output
+        folder, in place of the Trainer's generic one; the keyword arguments are the Trainer's and unused."""
+        if self.args.should_save:
+            self._write_ecg_files(self.args.output_dir)
+
+    def push_to_hub(  # type: ignore[override]
+        self,
+        commit_message: str | None = None,
+        blocking: bool = True,
+        token: str | None = None,
+        revision: str | None = None,
+        private: bool | None = None,
+        *,
+        local_dir: str | os.PathLike | None = None,
+        **kwargs: Any,
+    ) -> str | None:
+        """Save the final model, then push what ``hf-ecg push-model`` pushes (merged weights, tokenizer,
+        ``ecg_config.json``, the pipeline code, the card) to ``args.hub_model_id`` (default: the output
+        folder's name). ``local_dir`` writes that folder instead of uploading. Returns the repo URL or
+        ``local_dir`` (None on processes that do not save)."""
+        from .hub import push_model
+
+        if revision is not None:
+            raise ValueError("pushing to a revision is not supported: push-model writes the main branch")
+        self.save_model()
+        if not self.args.should_save:
+            return None
+        repo_id = self.args.hub_model_id or Path(self.args.output_dir).name
+        private = self.args.hub_private_repo if private is None else private
+        return push_model(self.args.output_dir, repo_id, private=bool(private), local_dir=local_dir,
+                          token=token or self.args.hub_token, overwrite=True)  # fmt: skip
 
     def _write_ecg_files(self, output_dir: str) -> None:
         os.makedirs(output_dir, exist_ok=True)
@@ -415,4 +458,6 @@ def train_ecg_model(
         logger.warning("no checkpoint in %s: starting from the beginning", args.output_dir)
     trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model()
+    if trainer.push_after_training:
+        trainer.push_to_hub()
     return trainer
