@@ -63,6 +63,7 @@ def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(gene
     assert meta["task_categories"] == ["token-classification"]
     assert meta["license"] == "cc-by-4.0" and meta["language"] == ["en", "de"]
     assert meta["size_categories"] == ["n<1K"]
+    assert meta["source_datasets"] == ["toy.tsv"]  # the generator's training corpus, not "original"
     assert meta["dataset_info"]["splits"] == [
         {"name": "train", "num_bytes": meta["dataset_info"]["splits"][0]["num_bytes"], "num_examples": 10}
     ]
@@ -70,6 +71,10 @@ def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(gene
     assert list(tags["list"]["class_label"]["names"].values()) == bio_labels(TYPES)
     card = DatasetCard.load(local / "README.md")
     assert card.data.to_dict()["configs"][0]["data_files"][0]["path"] == "data/train-*.parquet"
+    examples = ECGDatasetCardData.from_generated(generated).examples  # the first rows, entities marked
+    assert len(examples) == 3 and all(f"{i}. {example}\n" in card.text for i, example in enumerate(examples, 1))
+    first = original.sort("id")[0]
+    assert examples[0].count("** *(") == len(first["entities"])
     # The body counts what is really in the shards.
     counts = {t: sum(row.count(t) for row in original["entities"]) for t in TYPES}
     for label, count in counts.items():
@@ -122,7 +127,7 @@ license: cc-by-4.0
 size_categories:
 - n<1K
 source_datasets:
-- original
+- bigbio/bc5cdr
 task_categories:
 - token-classification
 task_ids:
@@ -159,6 +164,14 @@ dataset_info:
     dtype: string
   - name: text
     dtype: string
+  - name: spans
+    list:
+    - name: start
+      dtype: int32
+    - name: end
+      dtype: int32
+    - name: label
+      dtype: string
   - name: forced_tags
     dtype: int32
   - name: cut_blocks
@@ -201,12 +214,17 @@ One split, `train`, of 4 rows:
 | `entities` | list of string | the requested entity types, in order |
 | `template` | string | the sentence as generated, with entity tags in place of mentions |
 | `text` | string | the tokens joined by spaces |
+| `spans` | list of {start, end, label} | each entity as character offsets into `text` and its type (Gradio `HighlightedText`, Argilla) |
 | `forced_tags` | int32 | blocks whose tag the decoder had to force at its length limit |
 | `cut_blocks` | int32 | blocks that ended on another tag or `<ENDTEXT>` the generator wrote, replaced by the requested tag (only with `block_end="any-stop"`) |
 | `complete` | bool | the sentence ends like the generator's training sentences end (e.g. with `.`) |
 
 Keep only whole, unforced sentences with
 `ds.filter(lambda row: row["complete"] and not row["forced_tags"] and not row["cut_blocks"])`.
+
+The first rows, entities in bold with their type:
+
+1. **aspirin** *(Chemical)* cures **fever** *(Disease)* .
 
 ## How the data was generated
 
@@ -286,6 +304,7 @@ def test_dataset_card_renders_exactly():
         entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, cut_blocks=1,
         complete_samples=3, short_samples=1, second_sentence_samples=1, num_bytes=1234,
         quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
+        source_datasets=["bigbio/bc5cdr"], examples=["**aspirin** *(Chemical)* cures **fever** *(Disease)* ."],
     )  # fmt: skip
     assert str(card.to_dataset_card()) == EXPECTED_DATASET_CARD
 
@@ -365,6 +384,37 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
     assert {"pipeline.py", "ecg_config.json", "README.md", "model.safetensors"} <= expected.keys()
     assert uploaded["files"]["README.md"] == expected["README.md"]
     assert not any(name.startswith("adapter_") for name in uploaded["files"])  # LoRA merged, not an adapter
+
+
+def test_push_model_puts_a_downstream_ner_report_in_the_model_index(model_dir, tmp_path, capsys):
+    report = {
+        "train": [{"name": "train.tsv", "sentences": 45}], "synthetic": [{"name": "synthetic", "sentences": 45}],
+        "test": {"name": "bc5cdr-test", "sentences": 4797}, "config": {"model": "minilm-l6", "epochs": 20.0,
+        "recipe": "concat"}, "runs": [{"seed": 1}, {"seed": 2}], "entity_f1_mean": 0.4712, "entity_f1_std": 0.01,
+        "per_type": {"Chemical": {"f1_mean": 0.6, "f1_std": 0.02, "support": 5385},
+                     "Disease": {"f1_mean": 0.3, "f1_std": 0.01, "support": 4424}},
+    }  # fmt: skip
+    path = tmp_path / "ner.json"
+    path.write_text(json.dumps(report))
+    local = tmp_path / "repo"
+    assert main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(local),
+                 "--ner-report", str(path)]) == 0  # fmt: skip
+    card = ModelCard.load(local / "README.md")
+    (index,) = card.data.to_dict()["model-index"]
+    assert index["name"] == "org/x"
+    metrics = index["results"][0]["metrics"]
+    assert [(m["name"], m["value"]) for m in metrics] == [
+        ("entity micro F1, mean of 2 seed(s)", 0.4712), ("Chemical F1, mean of 2 seed(s)", 0.6),
+        ("Disease F1, mean of 2 seed(s)", 0.3),
+    ]  # fmt: skip
+    assert index["results"][0]["dataset"]["name"] == "bc5cdr-test"
+    assert (
+        "| all (entity micro F1) | 0.471 ± 0.010 | |" in card.text and "| Disease | 0.300 ± 0.010 | 4424 |" in card.text
+    )
+    path.write_text("{}")
+    assert main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(tmp_path / "r2"),
+                 "--ner-report", str(path)]) == 2  # fmt: skip
+    assert "the NER report lacks ['entity_f1_mean'" in capsys.readouterr().err
 
 
 def test_push_model_can_leave_the_mention_bank_out(model_dir, tmp_path):

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from huggingface_hub import DatasetCard, DatasetCardData, ModelCard, ModelCardData
+from huggingface_hub import DatasetCard, DatasetCardData, EvalResult, ModelCard, ModelCardData
 from transformers import TrainerCallback
 
 from .citation import CITATION
@@ -72,6 +72,9 @@ class ECGModelCardData:
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     training_logs: list[dict[str, Any]] = field(default_factory=list)
     eval_results: dict[str, float] = field(default_factory=dict)
+    # A downstream NER report (`hf-ecg evaluate ner -o`) of a tagger trained with this model's data: the
+    # card's model-index and its "Downstream evaluation" section.
+    downstream: dict[str, Any] | None = None
     total_steps: int | None = None
     versions: dict[str, str] = field(default_factory=_versions)
     has_pipeline_code: bool = False  # the folder carries the pipeline code for trust_remote_code
@@ -108,10 +111,29 @@ class ECGModelCardData:
         looks_local = Path(self.base_model).is_absolute() or self.base_model.startswith(".")
         return self.base_model if self.base_model and not looks_local and not Path(self.base_model).exists() else None
 
+    def downstream_eval_results(self) -> list[EvalResult] | None:
+        """The downstream report as ``model-index`` entries: entity micro F1 (mean over seeds) and per type."""
+        report = self.downstream
+        if not report:
+            return None
+        test = report.get("test", {}).get("name") or "test"
+        seeds = len(report.get("runs", [])) or 1
+        common = {"task_type": "token-classification", "task_name": "Named entity recognition (downstream tagger)",
+                  "dataset_type": test, "dataset_name": test, "metric_type": "f1"}  # fmt: skip
+        results = [EvalResult(**common, metric_value=round(report["entity_f1_mean"], 4),
+                              metric_name=f"entity micro F1, mean of {seeds} seed(s)")]  # fmt: skip
+        for label, scores in sorted(report.get("per_type", {}).items()):
+            results.append(EvalResult(**common, metric_value=round(scores["f1_mean"], 4),
+                                      metric_name=f"{label} F1, mean of {seeds} seed(s)"))  # fmt: skip
+        return results
+
     def card_data(self) -> ModelCardData:
         """The YAML metadata of the card."""
         base = self.base_model_hub_id
+        results = self.downstream_eval_results()
         return ModelCardData(
+            model_name=(self.model_id or "ecg-model") if results else None,
+            eval_results=results,
             library_name="transformers",
             pipeline_tag="text-generation",
             base_model=base,
@@ -169,6 +191,32 @@ _SAMPLERS = {
 }
 
 
+#: Samples the dataset card shows.
+CARD_EXAMPLES = 3
+
+
+def _examples(tokens: list[list[str]], tags: list[list[int]], names: list[str]) -> list[str]:
+    """The first :data:`CARD_EXAMPLES` samples as markdown, each entity in bold with its type:
+    ``**aspirin** *(Chemical)* cures **fever** *(Disease)* .``."""
+    from .tags import tags_to_spans
+
+    examples = []
+    for words, ids in list(zip(tokens, tags, strict=True))[:CARD_EXAMPLES]:
+        spans, _ = tags_to_spans([names[k] for k in ids], "IOB2")
+        starts = {span.start: span for span in spans}
+        parts, i = [], 0
+        while i < len(words):
+            if i in starts:
+                span = starts[i]
+                parts.append(f"**{' '.join(words[span.start : span.end])}** *({span.label})*")
+                i = span.end
+            else:
+                parts.append(words[i].replace("*", "\\*").replace("|", "\\|"))
+                i += 1
+        examples.append(" ".join(parts))
+    return examples
+
+
 def _size_category(n: int) -> str:
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
     return next((label for bound, label in bounds if n < bound), "1M<n<10M" if n < 10_000_000 else "n>10M")
@@ -211,6 +259,10 @@ class ECGDatasetCardData:
     num_bytes: int = 0
     selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
     quality: dict[str, float] | None = None
+    # The gold corpus the generator learned from (source_datasets); default: the generator card's dataset id,
+    # else the corpus name.
+    source_datasets: list[str] | None = None
+    examples: list[str] = field(default_factory=list)  # the first samples, entities marked (markdown)
     versions: dict[str, str] = field(default_factory=_versions)
 
     @classmethod
@@ -239,6 +291,8 @@ class ECGDatasetCardData:
         endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)
         label_names = generated_label_names(manifest)
         begins = {i for i, name in enumerate(label_names) if name.startswith("B-")}
+        generator_card = ECGModelCardData.load(manifest["model"]) if Path(str(manifest["model"])).is_dir() else None
+        source = (generator_card.dataset_id if generator_card else None) or statistics.get("name")
         second_sentences = sum(
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
@@ -267,6 +321,8 @@ class ECGDatasetCardData:
             "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
             "selection": manifest.get("selection"),
+            "source_datasets": [source] if source else None,
+            "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
         }
         return cls(**{**values, **overrides})
 
@@ -326,7 +382,7 @@ class ECGDatasetCardData:
             task_ids=["named-entity-recognition"],
             annotations_creators=["machine-generated"],
             language_creators=["machine-generated"],
-            source_datasets=["original"],
+            source_datasets=self.source_datasets or ["original"],
             tags=["synthetic", "ner", "hf_ecg", self.method.lower()],
         )
         data_files = [{"split": "train", "path": "data/train-*.parquet"}]

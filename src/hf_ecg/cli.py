@@ -404,6 +404,11 @@ def _build_parser() -> argparse.ArgumentParser:
     push_model.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code when loading (off by default)"
     )
+    push_model.add_argument(
+        "--ner-report", default=None, metavar="NER_JSON",
+        help="the report of `hf-ecg evaluate ner -o NER_JSON` for a tagger trained with this model's data: its "
+        "scores (micro and per type) go into the card and its model-index",
+    )  # fmt: skip
     _add_push_options(push_model)
     push_model.set_defaults(func=_run_push_model)
 
@@ -665,6 +670,7 @@ def _run_push_model(args: argparse.Namespace) -> int:
     where = push_model(
         args.model, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
         drop_mention_bank=args.drop_mention_bank, trust_remote_code=args.trust_remote_code,
+        ner_report=args.ner_report,
     )  # fmt: skip
     _report_push(args, where, "model")
     if args.local_dir is not None:

@@ -8,6 +8,7 @@ temporary folder and upload it with ``huggingface_hub``. The token comes from th
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -62,6 +63,26 @@ def prepare_dataset_folder(
     return local_dir
 
 
+def _read_ner_report(report: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(report, dict):
+        path = Path(report)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such NER report: {path} (write one with hf-ecg evaluate ner -o FILE)")
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{path}:{error.lineno}: not JSON ({error.msg}); expected hf-ecg evaluate ner's report"
+            ) from None
+    missing = [key for key in ("entity_f1_mean", "entity_f1_std", "runs", "test", "config") if key not in report]
+    if missing:
+        raise ValueError(f"the NER report lacks {missing}: give the JSON that hf-ecg evaluate ner writes")
+    report.setdefault("per_type", {})
+    report.setdefault("train", [])
+    report.setdefault("synthetic", [])
+    return report
+
+
 def prepare_model_folder(
     model_dir: str | os.PathLike,
     local_dir: str | os.PathLike,
@@ -70,13 +91,15 @@ def prepare_model_folder(
     drop_mention_bank: bool = False,
     overwrite: bool = False,
     trust_remote_code: bool = False,
+    ner_report: str | os.PathLike | dict[str, Any] | None = None,
 ) -> Path:
     """Write the model repo for a model that ``hf-ecg train`` wrote.
 
     ``local_dir`` gets the weights, tokenizer, ``ecg_config.json``, the pipeline's code with a
     ``custom_pipelines`` entry in ``config.json`` (so ``pipeline(model=repo, trust_remote_code=True)``
     works without hf_ecg) and the model card rendered for ``repo_id``. ``drop_mention_bank`` leaves
-    out the bank of real training mentions that ``ecg_config.json`` may carry.
+    out the bank of real training mentions that ``ecg_config.json`` may carry. ``ner_report`` (the JSON
+    of ``hf-ecg evaluate ner``, or its path) puts the downstream scores in the card and its ``model-index``.
     """
     from .modeling import load_ecg_model, upstream_model_id
     from .pipeline import EntityControlledGenerationPipeline
@@ -104,6 +127,8 @@ def prepare_model_folder(
     card.entity_types = list(ecg_config.entity_types)
     card.model_id = repo_id
     card.has_pipeline_code = True
+    if ner_report is not None:
+        card.downstream = _read_ner_report(ner_report)
     card.hyperparameters["save_mention_bank"] = bool(ecg_config.mention_bank)
     card.save(local_dir)
     card.to_model_card().save(local_dir / "README.md")
@@ -164,13 +189,15 @@ def push_model(
     drop_mention_bank: bool = False,
     overwrite: bool = False,
     trust_remote_code: bool = False,
+    ner_report: str | os.PathLike | dict[str, Any] | None = None,
 ) -> str:
     """Upload a trained model with its pipeline code and card to ``repo_id`` (created if needed).
 
     With ``local_dir``, only write the folder that would be uploaded there and return its path.
     Otherwise return the repo URL.
     """
-    options = {"repo_id": repo_id, "drop_mention_bank": drop_mention_bank, "trust_remote_code": trust_remote_code}
+    options = {"repo_id": repo_id, "drop_mention_bank": drop_mention_bank, "trust_remote_code": trust_remote_code,
+               "ner_report": ner_report}  # fmt: skip
     if local_dir is not None:
         prepare_model_folder(model_dir, local_dir, overwrite=overwrite, **options)
         return str(local_dir)
