@@ -4,9 +4,11 @@ Pick entity types in order (or let the app sample sequences from the model's tra
 number of samples, temperature and seed; the sentences come back with their entities highlighted,
 and as a JSONL file to download.
 
-The model is ``$HF_ECG_MODEL`` (a Hub id or a folder written by ``hf-ecg train``). Unset, the app
-uses the demo model in ``$HF_ECG_CACHE/space-model`` and builds it offline on first start
-(``hf_ecg.demo.build_demo_model``: SmolLM2-135M with LoRA on WNUT-16, about 4 minutes on 2 CPU cores).
+The model is ``$HF_ECG_MODEL`` (a Hub id or a folder written by ``hf-ecg train``), else the first of the
+``models:`` that the Space card (``README.md`` beside this file) names, as ``scripts/build_space.py
+--model ORG/NAME`` writes it. With neither, for a local try-out, the app uses the demo model in
+``$HF_ECG_CACHE/space-model`` and builds it offline on first start (``hf_ecg.demo.build_demo_model``:
+SmolLM2-135M with LoRA on WNUT-16, about 4 minutes on 2 CPU cores).
 
 Run locally with ``python spaces/app.py`` (``GRADIO_SERVER_PORT`` picks the port).
 """
@@ -32,9 +34,22 @@ DEFAULT_BLOCK_TOKENS = 64
 MAX_ATTEMPTS = 3  # a demo answers in seconds: a block at its limit is drawn again at most twice
 
 
+SPACE_CARD = Path(__file__).with_name("README.md")
+
+
+def card_model(card_path: Path = SPACE_CARD) -> str | None:
+    """The first model the Space card's ``models:`` names, or None."""
+    from huggingface_hub import RepoCard
+
+    if not card_path.is_file():
+        return None
+    models = RepoCard.load(card_path).data.to_dict().get("models") or []
+    return models[0] if models else None
+
+
 def resolve_model() -> str:
-    """``$HF_ECG_MODEL``, else the offline demo model (built on first use)."""
-    name = os.environ.get(MODEL_ENV)
+    """``$HF_ECG_MODEL``, else the Space card's model, else the offline demo model (built on first use)."""
+    name = os.environ.get(MODEL_ENV) or card_model()
     if name:
         return name
     from hf_ecg.demo import build_demo_model

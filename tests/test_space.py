@@ -111,3 +111,49 @@ def test_page_in_headless_chromium_shows_the_result(space):
         finally:
             browser.close()
     assert (ARTIFACTS / "space.png").stat().st_size > 10_000
+
+
+def load_build_space():
+    spec = importlib.util.spec_from_file_location("build_space", ROOT / "scripts" / "build_space.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def index_reachable() -> bool:
+    import urllib.request
+
+    try:
+        urllib.request.urlopen("https://pypi.org/simple/gradio/", timeout=10).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_a_built_space_names_its_model_and_its_requirements_resolve_in_a_fresh_venv(app, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "space"
+    assert load_build_space().main(["--model", "org/toy-ecg", "--output", str(folder)]) == 0
+    (wheel,) = folder.glob("hf_ecg-*.whl")
+    assert f"./{wheel.name}\n" in (folder / "requirements.txt").read_text()
+    assert app.card_model(folder / "README.md") == "org/toy-ecg"  # the app loads the model its card names
+    assert app.card_model(ROOT / "spaces" / "README.md") is None  # the repository's card names none
+    monkeypatch.delenv(app.MODEL_ENV, raising=False)
+    monkeypatch.setattr(app, "card_model", lambda: "org/toy-ecg")
+    assert app.resolve_model() == "org/toy-ecg"  # named: nothing is trained at start-up
+    if not index_reachable():
+        pytest.skip("the package index is not reachable: the requirements were not resolved")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    resolved = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--dry-run", "--quiet", "--report", "report.json",
+         "-r", "requirements.txt", "torch==2.13.0"],
+        cwd=folder, capture_output=True, text=True,
+    )  # fmt: skip
+    assert resolved.returncode == 0, resolved.stderr[-2000:]
+    installed = {
+        item["metadata"]["name"].lower() for item in json.loads((folder / "report.json").read_text())["install"]
+    }
+    assert {"hf-ecg", "gradio", "torch", "transformers", "datasets"} <= installed
