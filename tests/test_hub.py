@@ -188,7 +188,7 @@ dataset_info:
 
 4 **synthetic** sentences labelled for named-entity recognition with 2
 entity types (Chemical, Disease), written with
-[hf_ecg](https://pypi.org/project/hf-ecg/) by an entity-controlled generator (ECG-QALM) trained on bc5cdr.
+hf_ecg by an entity-controlled generator (ECG-QALM) trained on bc5cdr.
 Every sentence carries exactly the entity sequence that was asked of the generator.
 
 ## Usage

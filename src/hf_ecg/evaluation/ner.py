@@ -7,7 +7,7 @@ The measures are the paper's and the field's:
 - **token-level macro F1 over the B-/I- labels** that occur in the gold test tags (the paper's
   Table 3 measure), :func:`token_macro_f1`;
 - **per entity type** precision, recall, F1 and support, seqeval's ``classification_report``
-  (:func:`per_type_scores`; ``pip install hf-ecg[eval]``), since the ``urg`` sampler targets rare types.
+  (:func:`per_type_scores`; the ``eval`` extra), since the ``urg`` sampler targets rare types.
 
 :func:`evaluate_ner` trains one model per seed with ``transformers.Trainer`` on any mix of gold
 corpora and generated datasets, predicts the test split, and reports every run and mean ± std. How
