@@ -34,11 +34,6 @@ __all__ = [
 MODEL_CARD_TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
 DATASET_CARD_TEMPLATE = Path(__file__).parent / "templates" / "dataset_card.md"
 CARD_DATA_NAME = "ecg_card.json"
-_HYPERPARAMETERS = (
-    "learning_rate", "num_train_epochs", "max_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
-    "weight_decay", "warmup_steps", "lr_scheduler_type", "optim", "seed", "max_length", "loss_on",
-    "lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "save_mention_bank", "layout",
-)  # fmt: skip
 
 
 def _method(layout: str | None) -> str:
@@ -161,8 +156,16 @@ class ECGModelCardCallback(TrainerCallback):
         self.trainer = trainer
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        from dataclasses import fields as dataclass_fields
+
+        from transformers import TrainingArguments
+        from transformers.modelcard import extract_hyperparameters_from_trainer
+
+        # transformers' own list (as its Trainer cards have it), then every field ECG-QALM adds to it
+        inherited = {f.name for f in dataclass_fields(TrainingArguments)}
+        added = {f.name: getattr(args, f.name) for f in dataclass_fields(args) if f.name not in inherited}
         card = self.trainer.model_card_data
-        card.hyperparameters = {name: getattr(args, name) for name in _HYPERPARAMETERS if hasattr(args, name)}
+        card.hyperparameters = {**extract_hyperparameters_from_trainer(self.trainer), **added}
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
         losses = {k: v for k, v in (logs or {}).items() if k in ("loss", "eval_loss")}
