@@ -206,6 +206,7 @@ def generated(tmp_path_factory):
     """A folder `generate_dataset` wrote (12 samples, shards of 5) whose rows are then replaced by SAMPLES,
     in the same schema: a random tiny generator writes nothing a selection would keep."""
     from hf_ecg.generate import _write_shard, dataset_features
+    from hf_ecg.tags import tags_to_spans, text_spans
 
     directory = tmp_path_factory.mktemp("generated")
     model = save_tiny_ecg_model(directory / "model")
@@ -218,8 +219,8 @@ def generated(tmp_path_factory):
         tokens, tags = text.split(), tags.split()
         entities = [t[2:] for t in tags if t.startswith("B-")]
         rows.append({"id": i, "tokens": tokens, "ner_tags": [names.index(t) for t in tags], "entities": entities,
-                     "template": text, "text": text, "forced_tags": 0, "cut_blocks": 0,
-                     "complete": tokens[-1] == "."})  # fmt: skip
+                     "template": text, "text": text, "spans": text_spans(tokens, tags_to_spans(tags)[0]),
+                     "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == "."})  # fmt: skip
     for shard, start in enumerate(range(0, 12, 5)):
         _write_shard(rows[start : start + 5], features, output / "data", shard, 0)
     return output
