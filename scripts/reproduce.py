@@ -104,6 +104,10 @@ def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int], pool: int
     rows += [Row(f"{m}-only", f"{label} only", False, m) for m, label in METHODS.items()]
     rows += [Row(f"gold+sel-{r}", f"gold + ECG-QALM, selected ({r})", True, "sel", recipe=r)
              for r in recipes if r != recipe]  # fmt: skip
+    # The same recipes for mention replacement: a recipe's gain over concat is the recipe's, not the data's,
+    # unless the baseline gets it too.
+    rows += [Row(f"gold+mr-{r}", f"gold + mention replacement ({r})", True, "mr", recipe=r)
+             for r in recipes if r != recipe]  # fmt: skip
     rows += [Row(f"gold+sel-{name}", f"gold + ECG-QALM, selected: {' '.join(rules)}{' (ensemble)' * ensemble}",
                  True, f"sel-{name}", recipe=recipe)
              for name, (rules, ensemble) in SELECTION_VARIANTS.items()]  # fmt: skip
