@@ -44,13 +44,14 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert "reference gold + DAGA: 0.600 ± 0.010" in printed
 
     results = json.loads((output / "ner.json").read_text())
-    expected = {row.key for row in reproduce.ner_rows("concat", ("concat", "oversample", "two-stage"), [1, 3])}
+    expected = {row.key for row in reproduce.ner_rows("two-stage", ("concat", "oversample", "two-stage"), [1, 3])}
     expected.remove("gold+sel-none-kept")  # its selection kept nothing
-    assert set(results) == expected and "gold+qalm-3x" in results and "gold+sel-two-stage" in results
+    assert set(results) == expected and {"gold+qalm-3x", "gold+sel-concat", "gold+mr-two-stage"} <= set(results)
+    assert "vs gold+mr " in printed and "vs gold+mr-two-stage " in printed  # every recipe of the baseline
     assert all(len(runs) == 2 and [r["seed"] for r in runs] == [1, 2] for runs in results.values())
     assert all(run["dev_selection"] for runs in results.values() for run in runs)  # epochs chosen on dev
     tables = (output / "tables.md").read_text()
-    assert "not run" not in tables and "| gold + ECG-QALM, selected (concat) | 16 |" in tables
+    assert "not run" not in tables and "| gold + ECG-QALM, selected (two-stage) | 16 |" in tables
     assert "| gold | 8 |" in tables and "0.500 ± 0.100" in tables  # the reference beside this run's gold
     assert (output / "scaling.png").stat().st_size > 0
     quality = json.loads((output / "quality.json").read_text())
@@ -80,3 +81,10 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
         == ["gold", "mr-only", "lm-only", "qalm-only", "sel-only"]  # fmt: skip
     assert reproduce.main([*argv, "--rows", "gold,gold+sel-dup"]) == 0
     assert "no verdict" in capsys.readouterr().out
+
+    # Another --recipe reruns the rows that mix data (their cached runs were made another way), and only those.
+    assert reproduce.main([*argv, "--rows", "gold,gold+mr,gold+sel", "--recipe", "concat"]) == 0
+    after = {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()}
+    rerun = sorted(name for name in after if after[name] != runs_before[name])
+    assert rerun == ["gold+sel-seed1.json", "gold+sel-seed2.json"]
+    assert json.loads((output / "runs" / "gold+sel-seed1.json").read_text())["recipe"] == "concat"
