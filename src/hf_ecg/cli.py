@@ -370,10 +370,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=hub_epilog,
     )
     push_dataset.add_argument("--data", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
-    push_dataset.add_argument("--license", default="other", help="license id for the card (default: other)")
-    push_dataset.add_argument(
-        "--language", default="en", metavar="CODES", help="comma-separated language codes (default: en)"
-    )
+    _add_card_metadata_options(push_dataset, license="other", language="en")
     push_dataset.add_argument("--pretty-name", default=None, help="title of the card")
     push_dataset.add_argument(
         "--generator", default=None, metavar="ORG/NAME",
@@ -409,6 +406,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the report of `hf-ecg evaluate ner -o NER_JSON` for a tagger trained with this model's data: its "
         "scores (micro and per type) go into the card and its model-index",
     )  # fmt: skip
+    _add_card_metadata_options(push_model, license=None, language=None)
     _add_push_options(push_model)
     push_model.set_defaults(func=_run_push_model)
 
@@ -634,6 +632,21 @@ def _add_push_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace the contents of a non-empty --local-dir")
 
 
+def _add_card_metadata_options(parser: argparse.ArgumentParser, license: str | None, language: str | None) -> None:
+    parser.add_argument(
+        "--license", default=license, help=f"license id for the card's metadata (default: {license or 'none stated'})"
+    )
+    parser.add_argument(
+        "--language", default=_language_codes(language) if language else None, type=_language_codes,
+        metavar="CODES",
+        help=f"comma-separated language codes for the card's metadata (default: {language or 'none stated'})",
+    )  # fmt: skip
+
+
+def _language_codes(value: str) -> list[str]:
+    return [code.strip() for code in value.split(",") if code.strip()]
+
+
 def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
     if args.local_dir is not None:
         print(f"wrote the {kind} repository for {args.repo_id} to {where}/ (nothing uploaded)")
@@ -655,8 +668,8 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
             raise CLIError(f"{args.quality} must hold a JSON object of metric names to values")
     where = push_dataset(
         args.data, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
-        license=args.license, language=[c.strip() for c in args.language.split(",") if c.strip()],
-        pretty_name=args.pretty_name, quality=quality, **({"generator": args.generator} if args.generator else {}),
+        license=args.license, language=args.language, pretty_name=args.pretty_name, quality=quality,
+        **({"generator": args.generator} if args.generator else {}),
     )  # fmt: skip
     _report_push(args, where, "dataset")
     if args.local_dir is not None:
@@ -670,7 +683,7 @@ def _run_push_model(args: argparse.Namespace) -> int:
     where = push_model(
         args.model, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
         drop_mention_bank=args.drop_mention_bank, trust_remote_code=args.trust_remote_code,
-        ner_report=args.ner_report,
+        ner_report=args.ner_report, license=args.license, language=args.language,
     )  # fmt: skip
     _report_push(args, where, "model")
     if args.local_dir is not None:

@@ -92,6 +92,8 @@ def prepare_model_folder(
     overwrite: bool = False,
     trust_remote_code: bool = False,
     ner_report: str | os.PathLike | dict[str, Any] | None = None,
+    license: str | None = None,
+    language: list[str] | None = None,
 ) -> Path:
     """Write the model repo for a model that ``hf-ecg train`` wrote.
 
@@ -100,6 +102,7 @@ def prepare_model_folder(
     works without hf_ecg) and the model card rendered for ``repo_id``. ``drop_mention_bank`` leaves
     out the bank of real training mentions that ``ecg_config.json`` may carry. ``ner_report`` (the JSON
     of ``hf-ecg evaluate ner``, or its path) puts the downstream scores in the card and its ``model-index``.
+    ``license`` and ``language`` go into the card's metadata when given.
     """
     from .modeling import load_ecg_model, upstream_model_id
     from .pipeline import EntityControlledGenerationPipeline
@@ -130,6 +133,8 @@ def prepare_model_folder(
     if ner_report is not None:
         card.downstream = _read_ner_report(ner_report)
     card.hyperparameters["save_mention_bank"] = bool(ecg_config.mention_bank)
+    card.license = license or card.license
+    card.language = language or card.language
     card.save(local_dir)
     card.to_model_card().save(local_dir / "README.md")
     return local_dir
@@ -190,14 +195,16 @@ def push_model(
     overwrite: bool = False,
     trust_remote_code: bool = False,
     ner_report: str | os.PathLike | dict[str, Any] | None = None,
+    license: str | None = None,
+    language: list[str] | None = None,
 ) -> str:
     """Upload a trained model with its pipeline code and card to ``repo_id`` (created if needed).
 
     With ``local_dir``, only write the folder that would be uploaded there and return its path.
-    Otherwise return the repo URL.
+    Otherwise return the repo URL. The other arguments are :func:`prepare_model_folder`'s.
     """
     options = {"repo_id": repo_id, "drop_mention_bank": drop_mention_bank, "trust_remote_code": trust_remote_code,
-               "ner_report": ner_report}  # fmt: skip
+               "ner_report": ner_report, "license": license, "language": language}  # fmt: skip
     if local_dir is not None:
         prepare_model_folder(model_dir, local_dir, overwrite=overwrite, **options)
         return str(local_dir)
