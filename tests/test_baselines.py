@@ -73,7 +73,7 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
     """`hf-ecg train --layout lm` (the ECG-LM ablation) -> generate_dataset dispatches to TemplateLMDecoder."""
     import json
 
-    from hf_ecg.cards import ECGDatasetCardData
+    from hf_ecg.dataset_card import ECGDatasetCardData
     from hf_ecg.decoding import DecodingConfig
     from hf_ecg.generate import generate_dataset
     from tiny import save_tiny_model

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard, ModelCard
 
-from hf_ecg.cards import ECGDatasetCardData
 from hf_ecg.citation import CITATION
 from hf_ecg.cli import main
 from hf_ecg.config import ECGConfig
+from hf_ecg.dataset_card import ECGDatasetCardData
 from hf_ecg.generate import bio_labels, generate_dataset
 from hf_ecg.hub import push_dataset
 from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
@@ -446,3 +446,11 @@ def test_upload_errors_are_one_line_and_never_show_the_token(generated, tmp_path
     code = main(["push-dataset", "--data", str(generated), "--repo-id", "org/toy-synth"])
     assert code == 2
     assert "no Hugging Face token: set HF_TOKEN or run `hf auth login`" in capsys.readouterr().err
+
+
+def test_the_card_modules_load_without_torch_or_transformers():
+    """Rendering a card needs neither: a Space or a CI job can write cards without a deep-learning stack."""
+    code = "import sys, hf_ecg.cards, hf_ecg.model_card, hf_ecg.dataset_card; " \
+        "print(sorted({'torch', 'transformers'} & set(sys.modules)))"  # fmt: skip
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"

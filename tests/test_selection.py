@@ -8,9 +8,9 @@ import datasets
 import numpy as np
 import pytest
 
-from hf_ecg.cards import ECGDatasetCardData
 from hf_ecg.cli import main
 from hf_ecg.corpus import read_conll
+from hf_ecg.dataset_card import ECGDatasetCardData
 from hf_ecg.decoding import DecodingConfig
 from hf_ecg.evaluation.ner import NERConfig, train_tagger
 from hf_ecg.generate import generate_dataset

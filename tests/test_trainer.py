@@ -396,7 +396,7 @@ The mention bank .* is not included in `ecg_config.json`\.
 
 
 def test_model_card_renders_exactly(tmp_path):
-    from hf_ecg.cards import ECGModelCardData
+    from hf_ecg.model_card import ECGModelCardData
 
     card = ECGModelCardData(
         base_model="gpt2",
@@ -415,7 +415,7 @@ def test_model_card_renders_exactly(tmp_path):
 
 
 def test_model_card_of_an_ecg_lm_model_says_so():
-    from hf_ecg.cards import ECGModelCardData
+    from hf_ecg.model_card import ECGModelCardData
 
     card = ECGModelCardData(base_model="gpt2", entity_types=TYPES, hyperparameters={"layout": "lm"})
     text = str(card.to_model_card())

@@ -2,7 +2,7 @@
 
 For the sequence ``[t1 … tn]`` the model answers question ``<t1>`` with an empty context, the
 block is appended to the context, question ``<t2>`` follows, … and finally ``<ENDTEXT>``
-(DESIGN §1). Prompts are built exactly like training rows (:func:`hf_ecg.trainer.encode_blocks`)::
+(DESIGN §1). Prompts are built by :mod:`hf_ecg.layout`, like the training rows::
 
     <|context|> context ids <|question|> tag id <|answer|>
 
@@ -43,6 +43,7 @@ from transformers.cache_utils import DynamicLayer
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .config import ECGConfig
+from .layout import SegmentIds, context_prefix, prompt_ids
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
     RARE_IN_TRAINING_SHARE,
@@ -335,7 +336,9 @@ class ChainedDecoder:
         missing = [token for token in needed if token not in vocab]
         if missing:
             raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
-        self.context_id, self.question_id, self.answer_id = (vocab[t] for t in SEGMENT_TOKENS)
+        self.segments = SegmentIds.of(tokenizer)
+        self.context_id, self.question_id, self.answer_id = self.segments.context, self.segments.question, \
+            self.segments.answer  # fmt: skip
         self.endtext_id = vocab[ENDTEXT]
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
         structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
@@ -405,9 +408,8 @@ class ChainedDecoder:
         """``<|context|> ctx <|question|> tag <|answer|>``, the context cut from the left to leave room
         for a whole block inside ``ecg_config.max_length`` (as in training)."""
         context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
-        room = max(self.ecg_config.max_length - 4 - self.config.max_block_tokens, 0)
-        context = context[-room:] if room else []
-        return [self.context_id, *context, self.question_id, question_id, self.answer_id]
+        return prompt_ids(self.segments, context, [question_id], max_length=self.ecg_config.max_length,
+                          answer_room=self.config.max_block_tokens)  # fmt: skip
 
     def _block_words(self, ids: list[int]) -> list[str]:
         """The words of a generated block (its tag excluded), split like the training corpus's tokens
@@ -650,7 +652,7 @@ class ChainedDecoder:
                 layer.update(keys, values)
             self._reused_prompt_tokens += sum(pasts)
         for row, prompt in zip(rows, prompts, strict=True):
-            row.prefix_kv, row.prefix_ids = None, prompt[:-3]  # the next prompt's prefix: <|context|> context
+            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, 1)  # what the next prompt starts with
         out = self.model(
             input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
             position_ids=positions.to(self.device), past_key_values=cache, use_cache=True, logits_to_keep=1,
@@ -899,7 +901,7 @@ class TemplateLMDecoder(ChainedDecoder):
     def _lm_prompt_ids(self, sequence: tuple[str, ...]) -> list[int]:
         tags = " ".join(self.ecg_config.tag_tokens[label] for label in sequence)
         question = self.tokenizer(tags, add_special_tokens=False)["input_ids"] if sequence else []
-        return [self.context_id, self.question_id, *question, self.answer_id]
+        return prompt_ids(self.segments, [], question, max_length=self.ecg_config.max_length, answer_room=0)
 
     def _decode_sequential(
         self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None

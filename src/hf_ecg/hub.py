@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .cards import ECGDatasetCardData, ECGModelCardData
+from .dataset_card import ECGDatasetCardData
+from .model_card import ECGModelCardData
 
 __all__ = ["HubUploadError", "prepare_dataset_folder", "prepare_model_folder", "push_dataset", "push_model"]
 
@@ -47,7 +48,7 @@ def prepare_dataset_folder(
 
     ``local_dir`` gets ``data/train-*.parquet``, ``ecg_generation.json`` and a ``README.md``
     dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
-    names). ``card_fields`` set :class:`~hf_ecg.cards.ECGDatasetCardData` fields (``license``,
+    names). ``card_fields`` set :class:`~hf_ecg.dataset_card.ECGDatasetCardData` fields (``license``,
     ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
     """
     from .generate import MANIFEST_NAME

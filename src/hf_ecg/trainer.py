@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
+from transformers import DataCollatorForSeq2Seq, Trainer, TrainerCallback, TrainingArguments
 
-from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
-from .cards import ECGModelCardCallback, ECGModelCardData
+from .blocks import SEGMENT_TOKENS
 from .config import ECGConfig
+from .layout import LAYOUTS, SegmentIds, training_sample
+from .model_card import ECGModelCardData
 
 __all__ = ["ECGTrainer", "ECGTrainingArguments", "encode_blocks", "hold_out_sentences", "train_ecg_model"]
 
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS = ("context", "question", "answer")
 LOSS_CHOICES = ("answer", "all")
-LAYOUT_CHOICES = ("qa", "lm")
+LAYOUT_CHOICES = LAYOUTS
 #: Default learning rates (``learning_rate`` left unset): LoRA adapters, and all weights.
 LORA_LEARNING_RATE = 1e-3
 FULL_LEARNING_RATE = 5e-4
@@ -150,7 +151,7 @@ def encode_blocks(
     unless ``loss_on == "all"``). Segments are tokenized separately and joined behind their
     segment tokens; the context is cut from the left to fit ``max_length`` (and an answer that
     alone does not fit loses its beginning: its end holds the tag)."""
-    context_id, question_id, answer_id = tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN])
+    segments = SegmentIds.of(tokenizer)
 
     def ids(texts: list[str]) -> list[list[int]]:
         return tokenizer(texts, add_special_tokens=False)["input_ids"]
@@ -159,16 +160,47 @@ def encode_blocks(
     for context, question, answer in zip(
         ids(batch["context"]), ids(batch["question"]), ids(batch["answer"]), strict=True
     ):
-        room = max_length - (3 + len(question))  # what the context and answer may fill
-        if len(answer) > room:  # an overlong answer keeps its end, which holds the tag
-            answer = answer[-room:]
-        budget = room - len(answer)
-        context = context[-budget:] if budget > 0 else []
-        sample = [context_id, *context, question_id, *question, answer_id, *answer]
-        prompt_length = len(sample) - len(answer)
+        sample, prompt_length = training_sample(segments, context, question, answer, max_length=max_length)
         input_ids.append(sample)
         labels.append(sample.copy() if loss_on == "all" else [-100] * prompt_length + sample[prompt_length:])
     return {"input_ids": input_ids, "labels": labels}
+
+
+class ECGModelCardCallback(TrainerCallback):
+    """Records hyperparameters, losses and evaluation results into the trainer's card data."""
+
+    def __init__(self, trainer: ECGTrainer) -> None:
+        self.trainer = trainer
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        from dataclasses import fields as dataclass_fields
+
+        from transformers import TrainingArguments
+        from transformers.modelcard import extract_hyperparameters_from_trainer
+
+        # transformers' own list (as its Trainer cards have it), then every field ECG-QALM adds to it
+        inherited = {f.name for f in dataclass_fields(TrainingArguments)}
+        added = {f.name: getattr(args, f.name) for f in dataclass_fields(args) if f.name not in inherited}
+        card = self.trainer.model_card_data
+        card.hyperparameters = {**extract_hyperparameters_from_trainer(self.trainer), **added}
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
+        losses = {k: v for k, v in (logs or {}).items() if k in ("loss", "eval_loss")}
+        if not losses:
+            return
+        rows = self.trainer.model_card_data.training_logs
+        if not rows or rows[-1]["step"] != state.global_step:  # training and eval logs of a step share a row
+            rows.append({"step": state.global_step, "epoch": round(state.epoch or 0.0, 2)})
+        rows[-1].update(losses)
+
+    def on_evaluate(
+        self, args: Any, state: Any, control: Any, metrics: dict[str, float] | None = None, **kwargs: Any
+    ) -> None:
+        if metrics:
+            self.trainer.model_card_data.eval_results.update(metrics)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.trainer.model_card_data.total_steps = state.global_step
 
 
 class ECGTrainer(Trainer):
@@ -200,7 +232,7 @@ class ECGTrainer(Trainer):
             raise TypeError(f"ECGTrainer needs ECGTrainingArguments, got {type(args).__name__}")
         if processing_class is None:
             raise ValueError("ECGTrainer needs the tokenizer as processing_class")
-        missing = [t for t in (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN) if t not in processing_class.get_vocab()]
+        missing = [t for t in SEGMENT_TOKENS if t not in processing_class.get_vocab()]
         if missing:
             raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: call hf_ecg.add_ecg_tokens first")
         self.ecg_config = ecg_config
@@ -264,7 +296,7 @@ class ECGTrainer(Trainer):
             self._write_ecg_files(output_dir)
 
     def create_model_card(self, **kwargs: Any) -> None:
-        """Write this model's card (:class:`~hf_ecg.cards.ECGModelCardData`) as ``README.md`` in the output
+        """Write this model's card (:class:`~hf_ecg.model_card.ECGModelCardData`) as ``README.md`` in the output
         folder, in place of the Trainer's generic one; the keyword arguments are the Trainer's and unused."""
         if self.args.should_save:
             self._write_ecg_files(self.args.output_dir)

@@ -1,0 +1,240 @@
+"""The dataset card: :class:`ECGDatasetCardData`, filled from a folder that
+:func:`hf_ecg.generate_dataset` wrote and rendered from ``templates/dataset_card.md``. This module
+imports neither torch nor transformers (the dataset's readers are imported when a card is filled).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from .citation import CITATION
+from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
+
+__all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData"]
+
+DATASET_CARD_TEMPLATE = Path(__file__).parent / "templates" / "dataset_card.md"
+
+
+_SAMPLERS = {
+    "gold": "drawn from the generator's training corpus: each is the entity sequence of a random gold "
+    "sentence, so the synthetic distribution mimics the gold one",
+    "urg": "drawn from the gold sentences weighted towards under-represented entity types (paper, Appendix A.1)",
+    "uniform": "of gold lengths, each position's type uniform over the entity types",
+}
+
+
+#: Samples the dataset card shows.
+CARD_EXAMPLES = 3
+
+
+def _examples(tokens: list[list[str]], tags: list[list[int]], names: list[str]) -> list[str]:
+    """The first :data:`CARD_EXAMPLES` samples as markdown, each entity in bold with its type:
+    ``**aspirin** *(Chemical)* cures **fever** *(Disease)* .``."""
+    from .tags import tags_to_spans
+
+    examples = []
+    for words, ids in list(zip(tokens, tags, strict=True))[:CARD_EXAMPLES]:
+        spans, _ = tags_to_spans([names[k] for k in ids], "IOB2")
+        starts = {span.start: span for span in spans}
+        parts, i = [], 0
+        while i < len(words):
+            if i in starts:
+                span = starts[i]
+                parts.append(f"**{' '.join(words[span.start : span.end])}** *({span.label})*")
+                i = span.end
+            else:
+                parts.append(words[i].replace("*", "\\*").replace("|", "\\|"))
+                i += 1
+        examples.append(" ".join(parts))
+    return examples
+
+
+def _size_category(n: int) -> str:
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
+    return next((label for bound, label in bounds if n < bound), "1M<n<10M" if n < 10_000_000 else "n>10M")
+
+
+@dataclass
+class ECGDatasetCardData:
+    """Everything a synthetic dataset's card says; :meth:`from_generated` fills it from a folder that
+    :func:`hf_ecg.generate_dataset` wrote."""
+
+    entity_types: list[str]
+    num_samples: int
+    label_names: list[str] | None = None  # the ner_tags ClassLabel names, in order; None: generate.bio_labels
+    repo_id: str | None = None
+    pretty_name: str | None = None
+    license: str | None = "other"
+    language: list[str] | None = field(default_factory=lambda: ["en"])
+    generator: str = ""  # the model that wrote the data: a Hub id or a local path
+    method: str = "ECG-QALM"  # "ECG-LM" when the generator was trained with layout="lm" (the paper's ablation)
+    base_model: str | None = None
+    corpus_name: str | None = None
+    corpus_sentences: int | None = None
+    sampler: str | None = None  # None: explicit entity sequences
+    mentions: str | None = None  # as recorded in ecg_generation.json; None means "random"
+    seed: int = 0
+    decoding: dict[str, Any] = field(default_factory=dict)
+    entity_counts: dict[str, int] = field(default_factory=dict)
+    num_tokens: int = 0
+    num_blocks: int = 0
+    forced_tags: int = 0
+    cut_blocks: int = 0
+    complete_samples: int | None = None  # None: written before hf_ecg flagged complete sentences
+    short_samples: int = 0
+    repetitive_samples: int = 0
+    second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
+    num_bytes: int = 0
+    selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
+    quality: dict[str, float] | None = None
+    # The gold corpus the generator learned from (source_datasets); default: the generator card's dataset id,
+    # else the corpus name.
+    source_datasets: list[str] | None = None
+    examples: list[str] = field(default_factory=list)  # the first samples, entities marked (markdown)
+    versions: dict[str, str] = field(default_factory=library_versions)
+
+    @classmethod
+    def from_generated(cls, data_dir: str | os.PathLike, **overrides: Any) -> ECGDatasetCardData:
+        """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
+        from .config import ECGConfig
+        from .evaluation.quality import MIN_TOKENS, has_repetition
+        from .generate import generated_label_names, read_generated
+        from .modeling import upstream_model_id
+        from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
+
+        data_dir = Path(data_dir)
+        columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete")
+        manifest, table = read_generated(data_dir, columns)
+        shards = sorted((data_dir / "data").glob("*.parquet"))
+        entity_counts = {label: 0 for label in manifest["entity_types"]}
+        for sequence in table.column("entities").to_pylist():
+            for label in sequence:
+                entity_counts[label] += 1
+        try:
+            generator_config = ECGConfig.from_pretrained(manifest["model"])
+        except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
+            generator_config = None
+        statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
+        tokens = table.column("tokens").to_pylist()
+        endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)
+        label_names = generated_label_names(manifest)
+        begins = {i for i, name in enumerate(label_names) if name.startswith("B-")}
+        generator_card = ECGModelCardData.load(manifest["model"]) if Path(str(manifest["model"])).is_dir() else None
+        source = (generator_card.dataset_id if generator_card else None) or statistics.get("name")
+        second_sentences = sum(
+            bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
+            for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
+        )
+        values: dict[str, Any] = {
+            "entity_types": list(manifest["entity_types"]),
+            "num_samples": manifest["num_samples"],
+            "label_names": label_names,
+            "generator": manifest["model"],
+            "method": method_name(generator_config.layout if generator_config else None),
+            "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
+            "corpus_name": statistics.get("name"),
+            "corpus_sentences": statistics.get("num_sentences"),
+            "sampler": manifest.get("sampler"),
+            "mentions": manifest.get("mentions"),
+            "seed": manifest.get("seed", 0),
+            "decoding": manifest.get("decoding", {}),
+            "entity_counts": entity_counts,
+            "num_tokens": sum(map(len, tokens)),
+            "num_blocks": sum(entity_counts.values()) + table.num_rows,
+            "forced_tags": sum(table.column("forced_tags").to_pylist()),
+            "cut_blocks": sum(table.column("cut_blocks").to_pylist()) if "cut_blocks" in table.column_names else 0,
+            "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in table.column_names else None,
+            "short_samples": sum(len(t) < MIN_TOKENS for t in tokens),
+            "repetitive_samples": sum(map(has_repetition, tokens)),
+            "second_sentence_samples": second_sentences,
+            "num_bytes": sum(shard.stat().st_size for shard in shards),
+            "selection": manifest.get("selection"),
+            "source_datasets": [source] if source else None,
+            "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
+        }
+        return cls(**{**values, **overrides})
+
+    @staticmethod
+    def rule_description(rule: str) -> str:
+        """What a selection rule of :mod:`hf_ecg.selection` drops, in a few words."""
+        from .selection import RULE_DESCRIPTIONS
+
+        return RULE_DESCRIPTIONS.get(rule, "")
+
+    @property
+    def generator_hub_id(self) -> str | None:
+        return self.generator if looks_like_hub_id(self.generator) else None
+
+    @property
+    def base_model_hub_id(self) -> str | None:
+        return self.base_model if looks_like_hub_id(self.base_model) else None
+
+    @property
+    def sampler_description(self) -> str:
+        if self.sampler is None:
+            return "given explicitly by the user, cycled over the sample ids"
+        return _SAMPLERS.get(self.sampler, f"drawn by the `{self.sampler}` sampler")
+
+    @property
+    def real_mentions(self) -> bool:
+        """Whether the mentions come from a real corpus (the generator's mention bank)."""
+        return self.mentions in (None, "random", "weighted")
+
+    @property
+    def mentions_description(self) -> str:
+        if self.mentions in (None, "random"):
+            return "drawn uniformly from the generator's mention bank, the real mentions of its training corpus"
+        if self.mentions == "weighted":
+            return (
+                "drawn from the generator's mention bank, the real mentions of its training corpus, "
+                "in proportion to their frequency there"
+            )
+        if self.mentions.startswith("user mentions"):
+            return f"supplied by the user as a dictionary (recorded only as a digest: `{self.mentions.split()[-1]}`)"
+        return f"supplied by the user in the file `{Path(self.mentions).name}`"
+
+    def card_data(self) -> DatasetCardData:
+        """The YAML metadata: license, language, task, size, the data files and the features."""
+        import datasets
+        from datasets.info import DatasetInfosDict
+        from datasets.utils.metadata import MetadataConfigs
+
+        from .generate import dataset_features
+
+        card_data = DatasetCardData(
+            license=self.license,
+            language=self.language,
+            pretty_name=self.pretty_name,
+            size_categories=[_size_category(self.num_samples)],
+            task_categories=["token-classification"],
+            task_ids=["named-entity-recognition"],
+            annotations_creators=["machine-generated"],
+            language_creators=["machine-generated"],
+            source_datasets=self.source_datasets or ["original"],
+            tags=["synthetic", "ner", "hf_ecg", self.method.lower()],
+        )
+        data_files = [{"split": "train", "path": "data/train-*.parquet"}]
+        MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)
+        splits = datasets.SplitDict()
+        splits.add(datasets.SplitInfo("train", num_bytes=self.num_bytes, num_examples=self.num_samples))
+        info = datasets.DatasetInfo(features=dataset_features(self.entity_types, self.label_names), splits=splits)
+        DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
+        return card_data
+
+    def to_dataset_card(self) -> DatasetCard:
+        """Render the card from :data:`DATASET_CARD_TEMPLATE`."""
+        from .generate import ner_label_names
+
+        return DatasetCard.from_template(
+            self.card_data(),
+            template_path=str(DATASET_CARD_TEMPLATE),
+            card=self,
+            repo_id=self.repo_id or "path/to/this/dataset",
+            labels=ner_label_names(self.entity_types, self.label_names),
+            citation=CITATION,
+        )

@@ -1,0 +1,66 @@
+"""The prompt layout, the one place where training rows and decoding prompts are put together.
+
+Every training sample and every decoding prompt is ::
+
+    <|context|> context ids <|question|> question ids <|answer|> [answer ids]
+
+``qa`` (ECG-QALM): one sample per block, the context the sentence so far, the question the block's
+tag. ``lm`` (the paper's ECG-LM ablation): one sample per sentence, no context, the question the
+sentence's tags, the answer the whole template. The context is cut from the left so that the
+prompt and the room kept for the answer fit ``max_length``; the trainer keeps an answer's own
+length as that room, the decoder the longest block it may write. A test asserts that the two
+agree token for token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
+
+__all__ = ["LAYOUTS", "SegmentIds", "context_prefix", "prompt_ids", "training_sample"]
+
+#: ``qa``: ECG-QALM, a Q&A sample per block; ``lm``: ECG-LM, a sample per sentence.
+LAYOUTS = ("qa", "lm")
+#: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.
+SEGMENTS_IN_PROMPT = 3
+
+
+@dataclass(frozen=True)
+class SegmentIds:
+    """The ids of the three segment tokens in a tokenizer."""
+
+    context: int
+    question: int
+    answer: int
+
+    @classmethod
+    def of(cls, tokenizer: Any) -> SegmentIds:
+        return cls(*tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN]))
+
+
+def prompt_ids(
+    segments: SegmentIds, context: list[int], question: list[int], *, max_length: int, answer_room: int
+) -> list[int]:
+    """``<|context|> context <|question|> question <|answer|>``, the context cut from the left so that
+    the prompt and ``answer_room`` more tokens fit ``max_length`` (no context when nothing is left)."""
+    budget = max_length - SEGMENTS_IN_PROMPT - len(question) - answer_room
+    kept = context[-budget:] if budget > 0 else []
+    return [segments.context, *kept, segments.question, *question, segments.answer]
+
+
+def context_prefix(prompt: list[int], question_length: int) -> list[int]:
+    """The ``<|context|> context`` part of a prompt (what the next block's prompt starts with)."""
+    return prompt[: len(prompt) - question_length - 2]
+
+
+def training_sample(
+    segments: SegmentIds, context: list[int], question: list[int], answer: list[int], *, max_length: int
+) -> tuple[list[int], int]:
+    """A training sample and the length of its prompt (the answer follows it). An answer that alone does
+    not fit keeps its end, which holds the tag."""
+    room = max_length - SEGMENTS_IN_PROMPT - len(question)
+    answer = answer[-room:] if len(answer) > room else answer
+    prompt = prompt_ids(segments, context, question, max_length=max_length, answer_room=len(answer))
+    return [*prompt, *answer], len(prompt)

@@ -1,0 +1,143 @@
+"""The model card: :class:`ECGModelCardData`, rendered from ``templates/model_card.md``.
+
+The trainer's callback (:class:`hf_ecg.trainer.ECGModelCardCallback`) fills the training parts; the data
+is saved beside the weights (``ecg_card.json``) so that ``hf-ecg push-model`` can render it again for a
+repo. This module imports neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from .citation import CITATION
+
+__all__ = ["CARD_DATA_NAME", "MODEL_CARD_TEMPLATE", "ECGModelCardData", "library_versions", "looks_like_hub_id",
+           "method_name"]  # fmt: skip
+
+MODEL_CARD_TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
+CARD_DATA_NAME = "ecg_card.json"
+
+
+def method_name(layout: str | None) -> str:
+    """The paper's name for a generator trained with this layout: ``"lm"`` is its ECG-LM ablation."""
+    return "ECG-LM" if layout == "lm" else "ECG-QALM"
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for package in ("hf-ecg", "transformers", "torch", "datasets", "peft", "accelerate", "tokenizers"):
+        try:
+            out[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass
+class ECGModelCardData:
+    """Everything the model card says; :class:`hf_ecg.trainer.ECGModelCardCallback` fills the training parts."""
+
+    base_model: str = ""
+    model_id: str | None = None
+    entity_types: list[str] = field(default_factory=list)
+    dataset_name: str | None = None
+    dataset_id: str | None = None
+    corpus_statistics: dict[str, Any] | None = None
+    first_n: int | None = None
+    license: str | None = None
+    language: list[str] | None = None
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    training_logs: list[dict[str, Any]] = field(default_factory=list)
+    eval_results: dict[str, float] = field(default_factory=dict)
+    # A downstream NER report (`hf-ecg evaluate ner -o`) of a tagger trained with this model's data: the
+    # card's model-index and its "Downstream evaluation" section.
+    downstream: dict[str, Any] | None = None
+    total_steps: int | None = None
+    versions: dict[str, str] = field(default_factory=library_versions)
+    has_pipeline_code: bool = False  # the folder carries the pipeline code for trust_remote_code
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write the card data as ``ecg_card.json`` (so the card can be rendered again, e.g. for a repo id)."""
+        path = Path(directory) / CARD_DATA_NAME
+        path.write_text(json.dumps(asdict(self), indent=2, default=str) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> ECGModelCardData | None:
+        """The card data saved in ``directory``, or ``None`` if there is none."""
+        path = Path(directory) / CARD_DATA_NAME
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def final_train_loss(self) -> float | None:
+        losses = [log["loss"] for log in self.training_logs if "loss" in log]
+        return losses[-1] if losses else None
+
+    @property
+    def method(self) -> str:
+        """``"ECG-LM"`` for a model trained with ``layout="lm"`` (the paper's ablation), else ``"ECG-QALM"``."""
+        return method_name(self.hyperparameters.get("layout"))
+
+    @property
+    def base_model_hub_id(self) -> str | None:
+        """The base model when it names a Hub repo (not a local folder)."""
+        looks_local = Path(self.base_model).is_absolute() or self.base_model.startswith(".")
+        return self.base_model if self.base_model and not looks_local and not Path(self.base_model).exists() else None
+
+    def downstream_eval_results(self) -> list[EvalResult] | None:
+        """The downstream report as ``model-index`` entries: entity micro F1 (mean over seeds) and per type."""
+        report = self.downstream
+        if not report:
+            return None
+        test = report.get("test", {}).get("name") or "test"
+        seeds = len(report.get("runs", [])) or 1
+        common = {"task_type": "token-classification", "task_name": "Named entity recognition (downstream tagger)",
+                  "dataset_type": test, "dataset_name": test, "metric_type": "f1"}  # fmt: skip
+        results = [EvalResult(**common, metric_value=round(report["entity_f1_mean"], 4),
+                              metric_name=f"entity micro F1, mean of {seeds} seed(s)")]  # fmt: skip
+        for label, scores in sorted(report.get("per_type", {}).items()):
+            results.append(EvalResult(**common, metric_value=round(scores["f1_mean"], 4),
+                                      metric_name=f"{label} F1, mean of {seeds} seed(s)"))  # fmt: skip
+        return results
+
+    def card_data(self) -> ModelCardData:
+        """The YAML metadata of the card."""
+        base = self.base_model_hub_id
+        results = self.downstream_eval_results()
+        return ModelCardData(
+            model_name=(self.model_id or "ecg-model") if results else None,
+            eval_results=results,
+            library_name="transformers",
+            pipeline_tag="text-generation",
+            base_model=base,
+            license=self.license,
+            language=self.language,
+            datasets=[self.dataset_id] if self.dataset_id else None,
+            tags=["hf_ecg", self.method.lower(), "entity-controlled-generation", "synthetic-data", "ner"],
+        )
+
+    def to_model_card(self) -> ModelCard:
+        """Render the card from :data:`MODEL_CARD_TEMPLATE`."""
+        return ModelCard.from_template(
+            self.card_data(),
+            template_path=str(MODEL_CARD_TEMPLATE),
+            card=self,
+            model_id=self.model_id or "path/to/this/model",
+            citation=CITATION,
+        )
+
+
+def looks_like_hub_id(name: str | None) -> bool:
+    """Whether ``name`` reads as ``org/name`` on the Hub rather than a local folder."""
+    return bool(name) and name.count("/") == 1 and not name.startswith((".", "/")) and not Path(name).exists()
