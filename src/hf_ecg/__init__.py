@@ -68,7 +68,7 @@ _LAZY = {
     "ECGDatasetCardData": "dataset_card",
     "ECGModelCardData": "model_card",
     "ECGTrainer": "trainer",
-    "ECGTrainingArguments": "trainer",
+    "ECGTrainingArguments": "training_args",
     "train_ecg_model": "trainer",
     "load_causal_lm": "modeling",
     "add_ecg_tokens": "modeling",

@@ -746,7 +746,7 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
     import yaml
     from transformers import HfArgumentParser
 
-    from .trainer import ECGTrainingArguments
+    from .training_args import ECGTrainingArguments
 
     values: dict[str, Any] = {}
     if args.config:

@@ -1,8 +1,8 @@
-"""Fine-tune a causal LM on Q&A blocks: ``ECGTrainingArguments`` and ``ECGTrainer``.
+"""Fine-tune a causal LM on Q&A blocks: ``ECGTrainer`` (its arguments: :mod:`hf_ecg.training_args`).
 
 The trainer takes block splits (columns ``context``, ``question``, ``answer``, as written by
 :class:`~hf_ecg.builder.ECGBlocksBuilder`), tokenizes each segment separately and
-concatenates the ids behind the segment tokens, so boundaries are exact::
+concatenates the ids behind the segment tokens (:mod:`hf_ecg.layout`), so boundaries are exact::
 
     <|context|> context ids <|question|> tag id <|answer|> answer ids
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,124 +23,16 @@ from transformers import DataCollatorForSeq2Seq, Trainer, TrainerCallback, Train
 
 from .blocks import SEGMENT_TOKENS
 from .config import ECGConfig
-from .layout import LAYOUTS, SegmentIds, training_sample
+from .layout import SegmentIds, training_sample
 from .model_card import ECGModelCardData
+from .training_args import ECGTrainingArguments
 
-__all__ = ["ECGTrainer", "ECGTrainingArguments", "encode_blocks", "hold_out_sentences", "train_ecg_model"]
+__all__ = ["ECGModelCardCallback", "ECGTrainer", "ECGTrainingArguments", "encode_blocks", "hold_out_sentences",
+           "train_ecg_model"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS = ("context", "question", "answer")
-LOSS_CHOICES = ("answer", "all")
-LAYOUT_CHOICES = LAYOUTS
-#: Default learning rates (``learning_rate`` left unset): LoRA adapters, and all weights.
-LORA_LEARNING_RATE = 1e-3
-FULL_LEARNING_RATE = 5e-4
-
-
-@dataclass
-class ECGTrainingArguments(TrainingArguments):
-    """:class:`~transformers.TrainingArguments` plus what ECG-QALM needs.
-
-    Every field has help text, so ``HfArgumentParser(ECGTrainingArguments)`` builds a full
-    command line and ``parse_yaml_file`` reads YAML configs.
-    """
-
-    max_length: int = field(
-        default=256,
-        metadata={"help": "Longest sample in tokens; the context is truncated from the left to fit."},
-    )
-    loss_on: str = field(
-        default="answer",
-        metadata={
-            "help": "Which tokens carry loss: 'answer' (only the answer block, default) or 'all' "
-            "(the paper's plain whole-sequence loss).",
-            "choices": list(LOSS_CHOICES),
-        },
-    )
-    layout: str = field(
-        default="qa",
-        metadata={
-            "help": "Training samples: 'qa' (ECG-QALM: one contextual Q&A sample per block, default) or 'lm' (the "
-            "paper's ECG-LM ablation: the whole template after the list of its entity tags).",
-            "choices": list(LAYOUT_CHOICES),
-        },
-    )
-    lora: bool = field(default=False, metadata={"help": "Train LoRA adapters (peft) instead of all weights."})
-    lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
-    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling alpha."})
-    lora_dropout: float = field(default=0.05, metadata={"help": "Dropout on the LoRA path."})
-    lora_target_modules: list[str] | None = field(
-        default=None,
-        metadata={"help": "Module names to adapt with LoRA; default: every linear layer but the output head."},
-    )
-    merge_lora: bool = field(
-        default=True,
-        metadata={
-            "help": "On the final save, merge LoRA adapters into the base weights so the folder loads with "
-            "plain from_pretrained and pipeline(); checkpoints keep the adapters for resuming."
-        },
-    )
-    save_mention_bank: bool = field(
-        default=True,
-        metadata={
-            "help": "Write the training mention bank into ecg_config.json, so generation can fill tags the "
-            "paper's way with no other input. It holds real mentions of the training corpus: set it to false "
-            "for private data and give generation your own mentions instead."
-        },
-    )
-    validation_split: float = field(
-        default=0.1,
-        metadata={
-            "help": "Share of the training sentences held out as validation Q&A blocks when no validation corpus is "
-            "given (0 = none). Their answer loss is logged at every evaluation, and the checkpoint with the lowest "
-            "one is kept (load_best_model_at_end). Whole sentences are held out, so no held-out block has its "
-            "sentence's other blocks in training."
-        },
-    )
-    # Defaults that differ from TrainingArguments.
-    learning_rate: float = field(
-        default=-1.0,
-        metadata={
-            "help": "Initial learning rate (AdamW). Default: 1e-3 with --lora (the lowest held-out loss in 3 epochs on "
-            "JNLPBA's first 186 sentences), 5e-4 for full fine-tuning."
-        },
-    )
-    num_train_epochs: float = field(
-        default=3.0,
-        metadata={
-            "help": "Total number of training epochs (default 3: with LoRA at 1e-3, the held-out loss on JNLPBA's "
-            "first 186 sentences flattens by then, in about 12 minutes on 2 CPU cores; the best epoch is kept)."
-        },
-    )
-    per_device_train_batch_size: int = field(default=8, metadata={"help": "Batch size per device for training."})
-    logging_steps: float = field(default=10, metadata={"help": "Log every X update steps."})
-    train_sampling_strategy: str = field(
-        default="group_by_length",
-        metadata={
-            "help": "Sampler for training: 'group_by_length' (default: batches of Q&A samples of similar length; "
-            "block samples range from a few tokens to max_length, and random batches of 8 are about half "
-            "padding), 'random', 'sequential' or 'batch_rebalance'.",
-            "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
-        },
-    )
-
-    def __post_init__(self) -> None:
-        if self.layout not in LAYOUT_CHOICES:
-            raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
-        if self.loss_on not in LOSS_CHOICES:
-            raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
-        if self.learning_rate < 0:  # not given: the recipe's rate for the kind of training
-            self.learning_rate = LORA_LEARNING_RATE if self.lora else FULL_LEARNING_RATE
-        if not 0 <= self.validation_split < 1:
-            raise ValueError(f"validation_split must be in [0, 1), got {self.validation_split}")
-        if self.max_length < 8:
-            raise ValueError(f"max_length={self.max_length} is too short for a Q&A sample")
-        # The collator needs the raw text columns; Trainer must not drop them.
-        self.remove_unused_columns = False
-        super().__post_init__()
-        if self.device.type == "cpu":
-            self.dataloader_pin_memory = False  # pinning needs an accelerator (torch warns otherwise)
 
 
 def encode_blocks(
@@ -175,7 +66,6 @@ class ECGModelCardCallback(TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         from dataclasses import fields as dataclass_fields
 
-        from transformers import TrainingArguments
         from transformers.modelcard import extract_hyperparameters_from_trainer
 
         # transformers' own list (as its Trainer cards have it), then every field ECG-QALM adds to it
