@@ -22,7 +22,9 @@ import hf_ecg
 from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.cli import main
 from hf_ecg.config import ECGConfig
-from hf_ecg.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig, _live, _Row, _SlotLayer
+from hf_ecg.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
+from hf_ecg.decoding_base import Row
+from hf_ecg.decoding_cache import SlotLayer, live_columns
 from hf_ecg.filling import MentionFiller
 from hf_ecg.generate import align_labels, bio_labels, generate_dataset
 from hf_ecg.mentions import MentionBank
@@ -140,7 +142,7 @@ def may_end(tokenizer, words, block, end_at_sentence_end):
 def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom, end_at_sentence_end, monkeypatch):
     """Right-aligned slots, refills, trimming, compaction and the cache buffer's re-layouts (every
     step at headroom 1) change nothing: greedy output equals re-encoding every prompt from scratch."""
-    monkeypatch.setattr(_SlotLayer, "HEADROOM", headroom)
+    monkeypatch.setattr(SlotLayer, "HEADROOM", headroom)
     model, tokenizer, config = tiny
     sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Disease", "Chemical"), ("Chemical",)] * 2
     settings = DecodingConfig(
@@ -171,7 +173,7 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
 
     def capture(rows, logits, caches, lengths, generator, finish_block):
         for row, row_logits, (source, j, columns), length in zip(rows, logits, caches, lengths, strict=True):
-            states = [(_live(layer.keys, j, length, columns), _live(layer.values, j, length, columns))
+            states = [(live_columns(layer.keys, j, length, columns), live_columns(layer.values, j, length, columns))
                       for layer in source.layers]  # fmt: skip
             captured[row.index] = (row_logits, states, (source, j, columns), length)
         return []
@@ -185,9 +187,9 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
         decoder._prefill(rows, torch.Generator(), None)
         return dict(captured)
 
-    fresh = prefill([_Row(i, [t, decoder.endtext_id]) for i, t in enumerate(targets)], after)
+    fresh = prefill([Row(i, [t, decoder.endtext_id]) for i, t in enumerate(targets)], after)
     assert decoder._reused_prompt_tokens == 0
-    rows = [_Row(i, [t, t, decoder.endtext_id]) for i, t in enumerate(targets)]
+    rows = [Row(i, [t, t, decoder.endtext_id]) for i, t in enumerate(targets)]
     prefill(rows, before)
     for index, (_, _, (source, j, columns), length) in captured.items():
         decoder._keep_prefix(rows[index], source, j, length, columns)  # as when block 1 ends
@@ -214,7 +216,7 @@ def test_top_k_sampling_draws_only_the_k_best_tokens_in_their_proportions(tiny):
     model, tokenizer, config = tiny
     decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(top_k=2, temperature=0.5))
     target = decoder.tag_ids["Chemical"]
-    rows = [_Row(i, [target, decoder.endtext_id], words=["w"]) for i in range(4000)]
+    rows = [Row(i, [target, decoder.endtext_id], words=["w"]) for i in range(4000)]
     logits = torch.full((len(rows), len(tokenizer)), -5.0)
     # at T=0.5, 41 is a third as likely as 40; 42, third best, would still be drawn a tenth of the time
     logits[:, 40], logits[:, 41], logits[:, 42] = 2.0, 2.0 - math.log(3) * 0.5, 1.2

@@ -1,0 +1,301 @@
+"""What the ECG-QALM and ECG-LM decoders share: the model's ECG tokens, the per-row constraint on the
+next token, the block rules that draw a block again, prompts (:mod:`hf_ecg.layout`) and results."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
+from .config import ECGConfig
+from .decoding_cache import new_cache
+from .decoding_config import DecodedTemplate, DecodingConfig
+from .layout import SegmentIds, prompt_ids
+from .words import (
+    DEFAULT_SENTENCE_ENDINGS,
+    RARE_IN_TRAINING_SHARE,
+    REPETITION_MAX_N,
+    REPETITION_TIMES,
+    WordSplitter,
+    has_repetition,
+    repeats_at_end,
+    sentence_breaks,
+)
+
+__all__ = ["BlockDecoder", "Row"]
+
+
+@dataclass(eq=False)
+class Row:
+    """A sample in flight (batched mode)."""
+
+    index: int
+    targets: list[int]  # tag ids, then <ENDTEXT>
+    block: int = 0
+    words: list[str] = field(default_factory=list)  # template tokens so far
+    block_ids: list[int] = field(default_factory=list)  # ids fed in the current block
+    pending: int = -1  # sampled, not yet fed
+    length: int = 0  # valid cache positions (right-aligned)
+    forced: int = 0
+    cut: int = 0
+    emitted: int = 0
+    discarded: int = 0  # tokens of blocks drawn again
+    attempts: int = 1  # tries of the current block
+    retries: int = 0  # blocks drawn again so far
+    checked_words: int = 0  # complete words of the current block checked for a loop
+    cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
+    prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
+    prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
+
+    @property
+    def target(self) -> int:
+        return self.targets[self.block]
+
+    def redraw(self, *, tag_sampled: bool) -> None:
+        """Drop the current block, to draw it again from the same prompt (its prefix, if kept, still fits):
+        its tokens, and its tag when the model wrote one, count as discarded."""
+        self.emitted -= len(self.block_ids)
+        self.discarded += len(self.block_ids) + tag_sampled
+        self.block_ids, self.attempts, self.checked_words = [], self.attempts + 1, 0
+
+
+#: Words before a block that a repetition through it can reach.
+_REPETITION_SPAN = REPETITION_MAX_N * REPETITION_TIMES - 1
+
+
+class BlockDecoder:
+    """What both decoders share: the ECG tokens of the model, the per-row constraint on the next token
+    (:meth:`_sample`), the block rules (when a block is drawn again), prompts and results. A subclass
+    writes the templates (:meth:`_decode`).
+
+    Args:
+        model: a causal LM trained by :class:`~hf_ecg.ECGTrainer` (eval mode is set here).
+        tokenizer: its tokenizer (with the ECG tokens).
+        ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
+        config: sampling settings and limits.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.ecg_config = ecg_config
+        self.config = config or DecodingConfig()
+        vocab = tokenizer.get_vocab()
+        needed = [CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN, ENDTEXT, *ecg_config.tag_tokens.values()]
+        missing = [token for token in needed if token not in vocab]
+        if missing:
+            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
+        self.segments = SegmentIds.of(tokenizer)
+        self.context_id, self.question_id, self.answer_id = self.segments.context, self.segments.question, \
+            self.segments.answer  # fmt: skip
+        self.endtext_id = vocab[ENDTEXT]
+        self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
+        structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
+        banned = sorted(structural | set(tokenizer.all_special_ids))
+        self._banned = torch.tensor(banned, dtype=torch.long)
+        self._stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})
+        self._stops = torch.tensor(self._stop_ids, dtype=torch.long)
+        self._stop_set = frozenset(self._stop_ids)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
+        self._split_words = WordSplitter(ecg_config.word_exceptions)
+        self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
+        # redraw_run_on looks for the second-sentence openings the training sentences (almost) never have.
+        breaks = ecg_config.sentence_breaks or {}  # empty: a model trained before it was recorded
+        self._break_kinds = frozenset(
+            kind for kind, share in breaks.items() if share < RARE_IN_TRAINING_SHARE and self.config.redraw_run_on
+        )
+        # Top-k is applied by sampling among the k best tokens (torch.topk) rather than masking the rest
+        # of the vocabulary: the same distribution, without a softmax and a multinomial draw over ~50k
+        # tokens per row (a tenth of a CPU decode step at batch 32).
+        warpers: list[Any] = []
+        if self.config.do_sample:
+            if self.config.temperature != 1.0:
+                warpers.append(TemperatureLogitsWarper(self.config.temperature))
+            if self.config.top_p < 1.0:
+                warpers.append(TopPLogitsWarper(self.config.top_p))
+        self._warpers = LogitsProcessorList(warpers)
+        self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
+        self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    # ------------------------------------------------------------------ public
+
+    def decode(
+        self, sequences: Sequence[Sequence[str]], *, progress: Callable[[int], None] | None = None
+    ) -> list[DecodedTemplate]:
+        """A template per entity sequence, in input order. ``progress(n)`` is called as ``n`` samples finish.
+
+        Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
+        entity-free sentence.
+        """
+        if any(isinstance(sequence, str) for sequence in sequences):
+            raise TypeError("each entity sequence is a list of types, not a string")
+        sequences = [tuple(sequence) for sequence in sequences]
+        for sequence in sequences:
+            self.ecg_config.check_entity_types(sequence)
+            if len(sequence) > self.config.max_entities:
+                raise ValueError(
+                    f"an entity sequence of {len(sequence)} entities exceeds max_entities={self.config.max_entities}"
+                )
+        if not sequences:
+            return []
+        generator = torch.Generator(device=self.device)
+        generator.manual_seed(
+            self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63)
+        )
+        with torch.inference_mode():
+            return self._decode(sequences, generator, progress)
+
+    def _decode(
+        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+    ) -> list[DecodedTemplate]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ prompts
+
+    def _prompt_ids(self, words: list[str], question_id: int) -> list[int]:
+        """``<|context|> ctx <|question|> tag <|answer|>``, the context cut from the left to leave room
+        for a whole block inside ``ecg_config.max_length`` (as in training)."""
+        context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
+        return prompt_ids(self.segments, context, [question_id], max_length=self.ecg_config.max_length,
+                          answer_room=self.config.max_block_tokens)  # fmt: skip
+
+    def _block_words(self, ids: list[int]) -> list[str]:
+        """The words of a generated block (its tag excluded), split like the training corpus's tokens
+        (:class:`~hf_ecg.words.WordSplitter`); words that would read as structure are dropped."""
+        text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return [w for w in self._split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
+
+    def _targets(self, sequence: tuple[str, ...]) -> list[int]:
+        return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
+
+    def _result(
+        self,
+        entities: tuple[str, ...],
+        words: list[str],
+        *,
+        forced: int,
+        emitted: int,
+        cut: int = 0,
+        attempts: int = 0,
+        discarded: int = 0,
+    ) -> DecodedTemplate:
+        return DecodedTemplate(
+            entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
+            discarded_tokens=discarded, attempts=attempts, cut_blocks=cut,
+            complete=bool(words) and words[-1] in self._endings,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ sampling
+
+    def _sample(self, logits: torch.Tensor, rows: list[Row], generator: torch.Generator) -> list[int]:
+        """Next token per row: only the row's target may be structural; a full block must end now.
+
+        Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
+        probability: one drawn ends the block as the target would, and counts in the row's ``cut``."""
+        scores = logits.to(torch.float32, copy=True)
+        targets = torch.tensor([row.target for row in rows], device=scores.device).unsqueeze(1)
+        target_scores = scores.gather(1, targets)
+        stops = self._stops.to(scores.device)
+        stop_scores = scores[:, stops]
+        scores[:, self._banned.to(scores.device)] = -float("inf")
+        full = torch.tensor([self._full(row) for row in rows], device=scores.device)
+        if full.any():
+            scores[full] = -float("inf")
+        # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
+        # anywhere but after a sentence ending.
+        unended = torch.tensor([self._may_not_end(row) for row in rows], device=scores.device)
+        target_scores[unended & ~full] = -float("inf")
+        if self.config.block_end == "any-stop":
+            stop_scores[unended & ~full] = -float("inf")
+            stop_scores[full] = -float("inf")
+            scores[:, stops] = stop_scores
+        scores.scatter_(1, targets, target_scores)
+        if self.config.do_sample:
+            candidates = None
+            if 0 < self.config.top_k < scores.shape[-1]:
+                scores, candidates = scores.topk(self.config.top_k, dim=-1)
+            scores = self._warpers(None, scores)
+            choice = torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=generator)
+            choice = (candidates.gather(1, choice) if candidates is not None else choice).squeeze(1)
+        else:
+            choice = scores.argmax(dim=-1)
+        tokens = choice.tolist()
+        for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
+            row.forced += was_full
+            if tokens[i] != row.target and tokens[i] in self._stop_set:
+                tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
+                row.cut += 1
+        return tokens
+
+    def _may_not_end(self, row: Row) -> bool:
+        """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
+        under ``end_at_sentence_end``, its last word is not a sentence ending."""
+        if row.block < len(row.targets) - 1 or (row.words and not self.config.end_at_sentence_end):
+            return False
+        words = self._block_words(row.block_ids) or row.words
+        if not words:
+            return True
+        return self.config.end_at_sentence_end and words[-1] not in self._endings
+
+    def _retries_block(self, row: Row) -> bool:
+        """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
+        when sampling: it reached its token limit (rather than getting its tag by force, as the paper
+        regenerates a block), or it has just looped (``redraw_repetition``; the check the block would fail
+        when it ends, made as soon as the loop is written, so a loop does not run on to the limit)."""
+        if not self._tries_left(row.attempts):
+            return False
+        if self._full(row):
+            return True
+        if not (self.config.redraw_repetition or self._break_kinds):
+            return False
+        complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
+        checked = row.checked_words
+        if len(complete) <= checked:
+            return False
+        row.checked_words = len(complete)
+        if self._starts_sentence(row.words + complete[:checked], complete[checked:]):
+            return True
+        return self.config.redraw_repetition and repeats_at_end(row.words[-_REPETITION_SPAN:] + complete)
+
+    def _full(self, row: Row) -> bool:
+        """Whether the row's block has room for its tag only (``max_block_tokens``): the tag is then forced."""
+        return len(row.block_ids) + 1 >= self.config.max_block_tokens
+
+    def _tries_left(self, attempts: int) -> bool:
+        """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
+        return self.config.do_sample and attempts < self.config.max_attempts
+
+    def _rejects_block(self, words: list[str], block: list[str], *, tag: str | None) -> bool:
+        """Whether a block the model ended (its ``block`` words after the sentence's ``words``, then ``tag``, or
+        None for the last block) is drawn again: the last block leaves the sentence without a sentence ending
+        (``redraw_unended``), the block begins a second sentence (``redraw_run_on``), or it makes an n-gram
+        repeat 3 times in a row (``redraw_repetition``; one already before it does not count)."""
+        if self.config.redraw_unended and tag is None and (block or words or [""])[-1] not in self._endings:
+            return True
+        if self._starts_sentence(words, block if tag is None else [*block, tag]):
+            return True
+        if self.config.redraw_repetition:
+            recent = words[-_REPETITION_SPAN:]
+            return has_repetition(recent + block) and not has_repetition(recent)
+        return False
+
+    def _starts_sentence(self, words: list[str], new: list[str]) -> bool:
+        """Whether the ``new`` words after the sentence's ``words`` begin a second sentence (``redraw_run_on``,
+        for models whose training sentences do not hold two): :func:`~hf_ecg.words.sentence_breaks`."""
+        if not self._break_kinds or not new:
+            return False
+        tail = [*words[-1:], *new]
+        entity_starts = {i for i, word in enumerate(tail) if tag_label(word) is not None}
+        return bool(sentence_breaks(tail, self._endings, entity_starts, self._break_kinds))
+
+    def _new_cache(self) -> DynamicCache:
+        return new_cache(self.model)

@@ -1,0 +1,326 @@
+"""ECG-QALM's batched decoder: many samples advance together in the slots of one KV cache, refilled
+as rows finish their blocks (the module docstring of :mod:`hf_ecg.decoding` tells the whole story)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+
+from .decoding_base import BlockDecoder, Row
+from .decoding_cache import SlotLayer, length_groups, live_columns
+from .decoding_config import DecodedTemplate
+from .decoding_sequential import decode_sequential
+from .layout import context_prefix
+
+__all__ = ["ChainedDecoder"]
+
+
+class ChainedDecoder(BlockDecoder):
+    """Write templates for entity sequences with a trained ECG model, block by block.
+
+    Args:
+        model: a causal LM trained by :class:`~hf_ecg.ECGTrainer` (eval mode is set here).
+        tokenizer: its tokenizer (with the ECG tokens).
+        ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
+        config: sampling settings and limits; ``mode="sequential"`` runs the paper's procedure
+            (:func:`~hf_ecg.decoding_sequential.decode_sequential`).
+    """
+
+    def _decode(
+        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+    ) -> list[DecodedTemplate]:
+        if self.config.mode == "sequential":
+            return decode_sequential(self, sequences, generator, progress)
+        return self._decode_batched(sequences, generator, progress)
+
+    # ------------------------------------------------------------------ batched
+
+    def _decode_batched(
+        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+    ) -> list[DecodedTemplate]:
+        capacity = self.config.batch_size
+        in_flight_cap = 2 * capacity  # a buffer of ready rows keeps slots full and prefills large
+        results: list[DecodedTemplate | None] = [None] * len(sequences)
+        upcoming = iter(range(len(sequences)))
+        remaining = len(sequences)
+        waiting: list[Row] = []  # need their next prompt encoded
+        ready: list[Row] = []  # encoded, waiting for a slot
+        slots: list[Row | None] = []
+        cache: DynamicCache | None = None
+        in_flight = 0
+
+        def finish_block(row: Row) -> None:
+            nonlocal in_flight, remaining
+            words = self._block_words(row.block_ids)
+            last = row.block == len(row.targets) - 1
+            tag = None if last else self.ecg_config.tag_tokens[sequences[row.index][row.block]]
+            forced = self._full(row)  # its tag was forced: keep it
+            if not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, tag=tag):
+                row.redraw(tag_sampled=True)
+                waiting.append(row)
+                return
+            row.words.extend(words)
+            row.emitted += 1
+            row.retries += row.attempts - 1
+            row.attempts = 1
+            if tag is not None:
+                row.words.append(tag)
+                row.block += 1
+                row.block_ids, row.checked_words = [], 0
+                waiting.append(row)
+                return
+            results[row.index] = self._result(
+                sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut,
+                attempts=len(row.targets) + row.retries, discarded=row.discarded,
+            )  # fmt: skip
+            in_flight -= 1
+            remaining -= 1
+            if progress is not None:
+                progress(1)
+
+        while remaining:
+            free = [i for i, row in enumerate(slots) if row is None]
+            if len(slots) < capacity:
+                free += list(range(len(slots), capacity))
+            if free and not ready:
+                # Encode the waiting rows' prompts; top the pool up with new samples.
+                batch, waiting, new = waiting, [], []
+                while in_flight < in_flight_cap:
+                    index = next(upcoming, None)
+                    if index is None:
+                        break
+                    new.append(Row(index, self._targets(sequences[index])))
+                    in_flight += 1
+                if new:
+                    ready.extend(self._start(new, generator, finish_block))
+                if batch:
+                    ready.extend(self._prefill(batch, generator, finish_block))
+                if batch or new:
+                    continue  # rows that answered with their tag alone went back to waiting
+            # Fill free slots with ready rows.
+            for slot in free:
+                if not ready:
+                    break
+                cache = self._place(ready.pop(0), slot, slots, cache)
+            active = [i for i, row in enumerate(slots) if row is not None]
+            if not active:
+                continue
+            if len(active) <= len(slots) // 2 and not ready and not waiting:
+                slots, cache = self._compact(slots, cache, active)
+            finished, retried = self._step(slots, cache, generator)
+            for slot in finished:
+                row = slots[slot]
+                slots[slot] = None
+                self._keep_prefix(row, cache, slot, row.length, None)
+                finish_block(row)
+            for slot in retried:  # the block reached its limit or looped: draw it again from its prompt
+                row = slots[slot]
+                slots[slot] = None
+                self._keep_prefix(row, cache, slot, row.length, None)
+                row.redraw(tag_sampled=False)
+                waiting.append(row)
+            cache = self._trim(slots, cache)
+        return results  # type: ignore[return-value]
+
+    def _start(self, rows: list[Row], generator: torch.Generator, finish_block: Callable[[Row], None]) -> list[Row]:
+        """New samples: the first prompt (empty context) depends only on the first tag, so each distinct
+        one is encoded once per decoder and its cache and logits are shared."""
+        missing = sorted({row.target for row in rows} - self._first_prompts.keys())
+        if missing:
+            prompts = torch.tensor([self._prompt_ids([], target) for target in missing], device=self.device)
+            out = self.model(input_ids=prompts, past_key_values=self._new_cache(), use_cache=True, logits_to_keep=1)
+            for j, target in enumerate(missing):
+                self._first_prompts[target] = (out.past_key_values, j, out.logits[j, -1])
+        logits = torch.stack([self._first_prompts[row.target][2] for row in rows])
+        caches = [(*self._first_prompts[row.target][:2], None) for row in rows]
+        lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
+        for row in rows:
+            row.prefix_ids = [self.context_id]
+        return self._begin_blocks(rows, logits, caches, lengths, generator, finish_block)
+
+    def _prefill(self, rows: list[Row], generator: torch.Generator, finish_block: Callable[[Row], None]) -> list[Row]:
+        """Encode the rows' prompts (left-padded forwards) and sample each row's first block token.
+
+        A row whose prompt starts with the ``<|context|> context`` it kept from its last prompt
+        (``prefix_kv``; not when the context was cut on the left) feeds only the rest. Returns the
+        rows that go on to a slot; a row whose first token is its tag already has its block finished
+        (``finish_block``)."""
+        prompts = [self._prompt_ids(row.words, row.target) for row in rows]
+        pasts = []
+        for row, prompt in zip(rows, prompts, strict=True):
+            reusable = row.prefix_kv is not None and prompt[: len(row.prefix_ids)] == row.prefix_ids
+            pasts.append(len(row.prefix_ids) if reusable else 0)
+            if not reusable:
+                row.prefix_kv = None
+        placed = []
+        for group in length_groups([len(prompt) - past for prompt, past in zip(prompts, pasts, strict=True)]):
+            placed += self._prefill_group(
+                [rows[j] for j in group], [prompts[j] for j in group], [pasts[j] for j in group], generator,
+                finish_block,
+            )  # fmt: skip
+        return placed
+
+    def _prefill_group(
+        self,
+        rows: list[Row],
+        prompts: list[list[int]],
+        pasts: list[int],
+        generator: torch.Generator,
+        finish_block: Callable[[Row], None],
+    ) -> list[Row]:
+        """One forward: each row's kept prefix (``pasts[j]`` positions, right-aligned in a past of
+        width ``max(pasts)``) then the rest of its prompt (left-padded). A row's live cache columns are
+        its past and its prompt's rest, with padding between; ``_place`` gathers them."""
+        chunks = [prompt[past:] for prompt, past in zip(prompts, pasts, strict=True)]
+        width, past_width = max(map(len, chunks)), max(pasts)
+        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), past_width + width), dtype=torch.long)
+        columns = []
+        for j, (chunk, past) in enumerate(zip(chunks, pasts, strict=True)):
+            input_ids[j, width - len(chunk) :] = torch.tensor(chunk)
+            mask[j, past_width - past : past_width] = 1
+            mask[j, past_width + width - len(chunk) :] = 1
+            columns.append(mask[j].nonzero().squeeze(1).to(self.device) if past else None)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past_width:]
+        cache = self._new_cache()
+        if past_width:
+            for i, layer in enumerate(cache.layers):
+                sample = next(row.prefix_kv for row in rows if row.prefix_kv is not None)[i][0]
+                keys = sample.new_zeros((len(rows), sample.shape[0], past_width, sample.shape[-1]))
+                values = torch.zeros_like(keys)
+                for j, (row, past) in enumerate(zip(rows, pasts, strict=True)):
+                    if past:
+                        keys[j, :, past_width - past :], values[j, :, past_width - past :] = row.prefix_kv[i]
+                layer.update(keys, values)
+            self._reused_prompt_tokens += sum(pasts)
+        for row, prompt in zip(rows, prompts, strict=True):
+            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, 1)  # what the next prompt starts with
+        out = self.model(
+            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device), past_key_values=cache, use_cache=True, logits_to_keep=1,
+        )  # fmt: skip
+        caches = [(out.past_key_values, j, columns[j]) for j in range(len(rows))]
+        lengths = [len(prompt) for prompt in prompts]
+        return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, generator, finish_block)
+
+    def _begin_blocks(
+        self,
+        rows: list[Row],
+        logits: torch.Tensor,
+        caches: list[tuple[Any, int, torch.Tensor | None]],
+        lengths: list[int],
+        generator: torch.Generator,
+        finish_block: Callable[[Row], None],
+    ) -> list[Row]:
+        """Sample each row's first block token from its prompt's logits. A row whose first token is its
+        tag has finished the block (``finish_block``); the others keep their prompt's cache for a slot."""
+        placed = []
+        tokens = self._sample(logits, rows, generator)
+        for row, token, cache, length in zip(rows, tokens, caches, lengths, strict=True):
+            row.emitted += token != row.target
+            if token == row.target:
+                source, j, columns = cache
+                self._keep_prefix(row, source, j, length, columns)
+                finish_block(row)
+                continue
+            row.pending, row.length, row.cache = token, length, cache
+            placed.append(row)
+        return placed
+
+    def _place(self, row: Row, slot: int, slots: list[Row | None], cache: DynamicCache | None) -> DynamicCache:
+        """Copy a prefilled row's cache into ``slot`` of the decode cache, right-aligned."""
+        source, j, columns = row.cache  # type: ignore[misc]
+        row.cache = None
+        length = row.length
+
+        def live(states: torch.Tensor) -> torch.Tensor:
+            return live_columns(states, j, length, columns)
+
+        if cache is None:  # the first row: a one-row cache
+            cache = self._new_cache()
+            cache.layers = [SlotLayer() for _ in cache.layers]
+            for layer, src in zip(cache.layers, source.layers, strict=True):
+                layer.assign(live(src.keys).unsqueeze(0), live(src.values).unsqueeze(0))
+            slots[:] = [row]
+            return cache
+        width = cache.layers[0].keys.shape[-2]
+        grow_rows = slot + 1 - cache.layers[0].keys.shape[0]
+        for layer, src in zip(cache.layers, source.layers, strict=True):
+            if length > width:  # make room on the left
+                layer.extend_left(length - width)
+            if grow_rows > 0:
+                layer.add_rows(grow_rows)
+            layer.keys[slot, :, -length:] = live(src.keys)
+            layer.values[slot, :, -length:] = live(src.values)
+        while len(slots) <= slot:
+            slots.append(None)
+        slots[slot] = row
+        return cache
+
+    def _step(
+        self, slots: list[Row | None], cache: DynamicCache, generator: torch.Generator
+    ) -> tuple[list[int], list[int]]:
+        """Feed every slot's pending token; return the slots whose row just emitted its target, and those
+        whose block reached ``max_block_tokens`` with tries left (sampling only: greedy would repeat it)."""
+        width = cache.layers[0].keys.shape[-2]
+        lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
+        tokens = torch.tensor([[row.pending if row is not None else self.pad_id] for row in slots])
+        mask = torch.cat(
+            [(torch.arange(width) >= width - lengths.unsqueeze(1)).long(), torch.ones(len(slots), 1, dtype=torch.long)],
+            1,
+        )
+        out = self.model(
+            input_ids=tokens.to(self.device), attention_mask=mask.to(self.device),
+            position_ids=lengths.unsqueeze(1).to(self.device), past_key_values=cache, use_cache=True,
+        )  # fmt: skip
+        live = [i for i, row in enumerate(slots) if row is not None]
+        for i in live:
+            slots[i].block_ids.append(slots[i].pending)  # type: ignore[union-attr]
+            slots[i].length += 1  # type: ignore[union-attr]
+        retried = [i for i in live if self._retries_block(slots[i])]  # type: ignore[arg-type]
+        live = [i for i in live if i not in retried]
+        rows = [slots[i] for i in live]
+        next_tokens = self._sample(out.logits[live, -1, :], rows, generator) if live else []  # type: ignore[arg-type]
+        finished = []
+        for slot, row, token in zip(live, rows, next_tokens, strict=True):
+            row.emitted += token != row.target
+            if token == row.target:
+                finished.append(slot)
+            else:
+                row.pending = token
+        return finished, retried
+
+    @staticmethod
+    def _keep_prefix(row: Row, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
+        """Copy out the keys/values of the row's ``<|context|> context`` (the first of its ``length`` live
+        columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them, and
+        so does the same prompt when the block is drawn again."""
+        size = len(row.prefix_ids)
+        row.prefix_kv = [
+            (live_columns(layer.keys, j, length, columns)[:, :size].clone(),
+             live_columns(layer.values, j, length, columns)[:, :size].clone())
+            for layer in cache.layers
+        ]  # fmt: skip
+
+    @staticmethod
+    def _trim(slots: list[Row | None], cache: DynamicCache) -> DynamicCache:
+        """Drop cache columns on the left that no live row uses."""
+        width = cache.layers[0].keys.shape[-2]
+        needed = max((row.length for row in slots if row is not None), default=0)
+        if 0 < needed < width:
+            for layer in cache.layers:
+                layer.trim_left(width - needed)
+        return cache
+
+    @staticmethod
+    def _compact(
+        slots: list[Row | None], cache: DynamicCache, active: list[int]
+    ) -> tuple[list[Row | None], DynamicCache]:
+        """Keep only live rows once the batch is mostly empty (the tail of a run)."""
+        index = torch.tensor(active, device=cache.layers[0].keys.device)
+        for layer in cache.layers:
+            layer.select_rows(index)
+        return [slots[i] for i in active], cache

@@ -1,0 +1,115 @@
+"""The batched decoder's KV cache: a preallocated slot layer per model layer, and the helpers that
+group prefills by length and read a row's live columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
+
+__all__ = ["PASS_OVERHEAD_TOKENS", "SlotLayer", "length_groups", "live_columns", "new_cache"]
+
+#: A forward pass costs about this many padded prompt tokens of fixed overhead (CPU measurement).
+PASS_OVERHEAD_TOKENS = 32
+
+
+def length_groups(lengths: list[int]) -> list[list[int]]:
+    """Split a prefill (indices into ``lengths``) into at most two passes by prompt length when that
+    saves more padding than a pass costs: short and long prompts rarely share a pass well."""
+    order = sorted(range(len(lengths)), key=lambda j: lengths[j])
+    sizes = [lengths[j] for j in order]
+    best_cost, best_cut = len(sizes) * sizes[-1], len(sizes)
+    for cut in range(1, len(sizes)):
+        cost = cut * sizes[cut - 1] + (len(sizes) - cut) * sizes[-1] + PASS_OVERHEAD_TOKENS
+        if cost < best_cost:
+            best_cost, best_cut = cost, cut
+    return [group for group in (order[:best_cut], order[best_cut:]) if group]
+
+
+def live_columns(states: torch.Tensor, row: int, length: int, columns: torch.Tensor | None) -> torch.Tensor:
+    """A row's live cache positions, ``[heads, length, dim]``: its last ``length`` columns (right-aligned),
+    or the given ``columns`` (a prefill over a kept prefix leaves padding between prefix and prompt)."""
+    return states[row, :, -length:] if columns is None else states[row].index_select(1, columns)
+
+
+class SlotLayer(DynamicLayer):
+    """One layer of the batched decode cache, over a preallocated buffer.
+
+    ``DynamicLayer`` concatenates every step, a copy of the whole cache per layer and token (a fifth
+    of a CPU decode step at batch 128). Here a step writes into spare columns on the right, dropping
+    unused columns on the left moves a start offset, and the buffer is re-laid out only when a side
+    runs out of room. ``keys``/``values`` are views of the live columns ``[start, end)``.
+    """
+
+    HEADROOM = 64  # spare columns made on a re-layout
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        self.dtype, self.device = key_states.dtype, key_states.device
+        self.is_initialized = True
+
+    def assign(self, keys: torch.Tensor, values: torch.Tensor, left_room: int = 0) -> None:
+        """Hold a copy of these states, with ``left_room`` spare columns on the left and headroom on the right."""
+        if not self.is_initialized:
+            self.lazy_initialization(keys, values)
+        rows, heads, width, dim = keys.shape
+        shape = (rows, heads, left_room + width + self.HEADROOM, dim)
+        self._keys, self._values = keys.new_zeros(shape), values.new_zeros(shape)
+        self._keys[:, :, left_room : left_room + width] = keys
+        self._values[:, :, left_room : left_room + width] = values
+        self._start, self._end = left_room, left_room + width
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self.keys = self._keys[:, :, self._start : self._end]
+        self.values = self._values[:, :, self._start : self._end]
+
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.is_initialized:
+            self.assign(key_states, value_states)
+            return self.keys, self.values
+        new = key_states.shape[-2]
+        if self._end + new > self._keys.shape[-2]:
+            self.assign(self.keys, self.values)
+        self._keys[:, :, self._end : self._end + new] = key_states
+        self._values[:, :, self._end : self._end + new] = value_states
+        self._end += new
+        self._refresh()
+        return self.keys, self.values
+
+    def extend_left(self, columns: int) -> None:
+        """Add ``columns`` zeroed columns on the left (a longer prompt joins)."""
+        if self._start < columns:
+            self.assign(self.keys, self.values, left_room=columns + self.HEADROOM)
+        self._start -= columns
+        self._keys[:, :, self._start : self._start + columns] = 0
+        self._values[:, :, self._start : self._start + columns] = 0
+        self._refresh()
+
+    def trim_left(self, columns: int) -> None:
+        """Drop ``columns`` columns on the left (no live row reaches back that far)."""
+        self._start += columns
+        self._refresh()
+
+    def add_rows(self, rows: int) -> None:
+        """Append ``rows`` zeroed rows (slots)."""
+        extra = self.keys.new_zeros((rows, *self.keys.shape[1:]))
+        self.assign(torch.cat([self.keys, extra]), torch.cat([self.values, extra]), left_room=self._start)
+
+    def select_rows(self, index: torch.Tensor) -> None:
+        """Keep only these rows, in this order."""
+        self.assign(self.keys.index_select(0, index), self.values.index_select(0, index), left_room=self._start)
+
+
+def new_cache(model: Any) -> DynamicCache:
+    """An empty cache for ``model``; batched decoding needs full-attention layers."""
+    cache = DynamicCache(config=model.config)
+    kinds = {type(layer).__name__ for layer in cache.layers}
+    if kinds != {"DynamicLayer"}:
+        raise NotImplementedError(
+            f"batched decoding needs full-attention cache layers, this model has {sorted(kinds)}; use mode='sequential'"
+        )
+    return cache

@@ -1,0 +1,137 @@
+"""Decoding settings (:class:`DecodingConfig`, every limit checked when built) and the result of
+decoding one entity sequence (:class:`DecodedTemplate`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .blocks import Template
+
+__all__ = ["BLOCK_ENDS", "DECODING_MODES", "MAX_BLOCK_TOKENS_LIMIT", "MAX_ENTITIES_LIMIT", "DecodedTemplate",
+           "DecodingConfig"]  # fmt: skip
+
+DECODING_MODES = ("batched", "sequential")
+BLOCK_ENDS = ("target", "any-stop")
+#: Refuse requests beyond these: they are mistakes, not workloads.
+MAX_ENTITIES_LIMIT = 256
+MAX_BLOCK_TOKENS_LIMIT = 1024
+
+
+@dataclass
+class DecodingConfig:
+    """How templates are sampled. Every limit is checked when the object is built."""
+
+    mode: str = field(
+        default="batched",
+        metadata={
+            "help": "'batched' (constrained, refilled batches) or "
+            "'sequential' (the paper: one sample at a time, "
+            "regenerate a block until its tag appears)."
+        },
+    )
+    batch_size: int = field(default=32, metadata={"help": "Rows decoded together (batched mode)."})
+    do_sample: bool = field(default=True, metadata={"help": "Sample (True) or take the most likely token."})
+    temperature: float = field(default=1.0, metadata={"help": "Softmax temperature (> 0)."})
+    top_k: int = field(default=50, metadata={"help": "Keep the k most likely tokens; 0 keeps all."})
+    top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass in (0, 1]; 1 keeps all."})
+    block_end: str = field(
+        default="target",
+        metadata={
+            "help": "What may end a block: 'target' (default): only the model's own choice of the requested tag "
+            "(of <ENDTEXT> in the last block), so every sentence ends where the model ends it; 'any-stop': also "
+            "any other tag or <ENDTEXT> the model writes, replaced by the requested one and counted in cut_blocks "
+            "(fewer forced tags, but a sentence can be cut where the model wanted another entity).",
+            "choices": list(BLOCK_ENDS),
+        },
+    )
+    max_block_tokens: int = field(
+        default=64,
+        metadata={
+            "help": "Most tokens in one block, tag included; a block reaching it is drawn again (max_attempts), then "
+            "gets its tag forced. The default is as long as 99% of gold blocks (JNLPBA: 3% of its blocks are longer "
+            "than 48 SmolLM2 tokens, 1% longer than 63)."
+        },
+    )
+    end_at_sentence_end: bool = field(
+        default=False,
+        metadata={
+            "help": "Batched mode: let the last block end (<ENDTEXT>) only after a token that ends the training "
+            "sentences (their sentence_endings, e.g. '.'), so a weak generator cannot stop mid-phrase; it writes on "
+            "instead. Off by default; for corpora whose sentences end on punctuation."
+        },
+    )
+    redraw_unended: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw the last block again (up to max_attempts) when the sentence it closes does "
+            "not end like the training sentences (sentence_endings, e.g. '.'): the model stopped mid-phrase. A "
+            "rejection, not a mask: the model is never made to write on, so it does not fall into loops."
+        },
+    )
+    redraw_repetition: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw a block again (up to max_attempts) when it repeats an n-gram of up to 4 "
+            "words 3 times in a row ('36-I 36-I 36-I'), the loop a small model falls into."
+        },
+    )
+    redraw_run_on: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw a block again (up to max_attempts) as soon as it ends a sentence and begins "
+            "another: a sentence ending followed by a capitalised word, a number or an entity ('cells . The', "
+            "'cells . 4 5 6', 'cells . IM-9'), each kind only where under 1% of the training sentences have it "
+            "(ecg_config.sentence_breaks: sentence-split corpora, not tweets; BC5CDR writes 'P = 0 . 047'). "
+            "Without it a rambling block runs on to its token limit."
+        },
+    )
+    max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
+    max_attempts: int = field(
+        default=10,
+        metadata={
+            "help": "Tries per block. A block that reaches max_block_tokens without its tag, or that redraw_unended "
+            "or redraw_repetition rejects, is drawn again (when sampling) while tries are left; then a full block "
+            "gets its tag forced and a rejected one is kept as it is (its sample's flags say so). Sequential mode: "
+            "the paper's regenerate-until-tag loop, with the same rejections."
+        },
+    )
+    seed: int | None = field(
+        default=None, metadata={"help": "Seed; the same seed, inputs and batch size give the same templates."}
+    )
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.mode not in DECODING_MODES:
+            problems.append(f"mode must be one of {DECODING_MODES}, got {self.mode!r}")
+        if self.block_end not in BLOCK_ENDS:
+            problems.append(f"block_end must be one of {BLOCK_ENDS}, got {self.block_end!r}")
+        if not 1 <= self.batch_size <= 4096:
+            problems.append(f"batch_size must be in [1, 4096], got {self.batch_size}")
+        if not self.temperature > 0:
+            problems.append(f"temperature must be > 0, got {self.temperature} (use do_sample=False for greedy)")
+        if self.top_k < 0:
+            problems.append(f"top_k must be >= 0, got {self.top_k}")
+        if not 0 < self.top_p <= 1:
+            problems.append(f"top_p must be in (0, 1], got {self.top_p}")
+        if not 1 <= self.max_block_tokens <= MAX_BLOCK_TOKENS_LIMIT:
+            problems.append(f"max_block_tokens must be in [1, {MAX_BLOCK_TOKENS_LIMIT}], got {self.max_block_tokens}")
+        if not 0 <= self.max_entities <= MAX_ENTITIES_LIMIT:
+            problems.append(f"max_entities must be in [0, {MAX_ENTITIES_LIMIT}], got {self.max_entities}")
+        if self.max_attempts < 1:
+            problems.append(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if problems:
+            raise ValueError("invalid decoding settings: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class DecodedTemplate:
+    """One written template: its tags are exactly ``entities`` in order."""
+
+    entities: tuple[str, ...]
+    template: Template
+    forced_tags: int = 0  # blocks that reached max_block_tokens and got their tag forced
+    num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
+    discarded_tokens: int = 0  # tokens of the blocks drawn again (their cost: the model sampled them too)
+    attempts: int = 0  # block generations, retries included
+    cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
+    complete: bool = False  # ends like the training sentences end (its last token is one of their endings)

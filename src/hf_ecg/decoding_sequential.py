@@ -1,0 +1,60 @@
+"""The paper's procedure, kept as the reference: one sample at a time, ``model.generate`` each block
+and regenerate it until it ends with its tag (forced after ``max_attempts``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from .decoding_base import BlockDecoder
+from .decoding_config import DecodedTemplate
+
+__all__ = ["decode_sequential"]
+
+
+def decode_sequential(
+    decoder: BlockDecoder,
+    sequences: list[tuple[str, ...]],
+    generator: torch.Generator,
+    progress: Callable[[int], None] | None,
+) -> list[DecodedTemplate]:
+    torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))  # generate() uses the global RNG
+    sampling = {"do_sample": decoder.config.do_sample}
+    if decoder.config.do_sample:
+        sampling.update(temperature=decoder.config.temperature, top_k=decoder.config.top_k, top_p=decoder.config.top_p)
+    results = []
+    for sequence in sequences:
+        words: list[str] = []
+        forced = attempts = emitted = discarded = 0
+        targets = decoder._targets(sequence)
+        for block, target in enumerate(targets):
+            prompt = torch.tensor([decoder._prompt_ids(words, target)], device=decoder.device)
+            for attempt in range(1, decoder.config.max_attempts + 1):
+                attempts += 1
+                out = decoder.model.generate(
+                    prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=decoder.config.max_block_tokens,
+                    eos_token_id=decoder._stop_ids, pad_token_id=decoder.pad_id, **sampling,
+                )  # fmt: skip
+                new = out[0, prompt.shape[1] :].tolist()
+                if new and new[-1] == target:
+                    tag = decoder.ecg_config.tag_tokens[sequence[block]] if block < len(sequence) else None
+                    rejected = decoder._rejects_block(words, decoder._block_words(new[:-1]), tag=tag)
+                    if not (rejected and decoder._tries_left(attempt)):
+                        break
+                discarded += len(new)
+            else:  # the paper loops until the tag appears; we stop and force it
+                forced += 1
+                kept = [t for t in new if t not in decoder._stop_ids][: decoder.config.max_block_tokens - 1]
+                discarded -= len(kept)
+                new = [*kept, target]
+            emitted += len(new)
+            words.extend(decoder._block_words(new[:-1]))
+            if block < len(sequence):
+                words.append(decoder.ecg_config.tag_tokens[sequence[block]])
+        results.append(
+            decoder._result(sequence, words, forced=forced, emitted=emitted, attempts=attempts, discarded=discarded)
+        )
+        if progress is not None:
+            progress(1)
+    return results
