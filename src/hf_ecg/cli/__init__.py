@@ -1,0 +1,51 @@
+"""The ``hf-ecg`` command: one entry point, one subcommand per step of the workflow, a module each."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..corpus import CorpusFormatError
+from . import baseline, blocks, evaluate, export, generate, push, train
+from . import filter as filter_command
+from .common import CLIError
+
+__all__ = ["main"]
+
+#: The subcommands, in the order ``--help`` lists them.
+COMMANDS = (blocks, train, generate, filter_command, push, evaluate, baseline, export)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hf-ecg",
+        description="Entity-controlled synthetic NER data with ECG-QALM: build Q&A blocks, train, generate.",
+    )
+    parser.add_argument("--version", action="version", version=f"hf-ecg {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hf-ecg`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "accepts_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    from ..hub import HubUploadError
+
+    # A command that prints JSON keeps stdout for it: whatever else is printed meanwhile (the Trainer's
+    # metrics line, a library's notice) goes to stderr, so that `hf-ecg evaluate ner ... > ner.json` is JSON.
+    args.result_stream = sys.stdout
+    quiet = contextlib.redirect_stdout(sys.stderr) if getattr(args, "prints_json", False) else contextlib.nullcontext()
+    try:
+        with quiet:
+            return args.func(args, extra) if extra else args.func(args)
+    except (CLIError, CorpusFormatError, FileNotFoundError, ValueError, HubUploadError) as err:
+        print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
+        return 2 if not isinstance(err, CLIError) else 1

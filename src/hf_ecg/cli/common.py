@@ -1,0 +1,138 @@
+"""What several ``hf-ecg`` commands share: the error type, corpus, subset and selection options."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..selection import DEFAULT_RULES
+
+
+class CLIError(Exception):
+    """An error to report in one line and exit non-zero, without a traceback."""
+
+
+def add_corpus_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=("conll", "jsonl"),
+        default=None,
+        help="input format; default: jsonl for .jsonl/.json files, conll otherwise",
+    )
+    parser.add_argument(
+        "--scheme",
+        default=None,
+        metavar="IOB2|IOB1|BIOES",
+        help="tag scheme of the input; default: detected from the tags",
+    )
+    parser.add_argument("--token-column", type=int, default=0, help="CoNLL column of the token (default: 0)")
+    parser.add_argument("--tag-column", type=int, default=-1, help="CoNLL column of the tag (default: -1, the last)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="reject an I- tag that does not continue a span instead of repairing it to B-",
+    )
+
+
+def reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The corpus-reading options of :func:`add_corpus_options`, as ECGBlocksBuilder keywords."""
+    return {
+        "format": args.format,
+        "scheme": args.scheme,
+        "strict": args.strict,
+        "token_column": args.token_column,
+        "tag_column": args.tag_column,
+    }
+
+
+def add_subset_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--first-n", type=int, default=None, metavar="N", help="keep the first N training sentences")
+    group.add_argument(
+        "--fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="keep the first F (0 < F <= 1) of the training sentences, e.g. 0.01 for the paper's 1%% setting",
+    )
+
+
+def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
+    if target_size:
+        parser.add_argument(
+            "--target-size", type=int, default=None, metavar="N", help="keep at most the first N samples that pass"
+        )
+    parser.add_argument(
+        "--near-copy-threshold", type=float, default=0.8, metavar="F",
+        help="near-copy: ROUGE-L to the nearest gold sentence above which a sample is a copy (default 0.8)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--extra-threshold", type=float, default=0.5, metavar="P",
+        help="no-extra: entity probability of an O word at which a sample is dropped (default 0.5)",
+    )  # fmt: skip
+    parser.add_argument("--tagger-model", default="minilm-l6", help="encoder of the gold taggers (default minilm-l6)")
+    parser.add_argument("--tagger-epochs", type=float, default=20.0, help="epochs of each gold tagger (default 20)")
+    parser.add_argument(
+        "--tagger-learning-rate", type=float, default=1e-4, help="learning rate of the gold taggers (default 1e-4)"
+    )
+    parser.add_argument(
+        "--tagger-seeds", default="1", metavar="S1,S2,...", help="one gold tagger per seed, averaged (default 1)"
+    )
+
+
+LABEL_NAMES_HELP = (
+    "the ner_tags ClassLabel names in the order of the gold dataset the samples will be mixed with, so that "
+    "datasets.concatenate_datasets takes both: comma-separated (O,B-PER,I-PER,...), or a dataset whose ner_tags "
+    "give them (a save_to_disk folder, a folder hf-ecg wrote, or a dataset id); default: the order of the "
+    "generator's training dataset, else O then B-/I- of each type, sorted"
+)
+
+
+def label_names_option(value: str | None) -> list[str] | None:
+    """``--label-names``: comma-separated names, or a dataset whose ``ner_tags`` ClassLabel gives them."""
+    if value is None:
+        return None
+    import datasets
+
+    path = Path(value)
+    if "," not in value and (path.exists() or "/" in value):
+        if path.is_dir() and (path / "dataset_info.json").is_file():
+            dataset: Any = datasets.load_from_disk(str(path))
+            dataset = next(iter(dataset.values())) if isinstance(dataset, datasets.DatasetDict) else dataset
+            features = dataset.features
+        else:
+            features = datasets.load_dataset(value, split="train", streaming=True).features
+        feature = (features or {}).get("ner_tags")
+        names = getattr(getattr(feature, "feature", None), "names", None)
+        if not names:
+            raise CLIError(f"--label-names {value}: its ner_tags column is not a sequence of ClassLabel")
+        return list(names)
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
+    from ..selection import SelectionConfig
+
+    try:
+        seeds = [int(s) for s in args.tagger_seeds.split(",") if s.strip()]
+    except ValueError:
+        raise CLIError(f"--tagger-seeds takes comma-separated integers, got {args.tagger_seeds!r}") from None
+    values = {
+        "rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
+        "near_copy_threshold": args.near_copy_threshold, "extra_threshold": args.extra_threshold,
+        "tagger_model": args.tagger_model, "tagger_epochs": args.tagger_epochs,
+        "tagger_learning_rate": args.tagger_learning_rate, "tagger_seeds": seeds,
+    }  # fmt: skip
+    return SelectionConfig(**{**values, **overrides})
+
+
+def report_selection(output: Path) -> None:
+    import json
+
+    from ..generate import MANIFEST_NAME
+
+    selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
+    dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
+    print(f"kept {selection['kept']} of {selection['source_samples']} samples (dropped: {dropped})")
+    print(f"wrote {output}/data/ and {output}/ecg_generation.json; load with datasets.load_dataset({str(output)!r})")

@@ -1,0 +1,162 @@
+"""``hf-ecg evaluate quality|ner``: generation quality and downstream NER."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..evaluation.ner import RECIPES
+from .common import (
+    CLIError,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``hf-ecg evaluate``."""
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="measure synthetic data: generation quality against gold, downstream NER",
+        description="Evaluation commands; each prints its results as JSON (and writes them with --output).",
+    )
+    evaluate_sub = evaluate.add_subparsers(dest="evaluation", metavar="WHAT", required=True)
+    quality = evaluate_sub.add_parser(
+        "quality",
+        help="compare generated sentences with the gold training sentences",
+        description=(
+            "Perplexity under a fixed reference LM (generated, gold, ratio), distinct-3 (generated, gold, ratio), "
+            "ROUGE-L of each generated sentence to its nearest gold sentence (mean, max), the share of generated "
+            "templates copied verbatim from gold, the total variation distance between the entity-type "
+            "distributions, and surface health beside gold: shares of complete sentences (ending like gold's), of "
+            "sentences under 5 tokens, with degenerate repetition and holding a second sentence, mean length and "
+            "the KS distance of the length distributions, and the blocks that were forced or cut. Prints JSON."
+        ),
+    )
+    quality.add_argument("--generated", required=True, metavar="DIR", help="dataset folder written by hf-ecg generate")
+    quality.add_argument("--reference", required=True, metavar="DATA", help="the gold training corpus (file or folder)")
+    quality.add_argument(
+        "--first-n", type=int, default=None, metavar="N", help="use the first N gold sentences (the training subset)"
+    )
+    quality.add_argument(
+        "--ref-model", default="smollm2-135m", metavar="NAME",
+        help="reference LM for perplexity: alias, Hub id or folder; 'none' skips perplexity (default: smollm2-135m, "
+        "the offline base model)",
+    )  # fmt: skip
+    quality.add_argument("--batch-size", type=int, default=16, help="perplexity batch size (default 16)")
+    quality.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    quality.set_defaults(func=_run_evaluate_quality, prints_json=True)
+
+    ner = evaluate_sub.add_parser(
+        "ner",
+        help="train a token classifier on gold and/or synthetic data and score it on a test split",
+        description=(
+            "Fine-tune a token classifier with transformers.Trainer on the union of the --train sources (gold "
+            "corpus files and/or folders written by hf-ecg generate), once per seed, and score it on --test: "
+            "entity-level micro F1 (seqeval's default) and token-level macro F1 over the B-/I- labels (the "
+            "paper's). Prints JSON with every run and mean and std over the seeds."
+        ),
+    )
+    ner.add_argument(
+        "--train", action="append", required=True, metavar="DATA[:N]",
+        help="training data: a corpus file or a generated dataset folder; ':N' keeps its first N sentences "
+        "(repeat for a mix, e.g. --train gold.tsv:45 --train synthetic/)",
+    )  # fmt: skip
+    ner.add_argument(
+        "--synthetic", action="append", default=[], metavar="DATA[:N]",
+        help="synthetic training data (a generated folder, or any corpus), mixed with the --train data as "
+        "--recipe says; repeat for several",
+    )  # fmt: skip
+    ner.add_argument(
+        "--recipe", choices=RECIPES, default="concat",
+        help="how --synthetic enters training: concat (one set with --train, default), oversample (--train "
+        "repeated until it is at least --gold-share of the set), two-stage (--synthetic first, then --train)",
+    )  # fmt: skip
+    ner.add_argument("--gold-share", type=float, default=0.5, help="oversample: gold's least share (default 0.5)")
+    ner.add_argument(
+        "--synthetic-epochs",
+        type=float,
+        default=None,
+        help="two-stage: epochs of the synthetic stage (default: --epochs)",
+    )
+    ner.add_argument(
+        "--test", required=True, metavar="DATA[:N]", help="test corpus (all of it unless ':N' keeps the first N)"
+    )
+    ner.add_argument(
+        "--dev", default=None, metavar="DATA[:N|:START:STOP]",
+        help="dev split: each run is scored on it after every epoch and keeps its best epoch (entity F1). "
+        "'devel.tsv:186:686' takes sentences 186 to 685 of a pool whose first 186 are the training sentences",
+    )  # fmt: skip
+    ner.add_argument(
+        "--patience", type=int, default=0, metavar="EPOCHS",
+        help="with --dev: stop once dev F1 has not risen for this many epochs (default 0: train every epoch)",
+    )  # fmt: skip
+    ner.add_argument(
+        "--freeze-embeddings", action="store_true", help="keep the encoder's word embeddings fixed (faster steps)"
+    )
+    ner.add_argument(
+        "--model", default="minilm-l6", metavar="NAME",
+        help="encoder: minilm-l6 (offline, default), or a Hub id / folder such as bert-base-cased",
+    )  # fmt: skip
+    ner.add_argument("--epochs", type=float, default=20.0, help="training epochs (default 20)")
+    ner.add_argument("--batch-size", type=int, default=8, help="training batch size (default 8)")
+    ner.add_argument("--learning-rate", type=float, default=1e-4, help="learning rate (default 1e-4)")
+    ner.add_argument("--max-length", type=int, default=128, help="sub-word tokens per sentence (default 128)")
+    ner.add_argument("--max-steps", type=int, default=-1, metavar="N",
+                     help="stop after N updates whatever the epochs: a compute budget (default: no limit)")  # fmt: skip
+    ner.add_argument("--seeds", default="1,2,3", metavar="S1,S2,...", help="one run per seed (default 1,2,3)")
+    ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
+
+
+def _run_evaluate_ner(args: argparse.Namespace) -> int:
+    from ..evaluation import load_source
+    from ..evaluation.ner import NERConfig, evaluate_ner
+
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise CLIError(f"--seeds takes comma-separated integers, got {args.seeds!r}") from None
+    if not seeds:
+        raise CLIError("--seeds needs at least one seed")
+    train = [load_source(spec) for spec in args.train]
+    synthetic = [load_source(spec) for spec in args.synthetic]
+    config = NERConfig(
+        model=args.model, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+        max_length=args.max_length, max_steps=args.max_steps, seeds=seeds, recipe=args.recipe,
+        gold_share=args.gold_share, synthetic_epochs=args.synthetic_epochs, patience=args.patience,
+        freeze_embeddings=args.freeze_embeddings,
+    )  # fmt: skip
+    dev = load_source(args.dev) if args.dev else None
+    report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True)
+    _print_json(report, args)
+    return 0
+
+
+def _print_json(results: dict[str, Any], args: argparse.Namespace) -> None:
+    """The command's result on the stdout :func:`main` kept for it (everything else went to stderr)."""
+    import json
+
+    text = json.dumps(results, indent=2)
+    output = args.output
+    print(text, file=getattr(args, "result_stream", None) or sys.stdout)
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text + "\n", encoding="utf-8")
+
+
+def _run_evaluate_quality(args: argparse.Namespace) -> int:
+    from ..evaluation import load_flags, load_labelled
+    from ..evaluation.quality import quality_report
+
+    generated = load_labelled(args.generated)
+    reference = load_labelled(args.reference, first_n=args.first_n)
+    report = quality_report(
+        [(s.tokens, s.tags) for s in generated],
+        [(s.tokens, s.tags) for s in reference],
+        ref_model=None if args.ref_model.lower() == "none" else args.ref_model,
+        batch_size=args.batch_size,
+        flags=load_flags(args.generated),
+    )
+    _print_json(report, args)
+    return 0

@@ -1,0 +1,37 @@
+"""``hf-ecg export``: a generated folder as CoNLL/TSV or JSONL."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``hf-ecg export``."""
+    export = sub.add_parser(
+        "export",
+        help="write a generated dataset as CoNLL/TSV or JSONL, for tools that read files",
+        description=(
+            "Write the samples of a folder hf-ecg generate, filter or baseline wrote, in id order. conll: one "
+            "'token<TAB>tag' line per token and a blank line between sentences, in the tag scheme of the "
+            "generator's training corpus (the file the user trained from; read back by every hf-ecg command). "
+            "jsonl: one {id, tokens, ner_tags, text, spans} object per line, spans as character offsets into text."
+        ),
+    )
+    export.add_argument("--data", required=True, metavar="DIR", help="the generated dataset folder")
+    export.add_argument("--format", choices=("conll", "jsonl"), default="conll", help="file format (default conll)")
+    export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
+    export.add_argument(
+        "--scheme", default=None, metavar="IOB2|IOB1|BIOES",
+        help="conll: the tag scheme to write (default: the generator's training corpus's, else IOB2)",
+    )  # fmt: skip
+    export.set_defaults(func=_run_export)
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from ..export import export_generated
+
+    output = export_generated(args.data, args.output, args.format, scheme=args.scheme)
+    lines = sum(1 for _ in output.open(encoding="utf-8"))
+    print(f"wrote {output} ({args.format}, {lines} lines)")
+    return 0

@@ -1,0 +1,62 @@
+"""``hf-ecg filter``: keep the generated samples the selection rules pass."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..selection import DEFAULT_RULES
+from ..selection import RULES as RULE_CHOICES
+from .common import (
+    LABEL_NAMES_HELP,
+    add_selection_options,
+    label_names_option,
+    report_selection,
+    selection_config,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``hf-ecg filter``."""
+    filter_ = sub.add_parser(
+        "filter",
+        help="keep the generated samples that read like training data and that gold taggers agree with",
+        description=(
+            "Select from a folder written by `hf-ecg generate` (over-generate, then filter). Rules run in the order "
+            "given; a sample counts under the first rule that drops it. duplicate: the same tokens as a gold or an "
+            "earlier sample. near-copy: ROUGE-L to the nearest gold sentence above --near-copy-threshold. tag-leak: "
+            "a word outside the entities that begins with an entity type's name (Chemical), for types whose names "
+            "gold almost never has there. whole: complete, unforced, uncut, at least 5 tokens, no loop, no second "
+            "sentence. empty-slot: no phrase left open before punctuation ('with , but not , .'), the mark of a "
+            "missing mention. consistent: every generated entity predicted by the gold taggers with its span and type. "
+            "no-extra: no O word the taggers give an entity label with probability >= --extra-threshold. exact: "
+            "the predicted tags equal the generated ones. The taggers are token classifiers trained on --gold, one "
+            "per --tagger-seeds (several: an ensemble). OUTPUT is a generated dataset like any other (load_dataset, "
+            "push-dataset); its ecg_generation.json and card say what each rule dropped."
+        ),
+    )
+    filter_.add_argument("--generated", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
+    filter_.add_argument(
+        "--gold", required=True, metavar="DATA[:N]",
+        help="the gold sentences the generator was trained on ('train.tsv:45' keeps the first 45)",
+    )  # fmt: skip
+    filter_.add_argument("--output", "-o", required=True, metavar="DIR", help="folder for the kept samples")
+    filter_.add_argument(
+        "--rule", dest="rules", action="append", choices=RULE_CHOICES, default=None, metavar="RULE",
+        help=f"a rule, repeat for several, in order ({', '.join(RULE_CHOICES)}; default: {' '.join(DEFAULT_RULES)})",
+    )  # fmt: skip
+    add_selection_options(filter_)
+    filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
+    filter_.add_argument("--overwrite", action="store_true", help="replace what OUTPUT holds")
+    filter_.set_defaults(func=_run_filter)
+
+
+def _run_filter(args: argparse.Namespace) -> int:
+    from ..evaluation import load_source
+    from ..selection import filter_generated
+
+    output = filter_generated(args.generated, load_source(args.gold), args.output, selection_config(args),
+                              overwrite=args.overwrite, label_names=label_names_option(args.label_names))  # fmt: skip
+    report_selection(Path(output))
+    return 0

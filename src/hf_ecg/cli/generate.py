@@ -1,0 +1,177 @@
+"""``hf-ecg generate``: a synthetic labelled dataset from a trained model."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..selection import DEFAULT_RULES
+from ..selection import RULES as RULE_CHOICES
+from .common import (
+    LABEL_NAMES_HELP,
+    CLIError,
+    add_selection_options,
+    label_names_option,
+    report_selection,
+    selection_config,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``hf-ecg generate``."""
+    generate = sub.add_parser(
+        "generate",
+        help="write a synthetic labelled dataset with a trained model (Parquet shards, resumable)",
+        description=(
+            "Ask a model trained by `hf-ecg train` for NUM labelled sentences. Entity sequences come from a "
+            "sampler over the training statistics (or --entities); tags are filled with mentions. Shards are "
+            "written to OUTPUT/data/ as they finish; running the same command again after a crash resumes. "
+            "Under `accelerate launch -m hf_ecg.cli generate ...` the shards are split across processes. "
+            "Load the result with datasets.load_dataset(OUTPUT, split='train')."
+        ),
+    )
+    generate.add_argument("--model", required=True, metavar="DIR", help="model folder or Hub id trained by hf_ecg")
+    generate.add_argument("--num-samples", "-n", required=True, type=int, metavar="N", help="samples to write")
+    generate.add_argument("--output", "-o", required=True, metavar="DIR", help="dataset folder")
+    generate.add_argument(
+        "--sampler", choices=("gold", "urg", "uniform"), default="gold",
+        help="entity sequences: gold (as in the training data, the paper), urg (favour rare types, paper A.1), "
+        "uniform (gold lengths, uniform types); default: gold",
+    )  # fmt: skip
+    generate.add_argument(
+        "--entities", action="append", default=None, metavar="T1,T2,...",
+        help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
+    )  # fmt: skip
+    generate.add_argument(
+        "--mentions", default="random", metavar="random|weighted|FILE.json",
+        help="fill tags with mentions of the training mention bank drawn uniformly (random, the paper) or by "
+        "frequency (weighted), or from your own {type: [mentions]} JSON file; default: random",
+    )  # fmt: skip
+    generate.add_argument(
+        "--corpus", default=None, metavar="DATA",
+        help="training corpus, for mentions and statistics when the model was saved without a mention bank",
+    )  # fmt: skip
+    generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
+    generate.add_argument("--batch-size", type=int, default=32, help="rows decoded together (default 32)")
+    generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
+    generate.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    generate.add_argument("--top-k", type=int, default=50, help="top-k sampling, 0 disables (default 50)")
+    generate.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1.0)")
+    generate.add_argument(
+        "--max-block-tokens",
+        type=int,
+        default=64,
+        help="longest block in tokens; a block reaching it is drawn again, then its tag forced (default 64: as long "
+        "as 99%% of JNLPBA's gold blocks)",
+    )
+    generate.add_argument(
+        "--block-end", choices=("target", "any-stop"), default="target",
+        help="what ends a block: target (default): only the generator's own choice of the requested tag (of "
+        "<ENDTEXT> in the last block), so sentences end where the generator ends them; any-stop: also any other "
+        "tag or <ENDTEXT> it writes, replaced by the requested one and counted in the cut_blocks column",
+    )  # fmt: skip
+    generate.add_argument(
+        "--end-at-sentence-end", action="store_true",
+        help="let a sentence end only after a token that ends the training sentences (e.g. '.'): a weak generator "
+        "then writes on instead of stopping mid-phrase",
+    )  # fmt: skip
+    generate.add_argument(
+        "--max-attempts", type=int, default=10,
+        help="tries per block: a block at --max-block-tokens, or one the redraw rules reject, is drawn again while "
+        "tries are left (default 10)",
+    )  # fmt: skip
+    generate.add_argument(
+        "--no-redraw-unended", dest="redraw_unended", action="store_false",
+        help="keep a sentence the generator ends without a sentence ending (by default its last block is drawn "
+        "again, up to --max-attempts tries, when it does not end like the training sentences)",
+    )  # fmt: skip
+    generate.add_argument(
+        "--no-redraw-repetition", dest="redraw_repetition", action="store_false",
+        help="keep blocks that repeat an n-gram 3 times in a row (by default such a block is drawn again, up to "
+        "--max-attempts tries)",
+    )  # fmt: skip
+    generate.add_argument(
+        "--no-redraw-run-on", dest="redraw_run_on", action="store_false",
+        help="keep blocks that end a sentence and begin another ('cells . The', 'cells . IM-9'; by default such a "
+        "block is drawn again, up to --max-attempts tries, for models whose training sentences almost never hold "
+        "two)",
+    )  # fmt: skip
+    generate.add_argument(
+        "--mode", choices=("batched", "sequential"), default="batched",
+        help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
+    )  # fmt: skip
+    selection = generate.add_argument_group(
+        "selection", "over-generate, then keep the samples the selection rules pass (see `hf-ecg filter`)"
+    )
+    selection.add_argument(
+        "--over-generate", type=int, default=1, metavar="K",
+        help="write K × NUM samples to OUTPUT-unfiltered, then keep the first NUM that pass the rules in OUTPUT "
+        "(default 1: no selection unless --filter is given); needs --gold",
+    )  # fmt: skip
+    selection.add_argument(
+        "--filter", dest="rules", action="append", choices=RULE_CHOICES, default=None, metavar="RULE",
+        help="a selection rule (repeat for several, in order; default with --over-generate: "
+        f"{' '.join(DEFAULT_RULES)})",
+    )  # fmt: skip
+    selection.add_argument(
+        "--gold", default=None, metavar="DATA[:N]",
+        help="the gold sentences the generator was trained on, to judge copies and train the selection taggers",
+    )  # fmt: skip
+    add_selection_options(selection, target_size=False)
+    generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
+    generate.add_argument("--overwrite", action="store_true", help="replace a dataset with other settings in OUTPUT")
+    generate.add_argument(
+        "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
+    )
+    generate.set_defaults(func=_run_generate)
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from ..decoding import DecodingConfig
+    from ..generate import generate_dataset
+
+    entities = None
+    if args.entities is not None:
+        entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
+    mentions = args.mentions
+    if mentions not in ("random", "weighted") and not Path(mentions).is_file():
+        raise CLIError(f"--mentions must be random, weighted or a JSON file; no such file: {mentions}")
+    if args.corpus is not None and not Path(args.corpus).is_file():
+        raise CLIError(f"no such file: {args.corpus}")
+    decoding = DecodingConfig(
+        mode=args.mode, batch_size=args.batch_size, temperature=args.temperature, top_k=args.top_k,
+        top_p=args.top_p, max_block_tokens=args.max_block_tokens, block_end=args.block_end,
+        end_at_sentence_end=args.end_at_sentence_end, max_attempts=args.max_attempts,
+        redraw_unended=args.redraw_unended, redraw_repetition=args.redraw_repetition,
+        redraw_run_on=args.redraw_run_on,
+    )  # fmt: skip
+    if args.over_generate < 1:
+        raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
+    select = args.over_generate > 1 or args.rules is not None
+    if select and args.gold is None:
+        raise CLIError("--over-generate and --filter need --gold, the sentences the generator was trained on")
+    raw = Path(f"{Path(args.output)}-unfiltered") if select else Path(args.output)
+    output = generate_dataset(
+        args.model, raw, args.num_samples * args.over_generate, sampler=args.sampler, entities=entities,
+        mentions=mentions, corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard,
+        decoding=decoding, overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
+        label_names=label_names_option(args.label_names),
+    )  # fmt: skip
+    from accelerate import PartialState
+
+    if not PartialState().is_main_process:
+        return 0
+    written = args.num_samples * args.over_generate
+    print(f"wrote {written} samples to {output}/data/ (Parquet shards) and {output}/ecg_generation.json")
+    if not select:
+        print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
+        return 0
+    from ..evaluation import load_source
+    from ..selection import filter_generated
+
+    config = selection_config(args, target_size=args.num_samples)
+    selected = filter_generated(raw, load_source(args.gold), args.output, config,
+                                overwrite=args.overwrite)  # fmt: skip
+    report_selection(Path(selected))
+    return 0

