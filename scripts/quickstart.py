@@ -53,7 +53,7 @@ def main() -> int:
     )
     try:
         build_demo_model(model_dir, corpus, first_n=args.first_n, max_steps=args.max_steps)
-    except RuntimeError as err:
+    except (ValueError, OSError) as err:  # a corpus or a model that cannot be read
         print(err, file=sys.stderr)
         return 1
     print(f"[2/2] generating {args.num_samples} labelled sentences", flush=True)

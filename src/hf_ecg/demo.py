@@ -38,18 +38,17 @@ def build_demo_model(
 ) -> Path:
     """Train the demo generator into ``output_dir`` (about 4 minutes on 2 CPU cores) and return it.
 
-    ``hf-ecg train --data CORPUS --first-n 600 --model smollm2-135m --lora --max-steps 40
-    --learning_rate 1e-3 --validation_split 0``: a short run, far from converged (a
+    :func:`~hf_ecg.trainer.train_ecg_model` as ``hf-ecg train --data CORPUS --first-n 600 --model smollm2-135m
+    --lora --max-steps 40 --learning_rate 1e-3 --validation_split 0`` runs it: a short run, far from converged (a
     tenth of an epoch), that keeps the demo within minutes; ``hf-ecg train``'s defaults train to the
     lowest held-out loss instead.
     """
-    from .cli import main
+    from .trainer import train_ecg_model
+    from .training_args import ECGTrainingArguments
 
-    code = main(
-        ["train", "--data", str(corpus or shipped_corpus()), "--first-n", str(first_n), "--model", DEMO_BASE_MODEL,
-         "--lora", "--max-steps", str(max_steps), "--output", str(output_dir),
-         "--learning_rate", "1e-3", "--save_strategy", "no", "--logging_steps", "5", "--validation_split", "0"]
+    args = ECGTrainingArguments(
+        output_dir=str(output_dir), lora=True, max_steps=max_steps, learning_rate=1e-3, save_strategy="no",
+        logging_steps=5, validation_split=0.0,
     )  # fmt: skip
-    if code:
-        raise RuntimeError(f"training the demo model into {output_dir} failed (hf-ecg train exited {code})")
+    train_ecg_model(corpus or shipped_corpus(), DEMO_BASE_MODEL, args, first_n=first_n)
     return Path(output_dir)
