@@ -11,7 +11,8 @@ from hf_ecg.baselines import mention_replacement
 from hf_ecg.blocks import decompose
 from hf_ecg.cli import main
 from hf_ecg.corpus import Corpus, Sentence, read_conll
-from hf_ecg.generate import bio_labels
+from hf_ecg.dataset_card import ECGDatasetCardData
+from hf_ecg.dataset_format import bio_labels, read_generated
 from hf_ecg.mentions import MentionBank
 from hf_ecg.tags import tags_to_spans
 from tiny import toy_corpus
@@ -58,6 +59,11 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
     data = datasets.load_dataset(str(out), split="train")
     assert data.num_rows == 7 and data.features["ner_tags"].feature.names == bio_labels(["Chemical", "Disease"])
     assert "wrote 7 mention-replacement samples" in capsys.readouterr().out
+    # the generated-dataset format: its manifest, so the readers of generated folders take it too
+    manifest, table = read_generated(out)
+    assert manifest["method"] == "mention-replacement" and manifest["num_samples"] == table.num_rows == 7
+    card = ECGDatasetCardData.from_generated(out)
+    assert card.num_samples == 7 and sum(card.entity_counts.values()) > 0
 
 
 def test_lm_sample_is_the_whole_template_after_its_tags():

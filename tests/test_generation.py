@@ -536,7 +536,7 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
     settings = {"samples_per_shard": 4, "seed": 1, "decoding": DecodingConfig(max_block_tokens=5, batch_size=3)}
     generate_dataset(model_dir, tmp_path / "whole", 14, **settings)
 
-    real_write = generate_module._write_shard
+    real_write = generate_module.write_shard
     written = []
 
     def crash_after_two(rows, features, data_dir, shard, rank):
@@ -546,11 +546,11 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
         written.append(shard)
         real_write(rows, features, data_dir, shard, rank)
 
-    monkeypatch.setattr(generate_module, "_write_shard", crash_after_two)
+    monkeypatch.setattr(generate_module, "write_shard", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
         generate_dataset(model_dir, tmp_path / "resumed", 14, **settings)
     assert len(list((tmp_path / "resumed" / "data").glob("train-*.parquet"))) == 2
-    monkeypatch.setattr(generate_module, "_write_shard", real_write)
+    monkeypatch.setattr(generate_module, "write_shard", real_write)
     generate_dataset(model_dir, tmp_path / "resumed", 14, **settings)
     resumed = load(tmp_path / "resumed")
     assert sorted(resumed["id"]) == list(range(14))  # exactly N, no duplicates

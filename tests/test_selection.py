@@ -205,7 +205,7 @@ SAMPLES = [
 def generated(tmp_path_factory):
     """A folder `generate_dataset` wrote (12 samples, shards of 5) whose rows are then replaced by SAMPLES,
     in the same schema: a random tiny generator writes nothing a selection would keep."""
-    from hf_ecg.generate import _write_shard, dataset_features
+    from hf_ecg.dataset_format import dataset_features, write_shard
     from hf_ecg.tags import tags_to_spans, text_spans
 
     directory = tmp_path_factory.mktemp("generated")
@@ -222,7 +222,7 @@ def generated(tmp_path_factory):
                      "template": text, "text": text, "spans": text_spans(tokens, tags_to_spans(tags)[0]),
                      "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == "."})  # fmt: skip
     for shard, start in enumerate(range(0, 12, 5)):
-        _write_shard(rows[start : start + 5], features, output / "data", shard, 0)
+        write_shard(rows[start : start + 5], features, output / "data", shard, 0)
     return output
 
 

@@ -58,7 +58,7 @@ _LAZY = {
     "EntityControlledGenerationPipeline": "pipeline",
     "MentionFiller": "filling",
     "generate_dataset": "generate",
-    "align_labels": "generate",
+    "align_labels": "dataset_format",
     "export_generated": "export",
     "SelectionConfig": "selection",
     "filter_generated": "selection",

@@ -81,15 +81,20 @@ def mention_replacement(
 def write_dataset(
     rows: list[dict[str, Any]], entity_types: list[str], output_dir: str | os.PathLike, settings: dict[str, Any]
 ) -> Path:
-    """Write ``rows`` as ``output_dir/data/train-00000.parquet`` (the ``hf-ecg generate`` schema) and
+    """Write ``rows`` as ``output_dir/data/train-00000.parquet`` in the generated-dataset format
+    (:mod:`hf_ecg.dataset_format`: the ``hf-ecg generate`` schema and an ``ecg_generation.json`` manifest,
+    so that :func:`~hf_ecg.dataset_format.read_generated`, selection and export take it), and
     ``output_dir/baseline.json`` (the settings); ``datasets.load_dataset(output_dir)`` reads it."""
-    from .generate import _write_shard, dataset_features
+    from .dataset_format import bio_labels, dataset_features, write_manifest, write_shard
 
     output_dir = Path(output_dir)
     data_dir = output_dir / "data"
     if data_dir.is_dir():
         for old in data_dir.glob("*.parquet"):
             old.unlink()
-    _write_shard(rows, dataset_features(entity_types), data_dir, 0, 0)
+    write_shard(rows, dataset_features(entity_types), data_dir, 0, 0)
+    write_manifest(output_dir, {"method": settings.get("method", "baseline"), "model": None,
+                                "entity_types": sorted(entity_types), "label_names": bio_labels(entity_types),
+                                "num_samples": len(rows), "settings": settings})  # fmt: skip
     (output_dir / "baseline.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return output_dir

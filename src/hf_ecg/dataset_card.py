@@ -102,8 +102,8 @@ class ECGDatasetCardData:
     def from_generated(cls, data_dir: str | os.PathLike, **overrides: Any) -> ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
         from .config import ECGConfig
+        from .dataset_format import generated_label_names, read_generated
         from .evaluation.quality import MIN_TOKENS, has_repetition
-        from .generate import generated_label_names, read_generated
         from .modeling import upstream_model_id
         from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
@@ -204,7 +204,7 @@ class ECGDatasetCardData:
         from datasets.info import DatasetInfosDict
         from datasets.utils.metadata import MetadataConfigs
 
-        from .generate import dataset_features
+        from .dataset_format import dataset_features
 
         card_data = DatasetCardData(
             license=self.license,
@@ -228,7 +228,7 @@ class ECGDatasetCardData:
 
     def to_dataset_card(self) -> DatasetCard:
         """Render the card from :data:`DATASET_CARD_TEMPLATE`."""
-        from .generate import ner_label_names
+        from .dataset_format import ner_label_names
 
         return DatasetCard.from_template(
             self.card_data(),

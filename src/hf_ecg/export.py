@@ -49,7 +49,7 @@ def export_generated(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .generate import MANIFEST_NAME
+    from .dataset_format import MANIFEST_NAME
 
     if format not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format!r}; known: {', '.join(EXPORT_FORMATS)}")

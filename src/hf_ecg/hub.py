@@ -51,7 +51,7 @@ def prepare_dataset_folder(
     names). ``card_fields`` set :class:`~hf_ecg.dataset_card.ECGDatasetCardData` fields (``license``,
     ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
     """
-    from .generate import MANIFEST_NAME
+    from .dataset_format import MANIFEST_NAME
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first

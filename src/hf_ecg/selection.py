@@ -314,7 +314,7 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
-    from .generate import MANIFEST_NAME, SHARD_PATTERN, align_labels, generated_label_names, read_generated
+    from .dataset_format import MANIFEST_NAME, SHARD_PATTERN, align_labels, generated_label_names, read_generated
 
     config = config or SelectionConfig()
     source, output = Path(generated_dir), Path(output_dir)
@@ -366,7 +366,7 @@ def filter_generated(
 
 
 def _finished_selection(output: Path) -> dict[str, Any] | None:
-    from .generate import MANIFEST_NAME
+    from .dataset_format import MANIFEST_NAME
 
     path = output / MANIFEST_NAME
     if not path.is_file():

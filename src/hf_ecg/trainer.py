@@ -272,7 +272,7 @@ def _evaluate_and_keep_best(args: ECGTrainingArguments) -> None:
 def _iob2_label_names(corpus: Any) -> list[str] | None:
     """The corpus's ClassLabel names when generated IOB2 tags can use them (the names hold O, B-X and I-X for
     every type), else None; an IOB1/IOBES ClassLabel cannot name IOB2 tags, so its order is not kept."""
-    from .generate import ner_label_names
+    from .dataset_format import ner_label_names
 
     if not corpus.label_names:
         return None

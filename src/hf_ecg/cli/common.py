@@ -130,7 +130,7 @@ def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
 def report_selection(output: Path) -> None:
     import json
 
-    from ..generate import MANIFEST_NAME
+    from ..dataset_format import MANIFEST_NAME
 
     selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"

@@ -243,7 +243,7 @@ def train_tagger(
         TrainingArguments,
     )
 
-    from ..generate import bio_labels
+    from ..dataset_format import bio_labels
     from ..modeling import resolve_model
 
     stages = [(sentences, epochs) for sentences, epochs in training_stages(train, synthetic, config) if sentences]

@@ -1,0 +1,206 @@
+"""The generated-dataset format, in one place: a folder with ``ecg_generation.json`` (the manifest:
+entity types, ``ner_tags`` label names, sample count, how the data was made) and ``data/train-NNNNN.parquet``
+shards in the :func:`dataset_features` schema. :func:`~hf_ecg.generate_dataset`, the baselines and
+selection write it; the cards, the Hub folders, export and evaluation read it through here. Imports
+neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+__all__ = [
+    "ADDED_COLUMNS",
+    "MANIFEST_NAME",
+    "SHARD_PATTERN",
+    "align_labels",
+    "bio_labels",
+    "columns_of_folder",
+    "dataset_features",
+    "generated_label_names",
+    "ner_label_names",
+    "read_generated",
+    "read_manifest",
+    "shard_rows",
+    "write_manifest",
+    "write_shard",
+]
+
+MANIFEST_NAME = "ecg_generation.json"
+SHARD_PATTERN = "train-{:05d}.parquet"
+
+
+def bio_labels(entity_types: Sequence[str]) -> list[str]:
+    """``["O", "B-A", "I-A", "B-B", ...]`` for the sorted entity types: the ClassLabel names."""
+    return ["O", *(f"{prefix}-{label}" for label in sorted(entity_types) for prefix in ("B", "I"))]
+
+
+def ner_label_names(entity_types: Sequence[str], label_names: Sequence[str] | None = None) -> list[str]:
+    """The ``ClassLabel`` names of generated ``ner_tags``: ``label_names`` (a gold dataset's, in its order,
+    so that the two concatenate) when given, else :func:`bio_labels`. ``label_names`` must hold ``O`` and
+    the IOB2 ``B-``/``I-`` label of every type in ``entity_types``; it may hold more."""
+    if label_names is None:
+        return bio_labels(entity_types)
+    names = list(label_names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"label names must be unique, got {names}")
+    missing = [name for name in bio_labels(entity_types) if name not in names]
+    if missing:
+        raise ValueError(
+            f"the label names {names} lack {missing}: generated tags are IOB2 (O, B-TYPE, I-TYPE) over the "
+            f"types {', '.join(entity_types)}"
+        )
+    return names
+
+
+def generated_label_names(manifest: Mapping[str, Any]) -> list[str]:
+    """The ``ner_tags`` names of a generated folder, from its manifest (folders written before the names
+    were recorded used :func:`bio_labels`)."""
+    return list(manifest.get("label_names") or bio_labels(manifest["entity_types"]))
+
+
+def align_labels(dataset: datasets.Dataset, label_names: Sequence[str] | datasets.Dataset,
+                 column: str = "ner_tags") -> datasets.Dataset:  # fmt: skip
+    """``dataset`` with its ``column`` ids re-numbered to ``label_names`` (a list, or a dataset whose
+    ``column`` is a sequence of ``ClassLabel``), so that it concatenates with a gold dataset::
+
+        synthetic = hf_ecg.align_labels(synthetic, gold)
+        datasets.concatenate_datasets([gold.select_columns(["tokens", "ner_tags"]),
+                                       synthetic.select_columns(["tokens", "ner_tags"])])
+
+    (``Dataset.align_labels_with_mapping`` does this for a ``ClassLabel`` column, not for a sequence of
+    them.) Every label the dataset uses must be among ``label_names``; the ids keep their meaning.
+    """
+    from .corpus import _label_names_of
+
+    if isinstance(label_names, datasets.Dataset):
+        names = _label_names_of(label_names.features.get(column))
+        if names is None:
+            raise ValueError(f"the {column!r} column of {label_names} is not a sequence of ClassLabel")
+    else:
+        names = list(label_names)
+    current = _label_names_of(dataset.features.get(column))
+    if current is None:
+        raise ValueError(f"the {column!r} column of {dataset} is not a sequence of ClassLabel")
+    if current == names:
+        return dataset
+    used = sorted({current[k] for row in dataset.data.column(column).to_pylist() for k in row})
+    unknown = [name for name in used if name not in names]
+    if unknown:
+        raise ValueError(f"labels {unknown} of the dataset are not among the label names {names}")
+    new_id = [names.index(name) if name in names else -1 for name in current]
+    features = dataset.features.copy()
+    features[column] = datasets.Sequence(datasets.ClassLabel(names=names))
+    return dataset.map(lambda row: {column: [new_id[k] for k in row[column]]}, features=features,
+                       desc="Aligning labels")  # fmt: skip
+
+
+def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | None = None) -> datasets.Features:
+    """The schema of a generated dataset; ``ner_tags`` is a ``Sequence(ClassLabel)`` of
+    :func:`ner_label_names` (``label_names`` in their order, or :func:`bio_labels`)."""
+    return datasets.Features(
+        {
+            "id": datasets.Value("int64"),
+            "tokens": datasets.Sequence(datasets.Value("string")),
+            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=ner_label_names(entity_types, label_names))),
+            "entities": datasets.Sequence(datasets.Value("string")),
+            "template": datasets.Value("string"),
+            "text": datasets.Value("string"),
+            # Each entity as character offsets into text and its type (tags.text_spans).
+            "spans": datasets.List(
+                {"start": datasets.Value("int32"), "end": datasets.Value("int32"), "label": datasets.Value("string")}
+            ),
+            "forced_tags": datasets.Value("int32"),
+            "cut_blocks": datasets.Value("int32"),
+            "complete": datasets.Value("bool"),
+        }
+    )
+
+
+#: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
+ADDED_COLUMNS = ("spans",)
+
+
+def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:
+    """``features`` less the :data:`ADDED_COLUMNS` that the folder's first shard lacks, so that a folder
+    an older hf_ecg began resumes with shards of one schema."""
+    import pyarrow.parquet as pq
+
+    for shard in sorted(data_dir.glob("train-*.parquet"))[:1]:
+        try:
+            present = set(pq.read_schema(shard).names)
+        except Exception:  # unreadable: it is written again
+            break
+        return datasets.Features({k: v for k, v in features.items() if k in present or k not in ADDED_COLUMNS})
+    return features
+
+
+def shard_rows(path: Path) -> int | None:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_metadata(path).num_rows
+    except Exception:  # unreadable: treat as missing and write it again
+        return None
+
+
+def read_manifest(output_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a generated folder; ``FileNotFoundError`` naming the folder when it has none."""
+    output_dir = Path(output_dir)
+    manifest_path = output_dir / MANIFEST_NAME
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{manifest_path} not found: {output_dir} is not a dataset `hf-ecg generate` wrote")
+    return json.loads(manifest_path.read_text(encoding="utf-8"))
+
+
+def write_manifest(output_dir: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:
+    """Write ``manifest`` as the folder's ``ecg_generation.json``."""
+    path = Path(output_dir) / MANIFEST_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_generated(output_dir: str | os.PathLike, columns: Sequence[str] | None = None) -> tuple[dict[str, Any], Any]:
+    """The manifest and the rows (a ``pyarrow.Table``, shards in order) of a finished generated folder.
+
+    ``columns`` reads only those of them the shards have (default: all). Raises ``FileNotFoundError`` for a
+    folder without a manifest and ``ValueError`` for an unfinished generation.
+    """
+    import pyarrow.parquet as pq
+
+    output_dir = Path(output_dir)
+    manifest = read_manifest(output_dir)
+    shards = sorted((output_dir / "data").glob("*.parquet"))
+    table = None
+    if shards:
+        present = pq.read_schema(shards[0]).names
+        wanted = None if columns is None else [c for c in columns if c in present]
+        table = pq.ParquetDataset(shards).read(columns=wanted)
+    if table is None or table.num_rows != manifest["num_samples"]:
+        found = 0 if table is None else table.num_rows
+        raise ValueError(
+            f"{output_dir} holds {found} of {manifest['num_samples']} samples: finish the generation first "
+            "(run the same `hf-ecg generate` command again)"
+        )
+    return manifest, table
+
+
+def write_shard(rows: list[dict[str, Any]], features: datasets.Features, data_dir: Path, shard: int, rank: int) -> None:
+    """Write ``rows`` as shard number ``shard`` of ``data_dir`` (atomically: a shard on disk is complete);
+    ``rank`` names the temporary file of a process under ``accelerate``."""
+    import pyarrow.parquet as pq
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    final = data_dir / SHARD_PATTERN.format(shard)
+    tmp = data_dir / f".tmp-{rank}-{final.name}"
+    rows = [{name: row[name] for name in features} for row in rows]
+    table = datasets.Dataset.from_list(rows, features=features).data.table  # carries the features metadata
+    pq.write_table(table, tmp)
+    os.replace(tmp, final)  # atomic: a shard on disk is complete
