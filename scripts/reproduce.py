@@ -99,7 +99,7 @@ def ner_rows(recipe: str, recipes: tuple[str, ...], scales: list[int], pool: int
         Row("gold+mr", "gold + mention replacement (concat)", True, "mr", core=True),
         Row("gold+sel", f"gold + ECG-QALM, selected ({recipe})", True, "sel", recipe=recipe, core=True),
         Row("gold+qalm", f"gold + ECG-QALM, no selection ({recipe})", True, "qalm", recipe=recipe, core=True),
-        Row("gold+lm", "gold + ECG-LM", True, "lm", core=True),
+        Row("gold+lm", f"gold + ECG-LM ({recipe})", True, "lm", recipe=recipe, core=True),  # the ablation, mixed alike
     ]
     rows += [Row(f"{m}-only", f"{label} only", False, m) for m, label in METHODS.items()]
     rows += [Row(f"gold+sel-{r}", f"gold + ECG-QALM, selected ({r})", True, "sel", recipe=r)

@@ -26,7 +26,8 @@ class DecodingConfig:
         metadata={
             "help": "'batched' (constrained, refilled batches) or "
             "'sequential' (the paper: one sample at a time, "
-            "regenerate a block until its tag appears)."
+            "regenerate a block until its tag appears).",
+            "choices": list(DECODING_MODES),
         },
     )
     batch_size: int = field(default=32, metadata={"help": "Rows decoded together (batched mode)."})

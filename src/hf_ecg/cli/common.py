@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +139,34 @@ def report_selection(output: Path) -> None:
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
     print(f"kept {selection['kept']} of {selection['source_samples']} samples (dropped: {dropped})")
     print(f"wrote {output}/data/ and {output}/ecg_generation.json; load with datasets.load_dataset({str(output)!r})")
+
+
+def add_config_options(parser: Any, config_class: type, names: Sequence[str]) -> None:
+    """A ``--field-name`` option per named field of a config dataclass, its type, default, choices and help
+    taken from the field, so that each default is defined once (``HfArgumentParser``'s rule, kept within a
+    subcommand). A boolean field that is on by default gets ``--no-field-name``."""
+    fields = {f.name: f for f in dataclasses.fields(config_class)}
+    hints = typing.get_type_hints(config_class)
+    defaults = config_class()
+    for name in names:
+        field, default = fields[name], getattr(defaults, name)
+        flag = name.replace("_", "-")
+        text = field.metadata.get("help", "").replace("%", "%%")
+        if isinstance(default, bool):
+            if default:
+                parser.add_argument(
+                    f"--no-{flag}", dest=name, action="store_false", help=f"turn off (default on): {text}"
+                )
+            else:
+                parser.add_argument(f"--{flag}", dest=name, action="store_true", help=text)
+            continue
+        kind = hints[name]
+        kind = next((arg for arg in typing.get_args(kind) if arg is not type(None)), kind)  # X | None -> X
+        shown = "none" if default is None else default
+        parser.add_argument(f"--{flag}", dest=name, type=kind, default=default, choices=field.metadata.get("choices"),
+                            help=text if "default" in text else f"{text} (default: {shown})")  # fmt: skip
+
+
+def config_values(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:
+    """The values of :func:`add_config_options`' fields, as keyword arguments of the config."""
+    return {name: getattr(args, name) for name in names}

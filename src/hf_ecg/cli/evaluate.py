@@ -7,10 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.ner import RECIPES
+from ..evaluation.ner import NERConfig
 from .common import (
     CLIError,
+    add_config_options,
+    config_values,
 )
+
+#: The NERConfig fields ``hf-ecg evaluate ner`` takes as options (--seeds is parsed apart: a list).
+NER_OPTIONS = ("recipe", "gold_share", "synthetic_epochs", "patience", "freeze_embeddings", "model", "epochs",
+               "batch_size", "learning_rate", "max_length", "max_steps", "group_by_length")  # fmt: skip
 
 
 def add_parser(sub: Any) -> None:
@@ -68,18 +74,6 @@ def add_parser(sub: Any) -> None:
         "--recipe says; repeat for several",
     )  # fmt: skip
     ner.add_argument(
-        "--recipe", choices=RECIPES, default="concat",
-        help="how --synthetic enters training: concat (one set with --train, default), oversample (--train "
-        "repeated until it is at least --gold-share of the set), two-stage (--synthetic first, then --train)",
-    )  # fmt: skip
-    ner.add_argument("--gold-share", type=float, default=0.5, help="oversample: gold's least share (default 0.5)")
-    ner.add_argument(
-        "--synthetic-epochs",
-        type=float,
-        default=None,
-        help="two-stage: epochs of the synthetic stage (default: --epochs)",
-    )
-    ner.add_argument(
         "--test", required=True, metavar="DATA[:N]", help="test corpus (all of it unless ':N' keeps the first N)"
     )
     ner.add_argument(
@@ -87,23 +81,8 @@ def add_parser(sub: Any) -> None:
         help="dev split: each run is scored on it after every epoch and keeps its best epoch (entity F1). "
         "'devel.tsv:186:686' takes sentences 186 to 685 of a pool whose first 186 are the training sentences",
     )  # fmt: skip
-    ner.add_argument(
-        "--patience", type=int, default=0, metavar="EPOCHS",
-        help="with --dev: stop once dev F1 has not risen for this many epochs (default 0: train every epoch)",
-    )  # fmt: skip
-    ner.add_argument(
-        "--freeze-embeddings", action="store_true", help="keep the encoder's word embeddings fixed (faster steps)"
-    )
-    ner.add_argument(
-        "--model", default="minilm-l6", metavar="NAME",
-        help="encoder: minilm-l6 (offline, default), or a Hub id / folder such as bert-base-cased",
-    )  # fmt: skip
-    ner.add_argument("--epochs", type=float, default=20.0, help="training epochs (default 20)")
-    ner.add_argument("--batch-size", type=int, default=8, help="training batch size (default 8)")
-    ner.add_argument("--learning-rate", type=float, default=1e-4, help="learning rate (default 1e-4)")
-    ner.add_argument("--max-length", type=int, default=128, help="sub-word tokens per sentence (default 128)")
-    ner.add_argument("--max-steps", type=int, default=-1, metavar="N",
-                     help="stop after N updates whatever the epochs: a compute budget (default: no limit)")  # fmt: skip
+    add_config_options(ner.add_argument_group("the tagger and its training (hf_ecg.evaluation.NERConfig)"), NERConfig,
+                       NER_OPTIONS)  # fmt: skip
     ner.add_argument("--seeds", default="1,2,3", metavar="S1,S2,...", help="one run per seed (default 1,2,3)")
     ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
@@ -111,7 +90,7 @@ def add_parser(sub: Any) -> None:
 
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..evaluation import load_source
-    from ..evaluation.ner import NERConfig, evaluate_ner
+    from ..evaluation.ner import evaluate_ner
 
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -121,12 +100,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         raise CLIError("--seeds needs at least one seed")
     train = [load_source(spec) for spec in args.train]
     synthetic = [load_source(spec) for spec in args.synthetic]
-    config = NERConfig(
-        model=args.model, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        max_length=args.max_length, max_steps=args.max_steps, seeds=seeds, recipe=args.recipe,
-        gold_share=args.gold_share, synthetic_epochs=args.synthetic_epochs, patience=args.patience,
-        freeze_embeddings=args.freeze_embeddings,
-    )  # fmt: skip
+    config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
     report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True)
     _print_json(report, args)

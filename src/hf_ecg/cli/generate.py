@@ -6,16 +6,24 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..decoding_config import DecodingConfig
 from ..selection import DEFAULT_RULES
 from ..selection import RULES as RULE_CHOICES
 from .common import (
     LABEL_NAMES_HELP,
     CLIError,
+    add_config_options,
     add_selection_options,
+    config_values,
     label_names_option,
     report_selection,
     selection_config,
 )
+
+#: The DecodingConfig fields ``hf-ecg generate`` takes as options (its --seed is the generation's).
+DECODING_OPTIONS = ("batch_size", "temperature", "top_k", "top_p", "max_block_tokens", "block_end",
+                    "end_at_sentence_end", "max_attempts", "redraw_unended", "redraw_repetition", "redraw_run_on",
+                    "mode")  # fmt: skip
 
 
 def add_parser(sub: Any) -> None:
@@ -53,54 +61,10 @@ def add_parser(sub: Any) -> None:
         help="training corpus, for mentions and statistics when the model was saved without a mention bank",
     )  # fmt: skip
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
-    generate.add_argument("--batch-size", type=int, default=32, help="rows decoded together (default 32)")
     generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
-    generate.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
-    generate.add_argument("--top-k", type=int, default=50, help="top-k sampling, 0 disables (default 50)")
-    generate.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1.0)")
-    generate.add_argument(
-        "--max-block-tokens",
-        type=int,
-        default=64,
-        help="longest block in tokens; a block reaching it is drawn again, then its tag forced (default 64: as long "
-        "as 99%% of JNLPBA's gold blocks)",
+    add_config_options(
+        generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS
     )
-    generate.add_argument(
-        "--block-end", choices=("target", "any-stop"), default="target",
-        help="what ends a block: target (default): only the generator's own choice of the requested tag (of "
-        "<ENDTEXT> in the last block), so sentences end where the generator ends them; any-stop: also any other "
-        "tag or <ENDTEXT> it writes, replaced by the requested one and counted in the cut_blocks column",
-    )  # fmt: skip
-    generate.add_argument(
-        "--end-at-sentence-end", action="store_true",
-        help="let a sentence end only after a token that ends the training sentences (e.g. '.'): a weak generator "
-        "then writes on instead of stopping mid-phrase",
-    )  # fmt: skip
-    generate.add_argument(
-        "--max-attempts", type=int, default=10,
-        help="tries per block: a block at --max-block-tokens, or one the redraw rules reject, is drawn again while "
-        "tries are left (default 10)",
-    )  # fmt: skip
-    generate.add_argument(
-        "--no-redraw-unended", dest="redraw_unended", action="store_false",
-        help="keep a sentence the generator ends without a sentence ending (by default its last block is drawn "
-        "again, up to --max-attempts tries, when it does not end like the training sentences)",
-    )  # fmt: skip
-    generate.add_argument(
-        "--no-redraw-repetition", dest="redraw_repetition", action="store_false",
-        help="keep blocks that repeat an n-gram 3 times in a row (by default such a block is drawn again, up to "
-        "--max-attempts tries)",
-    )  # fmt: skip
-    generate.add_argument(
-        "--no-redraw-run-on", dest="redraw_run_on", action="store_false",
-        help="keep blocks that end a sentence and begin another ('cells . The', 'cells . IM-9'; by default such a "
-        "block is drawn again, up to --max-attempts tries, for models whose training sentences almost never hold "
-        "two)",
-    )  # fmt: skip
-    generate.add_argument(
-        "--mode", choices=("batched", "sequential"), default="batched",
-        help="batched (constrained decoding, default) or sequential (the paper's regenerate-until-tag loop)",
-    )  # fmt: skip
     selection = generate.add_argument_group(
         "selection", "over-generate, then keep the samples the selection rules pass (see `hf-ecg filter`)"
     )
@@ -128,7 +92,6 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from ..decoding import DecodingConfig
     from ..generate import generate_dataset
 
     entities = None
@@ -139,13 +102,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CLIError(f"--mentions must be random, weighted or a JSON file; no such file: {mentions}")
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
-    decoding = DecodingConfig(
-        mode=args.mode, batch_size=args.batch_size, temperature=args.temperature, top_k=args.top_k,
-        top_p=args.top_p, max_block_tokens=args.max_block_tokens, block_end=args.block_end,
-        end_at_sentence_end=args.end_at_sentence_end, max_attempts=args.max_attempts,
-        redraw_unended=args.redraw_unended, redraw_repetition=args.redraw_repetition,
-        redraw_run_on=args.redraw_run_on,
-    )  # fmt: skip
+    decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))
     if args.over_generate < 1:
         raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
     select = args.over_generate > 1 or args.rules is not None
