@@ -11,7 +11,8 @@ def add_parser(sub: Any) -> None:
     baseline = sub.add_parser(
         "baseline",
         help="write a baseline synthetic dataset (same schema as hf-ecg generate) for comparisons",
-        description="Baselines for the experiment tables; each writes OUTPUT/data/*.parquet and OUTPUT/baseline.json.",
+        description="Baselines for the experiment tables; each writes OUTPUT/data/*.parquet, "
+        "OUTPUT/ecg_generation.json (the generated-dataset manifest) and OUTPUT/baseline.json.",
     )
     baseline_sub = baseline.add_subparsers(dest="baseline", metavar="METHOD", required=True)
     replacement = baseline_sub.add_parser(
