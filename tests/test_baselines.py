@@ -64,6 +64,10 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
     assert manifest["method"] == "mention-replacement" and manifest["num_samples"] == table.num_rows == 7
     card = ECGDatasetCardData.from_generated(out)
     assert card.num_samples == 7 and sum(card.entity_counts.values()) > 0
+    text = str(card.to_dataset_card())  # says what the baseline did, not that a generator wrote it
+    assert "# Augmented NER data: the mention replacement baseline" in text
+    assert f"each gold sentence of `{gold}:3` with each mention replaced, with probability 1.0" in text
+    assert "Generator:" not in text and "ECG-QALM" not in text and "mention-replacement" in text
 
 
 def test_lm_sample_is_the_whole_template_after_its_tags():

@@ -583,6 +583,8 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
     manifest = json.loads(manifest_path.read_text())
     for option in ("end_at_sentence_end", *old_rules):
         del manifest["decoding"][option]  # as an older hf_ecg wrote it
+    assert manifest["mentions"] == {"source": "bank", "strategy": "random", "bank": "generator"}
+    manifest["mentions"] = None  # before the mentions record, the default was written as null
     manifest_path.write_text(json.dumps(manifest))
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)  # the same settings: resumes, no error
     for changed in ({"end_at_sentence_end": True}, {"redraw_unended": True}, {"redraw_run_on": True}, {}):
@@ -603,7 +605,9 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
                  "--no-redraw-unended", "--no-redraw-run-on"])  # fmt: skip
     assert code == 0
     assert f"wrote 5 samples to {out}/data/" in capsys.readouterr().out
-    decoding = json.loads((out / "ecg_generation.json").read_text())["decoding"]
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert manifest["mentions"] == {"source": "file", "path": str(mentions)}
+    decoding = manifest["decoding"]
     assert decoding["block_end"] == "target" and decoding["max_attempts"] == 2
     assert decoding["redraw_unended"] is False and decoding["redraw_repetition"] is True
     assert decoding["redraw_run_on"] is False

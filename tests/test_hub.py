@@ -309,12 +309,30 @@ def test_dataset_card_renders_exactly():
     assert str(card.to_dataset_card()) == EXPECTED_DATASET_CARD
 
 
-def test_dataset_card_says_where_user_mentions_come_from():
-    card = ECGDatasetCardData(entity_types=["A"], num_samples=1, mentions="user mentions 0123456789abcdef")
+@pytest.mark.parametrize(
+    "mentions", [{"source": "user", "digest": "0123456789abcdef"}, "user mentions 0123456789abcdef"]
+)  # the record, and the string a folder written before it holds
+def test_dataset_card_says_where_user_mentions_come_from(mentions):
+    card = ECGDatasetCardData(entity_types=["A"], num_samples=1, mentions=mentions)
     text = str(card.to_dataset_card())
     assert "supplied by the user as a dictionary (recorded only as a digest: `0123456789abcdef`)" in text
     assert "not taken from the training corpus" in text
     assert card.card_data().to_dict()["license"] == "other"
+
+
+def test_mentions_record_reads_every_manifest_form():
+    from hf_ecg.dataset_format import MentionsRecord
+
+    bank = {"source": "bank", "strategy": "weighted", "bank": "corpus"}
+    assert MentionsRecord.from_manifest({"mentions": bank}).to_dict() == bank
+    assert MentionsRecord.from_manifest({"mentions": "weighted", "corpus": "train.tsv"}).to_dict() == bank
+    assert MentionsRecord.from_manifest({"mentions": None}) == MentionsRecord("bank", "random", "generator")
+    assert MentionsRecord.from_manifest({"mentions": "my.json"}) == MentionsRecord("file", path="my.json")
+    assert MentionsRecord.from_manifest({"method": "mention-replacement", "model": None}) is None
+    digest = MentionsRecord.from_mentions({"A": ["x"]}, {"A": {"x": 1}}, False)
+    assert digest.source == "user" and len(digest.digest) == 16 and "x" not in json.dumps(digest.to_dict())
+    with pytest.raises(ValueError, match="unknown mention source"):
+        MentionsRecord("somewhere")
 
 
 def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path, capsys):

@@ -6,14 +6,18 @@ imports neither torch nor transformers (the dataset's readers are imported when 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from .citation import CITATION
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
+
+if TYPE_CHECKING:
+    from .dataset_format import MentionsRecord
 
 __all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData"]
 
@@ -25,6 +29,18 @@ _SAMPLERS = {
     "sentence, so the synthetic distribution mimics the gold one",
     "urg": "drawn from the gold sentences weighted towards under-represented entity types (paper, Appendix A.1)",
     "uniform": "of gold lengths, each position's type uniform over the entity types",
+}
+
+
+#: The baselines of :mod:`hf_ecg.baselines` a card can describe: name, and how the rows were made.
+_BASELINES = {
+    "mention-replacement": (
+        "mention replacement",
+        "each gold sentence of `{data}` with each mention replaced, with probability {probability}, by another "
+        "gold mention of the same type drawn uniformly "
+        "([Dai & Adel, 2020](https://aclanthology.org/2020.coling-main.343/)); "
+        "templates and labels are the gold ones, only the mention strings change; seed {seed}",
+    ),
 }
 
 
@@ -77,7 +93,9 @@ class ECGDatasetCardData:
     corpus_name: str | None = None
     corpus_sentences: int | None = None
     sampler: str | None = None  # None: explicit entity sequences
-    mentions: str | None = None  # as recorded in ecg_generation.json; None means "random"
+    # The manifest's mentions record (dataset_format.MentionsRecord.to_dict()); a strategy name, a file path or
+    # None (random) are read as before the record existed.
+    mentions: dict[str, str] | str | None = None
     seed: int = 0
     decoding: dict[str, Any] = field(default_factory=dict)
     entity_counts: dict[str, int] = field(default_factory=dict)
@@ -91,6 +109,7 @@ class ECGDatasetCardData:
     second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
     num_bytes: int = 0
     selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
+    baseline: dict[str, Any] | None = None  # a baseline folder's settings (their "method" names it); None: generated
     quality: dict[str, float] | None = None
     # The gold corpus the generator learned from (source_datasets); default: the generator card's dataset id,
     # else the corpus name.
@@ -102,7 +121,7 @@ class ECGDatasetCardData:
     def from_generated(cls, data_dir: str | os.PathLike, **overrides: Any) -> ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
         from .config import ECGConfig
-        from .dataset_format import generated_label_names, read_generated
+        from .dataset_format import MentionsRecord, generated_label_names, read_generated
         from .evaluation.quality import MIN_TOKENS, has_repetition
         from .modeling import upstream_model_id
         from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
@@ -130,17 +149,21 @@ class ECGDatasetCardData:
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
         )
+        mentions = MentionsRecord.from_manifest(manifest)
+        baseline = dict(manifest.get("settings") or {}, method=manifest["method"]) if "method" in manifest else None
         values: dict[str, Any] = {
             "entity_types": list(manifest["entity_types"]),
             "num_samples": manifest["num_samples"],
             "label_names": label_names,
-            "generator": manifest["model"],
-            "method": method_name(generator_config.layout if generator_config else None),
+            "generator": manifest["model"] or "",
+            "method": _BASELINES.get(manifest["method"], (manifest["method"],))[0]
+            if baseline is not None
+            else method_name(generator_config.layout if generator_config else None),
             "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
             "corpus_name": statistics.get("name"),
             "corpus_sentences": statistics.get("num_sentences"),
             "sampler": manifest.get("sampler"),
-            "mentions": manifest.get("mentions"),
+            "mentions": mentions.to_dict() if mentions else None,
             "seed": manifest.get("seed", 0),
             "decoding": manifest.get("decoding", {}),
             "entity_counts": entity_counts,
@@ -154,6 +177,7 @@ class ECGDatasetCardData:
             "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
             "selection": manifest.get("selection"),
+            "baseline": baseline,
             "source_datasets": [source] if source else None,
             "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
         }
@@ -175,28 +199,50 @@ class ECGDatasetCardData:
         return self.base_model if looks_like_hub_id(self.base_model) else None
 
     @property
+    def baseline_description(self) -> str:
+        """How a baseline folder's rows were made (empty for generated data)."""
+        if not self.baseline:
+            return ""
+        method = self.baseline.get("method", "baseline")
+        if method not in _BASELINES:
+            return f"the `{method}` baseline, settings: " + ", ".join(f"{k}={v}" for k, v in self.baseline.items())
+        return _BASELINES[method][1].format_map({"data": "?", "probability": 1.0, "seed": 0, **self.baseline})
+
+    @property
     def sampler_description(self) -> str:
         if self.sampler is None:
             return "given explicitly by the user, cycled over the sample ids"
         return _SAMPLERS.get(self.sampler, f"drawn by the `{self.sampler}` sampler")
 
     @property
+    def mentions_record(self) -> MentionsRecord | None:
+        from .dataset_format import MentionsRecord
+
+        if isinstance(self.mentions, Mapping):
+            return MentionsRecord(**self.mentions)
+        return MentionsRecord.from_manifest({"mentions": self.mentions})
+
+    @property
     def real_mentions(self) -> bool:
-        """Whether the mentions come from a real corpus (the generator's mention bank)."""
-        return self.mentions in (None, "random", "weighted")
+        """Whether the mentions come from a real corpus (a mention bank)."""
+        record = self.mentions_record
+        return record is None or record.real
 
     @property
     def mentions_description(self) -> str:
-        if self.mentions in (None, "random"):
-            return "drawn uniformly from the generator's mention bank, the real mentions of its training corpus"
-        if self.mentions == "weighted":
-            return (
-                "drawn from the generator's mention bank, the real mentions of its training corpus, "
-                "in proportion to their frequency there"
+        record = self.mentions_record
+        if record is None or record.source == "bank":
+            whose = (
+                "the training corpus given at generation"
+                if record and record.bank == "corpus"
+                else ("the generator's mention bank, the real mentions of its training corpus")
             )
-        if self.mentions.startswith("user mentions"):
-            return f"supplied by the user as a dictionary (recorded only as a digest: `{self.mentions.split()[-1]}`)"
-        return f"supplied by the user in the file `{Path(self.mentions).name}`"
+            if record is not None and record.strategy == "weighted":
+                return f"drawn from {whose}, in proportion to their frequency there"
+            return f"drawn uniformly from {whose}"
+        if record.source == "user":
+            return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
+        return f"supplied by the user in the file `{Path(record.path or '').name}`"
 
     def card_data(self) -> DatasetCardData:
         """The YAML metadata: license, language, task, size, the data files and the features."""
@@ -216,7 +262,7 @@ class ECGDatasetCardData:
             annotations_creators=["machine-generated"],
             language_creators=["machine-generated"],
             source_datasets=self.source_datasets or ["original"],
-            tags=["synthetic", "ner", "hf_ecg", self.method.lower()],
+            tags=["synthetic", "ner", "hf_ecg", self.method.lower().replace(" ", "-")],
         )
         data_files = [{"split": "train", "path": "data/train-*.parquet"}]
         MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)

@@ -7,9 +7,11 @@ neither torch nor transformers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ __all__ = [
     "ADDED_COLUMNS",
     "MANIFEST_NAME",
     "SHARD_PATTERN",
+    "MentionsRecord",
     "align_labels",
     "bio_labels",
     "columns_of_folder",
@@ -148,6 +151,61 @@ def shard_rows(path: Path) -> int | None:
         return pq.read_metadata(path).num_rows
     except Exception:  # unreadable: treat as missing and write it again
         return None
+
+
+@dataclass(frozen=True)
+class MentionsRecord:
+    """Where the mentions of a generated folder came from, as its manifest's ``mentions`` entry records it.
+
+    ``source`` is ``"bank"`` (real mentions of a corpus drawn with ``strategy`` ``random`` or ``weighted``;
+    ``bank`` says whose: the ``generator``'s saved bank or the ``corpus`` given at generation), ``"file"``
+    (the user's JSON file at ``path``) or ``"user"`` (a dict or bank passed in code, recorded only as a
+    ``digest``: the manifest must not repeat private mentions).
+    """
+
+    source: str
+    strategy: str | None = None
+    bank: str | None = None
+    path: str | None = None
+    digest: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source not in ("bank", "file", "user"):
+            raise ValueError(f"unknown mention source {self.source!r}; known: bank, file, user")
+
+    @classmethod
+    def from_mentions(cls, mentions: Any, bank_dict: Mapping[str, Any] | None, from_corpus: bool) -> MentionsRecord:
+        """The record of a :data:`~hf_ecg.filling.MentionSource` (``None``, a strategy name, a path, a dict
+        or a bank); ``bank_dict`` is the resolved bank's ``to_dict()``, digested for ``user`` sources."""
+        if mentions is None or str(mentions) in ("random", "weighted"):
+            return cls("bank", strategy=str(mentions or "random"), bank="corpus" if from_corpus else "generator")
+        if isinstance(mentions, str | os.PathLike):
+            return cls("file", path=str(mentions))
+        digest = hashlib.sha256(json.dumps(bank_dict, sort_keys=True).encode()).hexdigest()[:16]
+        return cls("user", digest=digest)
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> MentionsRecord | None:
+        """The record of a manifest; ``None`` for folders that record no mentions (the baselines, which
+        keep or swap gold mentions). Reads the strings of folders written before the record existed."""
+        value = manifest.get("mentions")
+        if isinstance(value, Mapping):
+            return cls(**value)
+        if value is None and "method" in manifest:  # a baseline folder: it records its mentions or none
+            return None
+        if value is None or value in ("random", "weighted"):
+            return cls("bank", strategy=value or "random", bank="corpus" if manifest.get("corpus") else "generator")
+        if value.startswith("user mentions "):
+            return cls("user", digest=value.split()[-1])
+        return cls("file", path=value)
+
+    def to_dict(self) -> dict[str, str]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    @property
+    def real(self) -> bool:
+        """Whether the mentions are the real ones of a corpus (a mention bank)."""
+        return self.source == "bank"
 
 
 def read_manifest(output_dir: str | os.PathLike) -> dict[str, Any]:

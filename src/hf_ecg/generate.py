@@ -15,7 +15,6 @@ shard is written to a temporary file and renamed, so a shard on disk is always c
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from typing import Any
 from .dataset_format import (
     MANIFEST_NAME,
     SHARD_PATTERN,
+    MentionsRecord,
     align_labels,
     bio_labels,
     columns_of_folder,
@@ -143,7 +143,7 @@ def generate_dataset(
         "seed": seed,
         "sampler": None if entities is not None else sampler,
         "entities": None if entities is None else [list(s) for s in entities],
-        "mentions": _describe_mentions(mentions, filler),
+        "mentions": MentionsRecord.from_mentions(mentions, filler.bank.to_dict(), corpus is not None).to_dict(),
         "corpus": None if corpus is None else str(corpus),
         "decoding": {k: v for k, v in asdict(decoding).items() if k != "seed"},
         "entity_types": list(ecg_config.entity_types),
@@ -191,13 +191,6 @@ def generate_dataset(
     return output_dir
 
 
-def _describe_mentions(mentions: MentionSource | None, filler: MentionFiller) -> str | None:
-    if mentions is None or isinstance(mentions, str | os.PathLike):
-        return None if mentions is None else str(mentions)
-    digest = hashlib.sha256(json.dumps(filler.bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-    return f"user mentions {digest}"  # a digest: the manifest must not repeat private mentions
-
-
 #: Decoding options that changed the default output when they were added (older folders ran without them).
 _ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on")
 
@@ -211,6 +204,8 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}
         defaults.update(dict.fromkeys(_ADDED_REDRAW_RULES, False))
         previous.setdefault("label_names", bio_labels(previous.get("entity_types", [])))  # folders before it
+        record = MentionsRecord.from_manifest(previous)  # folders before the record: a string or null
+        previous["mentions"] = None if record is None else record.to_dict()
         if isinstance(previous.get("decoding"), dict):
             previous["decoding"] = {**{k: v for k, v in defaults.items() if k not in previous["decoding"]},
                                     **previous["decoding"]}  # fmt: skip

@@ -314,7 +314,13 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
-    from .dataset_format import MANIFEST_NAME, SHARD_PATTERN, align_labels, generated_label_names, read_generated
+    from .dataset_format import (
+        SHARD_PATTERN,
+        align_labels,
+        generated_label_names,
+        read_generated,
+        write_manifest,
+    )
 
     config = config or SelectionConfig()
     source, output = Path(generated_dir), Path(output_dir)
@@ -360,7 +366,7 @@ def filter_generated(
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
     manifest = {**manifest, "num_samples": kept.num_rows, "label_names": settings["label_names"],
                 "selection": {**settings, "kept": kept.num_rows, "dropped": selection.dropped}}  # fmt: skip
-    (output / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_manifest(output, manifest)
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
 
