@@ -2,7 +2,7 @@
 
 A real run, offline on the CPU: train an ECG-QALM generator on the first N BC5CDR training
 sentences (SmolLM2-135M with LoRA), generate a synthetic dataset of the same size, then write both
-Hub repositories with ``hf-ecg push-model --local-dir`` and ``hf-ecg push-dataset --local-dir`` and
+Hub repositories as ``hf-ecg push-model --local-dir`` and ``hf-ecg push-dataset --local-dir`` do, and
 copy their ``README.md`` cards to ``model_cards/<name>/README.md``. Nothing is uploaded; upload the
 folders under ``OUTPUT/hub/`` with ``hf-ecg push-*`` (without ``--local-dir``) to publish them.
 
@@ -17,17 +17,13 @@ import shutil
 import sys
 from pathlib import Path
 
-from hf_ecg.cli import main as hf_ecg
+from hf_ecg.generate import generate_dataset
+from hf_ecg.hub import push_dataset, push_model
+from hf_ecg.trainer import train_ecg_model
+from hf_ecg.training_args import ECGTrainingArguments
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-
-
-def run(args: list[str]) -> None:
-    print("$ hf-ecg " + " ".join(args), flush=True)
-    code = hf_ecg(args)
-    if code:
-        sys.exit(code)
 
 
 def main() -> int:
@@ -49,15 +45,15 @@ def main() -> int:
     if (model_dir / "ecg_config.json").is_file():
         print(f"{model_dir} exists: training skipped (delete it to train again)")
     else:
-        run(["train", "--data", str(args.data), "--first-n", str(args.first_n), "--model", "smollm2-135m", "--lora",
-             "--max-steps", str(args.max_steps), "--output", str(model_dir), "--max_length", "128",
-             "--learning_rate", "1e-3", "--save_strategy", "no", "--logging_steps", "10"])  # fmt: skip
-    run(["generate", "--model", str(model_dir), "-n", str(args.num_samples), "-o", str(data_dir), "--overwrite"])
-    run(["push-model", "--model", str(model_dir), "--repo-id", model_id, "--local-dir", str(hub / "model"),
-         "--overwrite"])  # fmt: skip
-    run(["push-dataset", "--data", str(data_dir), "--repo-id", dataset_id, "--local-dir", str(hub / "dataset"),
-         "--generator", model_id, "--pretty-name", f"{args.name.upper()} synthetic NER data (ECG-QALM)",
-         "--overwrite"])  # fmt: skip
+        training = ECGTrainingArguments(
+            output_dir=str(model_dir), lora=True, max_steps=args.max_steps, max_length=128, learning_rate=1e-3,
+            save_strategy="no", logging_steps=10,
+        )  # fmt: skip
+        train_ecg_model(args.data, "smollm2-135m", training, first_n=args.first_n)
+    generate_dataset(model_dir, data_dir, args.num_samples, overwrite=True)
+    push_model(model_dir, model_id, local_dir=hub / "model", overwrite=True)
+    push_dataset(data_dir, dataset_id, local_dir=hub / "dataset", overwrite=True, generator=model_id,
+                 pretty_name=f"{args.name.upper()} synthetic NER data (ECG-QALM)")  # fmt: skip
     for repo_id, folder in ((model_id, hub / "model"), (dataset_id, hub / "dataset")):
         target = args.cards / repo_id.split("/")[1] / "README.md"
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -134,23 +134,22 @@ def thread_env(workers: int) -> dict[str, str]:
 def train_generators(args: argparse.Namespace, gold_path: Path, outputs: dict[str, Path]) -> dict[str, float]:
     """Train a generator per layout (``qa``: ECG-QALM, ``lm``: ECG-LM) into ``outputs[layout]``, one at a time
     with every thread, so that each one's training time is its own; a trained one is kept. Minutes by layout."""
-    from hf_ecg.cli import main as hf_ecg
+    from hf_ecg.trainer import train_ecg_model
+    from hf_ecg.training_args import ECGTrainingArguments
 
     minutes = {}
     for layout, out in outputs.items():
         if (out / "ecg_config.json").is_file():
             continue
         log(f"training the {layout} generator ({args.generator_epochs:g} epochs, lr {args.generator_learning_rate:g})")
-        length = ["--max-steps", str(args.generator_max_steps)] if args.generator_max_steps > 0 else \
-            ["--epochs", str(args.generator_epochs)]  # fmt: skip
-        command = ["train", "--data", str(gold_path), "--first-n", str(args.first_n), "--model", args.generator_model,
-                   *length, "--output", str(out), "--learning_rate", str(args.generator_learning_rate),
-                   "--logging_steps", "10", "--layout", layout, "--disable_tqdm", "true"]  # fmt: skip
-        if args.lora:
-            command.append("--lora")
+        length = {"max_steps": args.generator_max_steps} if args.generator_max_steps > 0 else \
+            {"num_train_epochs": args.generator_epochs}  # fmt: skip
+        training = ECGTrainingArguments(
+            output_dir=str(out), learning_rate=args.generator_learning_rate, logging_steps=10, layout=layout,
+            disable_tqdm=True, lora=args.lora, **length,
+        )  # fmt: skip
         started = time.perf_counter()
-        if code := hf_ecg(command):
-            sys.exit(code)
+        train_ecg_model(gold_path, args.generator_model, training, first_n=args.first_n)
         minutes[layout] = (time.perf_counter() - started) / 60
         record_training(out, minutes[layout])
     return minutes
@@ -176,6 +175,112 @@ def generate(args: argparse.Namespace, model: Path, output: Path, num_samples: i
                               max_attempts=args.max_attempts)  # fmt: skip
     return generate_dataset(model, output, num_samples, seed=args.seed, decoding=decoding, samples_per_shard=256,
                             progress_bar=False)  # fmt: skip
+
+
+def synthetic_sets(
+    args: argparse.Namespace, gold: Any, qalm: Path, lm: Path, work: Path, largest: int
+) -> dict[str, Path]:
+    """Stage 3 (before selection): the over-generated ECG-QALM pool that every selection draws from, ECG-LM and
+    mention replacement (N each), and the curve's ECG-QALM folder when its ``largest`` multiple is beyond the
+    pool (so that the core run's pool, and what was selected from it, stays as it was). Folders by method."""
+    from hf_ecg.baselines import mention_replacement, write_dataset
+
+    n = len(gold)
+    dirs = {
+        "qalm": generate(args, qalm, work / "synthetic-qalm", args.over_generate * n),
+        "lm": generate(args, lm, work / "synthetic-lm", n),
+    }
+    if largest > args.over_generate:
+        dirs["qalm-curve"] = generate(args, qalm, work / "synthetic-qalm-curve", largest * n)
+    dirs["mr"] = work / "synthetic-mr"
+    if not (dirs["mr"] / "baseline.json").is_file():
+        rows = mention_replacement(gold, n, seed=args.seed)
+        write_dataset(rows, gold.entity_types, dirs["mr"], {"method": "mention-replacement", "seed": args.seed})
+    return dirs
+
+
+def select_sets(args: argparse.Namespace, gold: Any, test: Any, dev: Any, config: Any, dirs: dict[str, Path],
+                rows: list[Row], work: Path, runs_dir: Path) -> tuple[dict[str, Path], list[Row]]:  # fmt: skip
+    """Stage 3 (selection): ``sel``, the pool selected with ``--rule``, and the extended rows' other selections
+    (:data:`SELECTION_VARIANTS`). The gold tagger a rule needs is the gold row's first run (same data, same
+    protocol: trained once, its score saved as that run). Returns the folders with the selected ones added,
+    and ``rows`` less those whose selection kept nothing."""
+    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+    from hf_ecg.selection import DEFAULT_RULES, SelectionConfig, filter_generated
+
+    seeds = config.seeds
+    rules = args.rule or list(DEFAULT_RULES)
+    selection_config = SelectionConfig(rules=rules, tagger_model=config.model, tagger_epochs=config.epochs,
+                                       tagger_learning_rate=config.learning_rate,
+                                       tagger_batch_size=config.batch_size, tagger_seeds=seeds[:1])  # fmt: skip
+    selected_dir = work / "synthetic-qalm-selected"
+    gold_taggers: dict[int, Any] = {}
+
+    def taggers_for(tagger_seeds: list[int]) -> list[Any]:
+        for seed in tagger_seeds:
+            if seed not in gold_taggers:
+                log(f"gold tagger, seed {seed}, for the selection")
+                gold_taggers[seed] = train_tagger([gold], config, seed, entity_types=test.entity_types, dev=dev)
+        return [gold_taggers[seed] for seed in tagger_seeds]
+
+    dirs = dict(dirs)
+    taggers = None
+    if selection_config.needs_taggers and not (selected_dir / "ecg_generation.json").is_file():
+        log(f"gold tagger, seed {seeds[0]}: the selection's tagger and the gold row's first run")
+        taggers = taggers_for(seeds[:1])
+        result = {"seed": seeds[0], **score_tagger(taggers[0], test)}
+        run_path(runs_dir, "gold", seeds[0]).write_text(json.dumps(result, indent=2) + "\n")
+    log(f"selection: {', '.join(rules)}")
+    dirs["sel"] = filter_generated(dirs["qalm"], gold, selected_dir, selection_config, taggers=taggers,
+                                   progress_bar=False)  # fmt: skip
+    for name, (variant_rules, ensemble) in SELECTION_VARIANTS.items():
+        if not any(row.synthetic == f"sel-{name}" for row in rows):
+            continue
+        variant = replace(selection_config, rules=list(variant_rules), tagger_seeds=seeds if ensemble else seeds[:1])
+        folder = work / f"synthetic-qalm-selected-{name}"
+        given = None
+        if variant.needs_taggers and not (folder / "ecg_generation.json").is_file():
+            given = taggers_for(variant.tagger_seeds)
+        log(f"selection {name}: {', '.join(variant.rules)}{' (ensemble)' * ensemble}")
+        try:
+            dirs[f"sel-{name}"] = filter_generated(dirs["qalm"], gold, folder, variant, taggers=given,
+                                                   progress_bar=False)  # fmt: skip
+        except ValueError as error:  # every sample dropped: nothing to train on
+            log(f"selection {name}: {error}; its rows are not run")
+            rows = [row for row in rows if row.synthetic != f"sel-{name}"]
+    return dirs, rows
+
+
+def measure_quality(path: Path, args: argparse.Namespace, gold: Any, sets: dict[str, Any],
+                    dirs: dict[str, Path]) -> dict[str, dict[str, float]]:  # fmt: skip
+    """Stage 4: each method's first N samples against gold (and all ECG-QALM generated, as ``qalm-all``), and
+    ``gold`` itself, each sentence against the other gold sentences; kept in ``path``, read back on a rerun."""
+    from hf_ecg.evaluation import load_flags
+    from hf_ecg.evaluation.quality import gold_self_report, quality_reports
+
+    gold_rows = [(s.tokens, s.tags) for s in gold]
+    quality = json.loads(path.read_text()) if path.is_file() else {}
+    if not quality:
+        log("generation quality")
+        n = len(gold)
+        flags = {method: load_flags(folder) for method, folder in dirs.items()}
+        quality = quality_reports(
+            {method: [(s.tokens, s.tags) for s in list(sets[method])[:n]] for method in METHODS}, gold_rows,
+            ref_model=args.generator_model,
+            flags={method: {k: v[:n] for k, v in columns.items()} for method, columns in flags.items() if columns},
+        )  # fmt: skip
+        whole = quality_reports({"qalm-all": [(s.tokens, s.tags) for s in sets["qalm"]]}, gold_rows, ref_model=None,
+                                flags={"qalm-all": flags["qalm"]})  # fmt: skip
+        quality["qalm-all"] = whole["qalm-all"]
+    if "gold" not in quality:  # also for a folder measured before the gold row was computed
+        quality["gold"] = gold_self_report(gold_rows)
+        path.write_text(json.dumps(quality, indent=2) + "\n")
+    return quality
+
+
+def run_path(runs_dir: Path, key: str, seed: int) -> Path:
+    """Where the NER run of row ``key`` at ``seed`` is kept."""
+    return runs_dir / f"{key}-seed{seed}.json"
 
 
 def ner_run(row: Row, sets: dict[str, Any], gold: Any, dev: Any, test: Any, config: Any, seed: int,
@@ -277,11 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     runs_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
 
-    from hf_ecg.baselines import mention_replacement, write_dataset
-    from hf_ecg.evaluation import load_flags, load_labelled, load_source
-    from hf_ecg.evaluation.ner import RECIPES, NERConfig, score_tagger, train_tagger
-    from hf_ecg.evaluation.quality import quality_reports
-    from hf_ecg.selection import DEFAULT_RULES, SelectionConfig, filter_generated
+    from hf_ecg.evaluation import load_labelled, load_source
+    from hf_ecg.evaluation.ner import RECIPES, NERConfig
 
     if args.recipe not in RECIPES:
         sys.exit(f"unknown --recipe {args.recipe!r}; known: {', '.join(RECIPES)}")
@@ -307,86 +409,21 @@ def main(argv: list[str] | None = None) -> int:
         mark = time.perf_counter()
         timing_path.write_text(json.dumps(timing, indent=2) + "\n")
 
-    # Generators and synthetic sets.
     qalm, lm = work / "ecg-qalm", work / "ecg-lm"
     train_generators(args, paths["train"], {"qa": qalm, "lm": lm})
     stage_done("generators")
-    # The over-generated pool that every selection draws from; the --scales curve beyond it has its own
-    # folder, so that the core run's pool (and what was selected from it) stays as it was.
-    dirs = {
-        "qalm": generate(args, qalm, work / "synthetic-qalm", args.over_generate * n),
-        "lm": generate(args, lm, work / "synthetic-lm", n),
-    }
-    if max(scales) > args.over_generate:
-        dirs["qalm-curve"] = generate(args, qalm, work / "synthetic-qalm-curve", max(scales) * n)
-    dirs["mr"] = work / "synthetic-mr"
-    if not (dirs["mr"] / "baseline.json").is_file():
-        rows = mention_replacement(gold, n, seed=args.seed)
-        write_dataset(rows, gold.entity_types, dirs["mr"], {"method": "mention-replacement", "seed": args.seed})
+    dirs = synthetic_sets(args, gold, qalm, lm, work, max(scales))
     stage_done("synthetic sets")
-    rules = args.rule or list(DEFAULT_RULES)
     ner_learning_rate = args.ner_learning_rate or setting.learning_rate
     config = NERConfig(model=args.ner_model, epochs=args.ner_epochs, learning_rate=ner_learning_rate, seeds=seeds)
-    selection_config = SelectionConfig(rules=rules, tagger_model=config.model, tagger_epochs=config.epochs,
-                                       tagger_learning_rate=config.learning_rate,
-                                       tagger_batch_size=config.batch_size, tagger_seeds=seeds[:1])  # fmt: skip
     rows = [row for row in ner_rows(args.recipe, RECIPES, scales, args.over_generate)
             if (row.core or extended) and wanted(row, args.rows)]  # fmt: skip
-    selected_dir, first_gold_run = work / "synthetic-qalm-selected", runs_dir / f"gold-seed{seeds[0]}.json"
-    gold_taggers: dict[int, Any] = {}
-
-    def taggers_for(tagger_seeds: list[int]) -> list[Any]:
-        for seed in tagger_seeds:
-            if seed not in gold_taggers:
-                log(f"gold tagger, seed {seed}, for the selection")
-                gold_taggers[seed] = train_tagger([gold], config, seed, entity_types=test.entity_types, dev=dev)
-        return [gold_taggers[seed] for seed in tagger_seeds]
-
-    taggers = None
-    if selection_config.needs_taggers and not (selected_dir / "ecg_generation.json").is_file():
-        # The gold row's first run is the selection's gold tagger: same data, same protocol, trained once.
-        log(f"gold tagger, seed {seeds[0]}: the selection's tagger and the gold row's first run")
-        taggers = taggers_for(seeds[:1])
-        first_gold_run.write_text(json.dumps({"seed": seeds[0], **score_tagger(taggers[0], test)}, indent=2) + "\n")
-    log(f"selection: {', '.join(rules)}")
-    dirs["sel"] = filter_generated(dirs["qalm"], gold, selected_dir, selection_config, taggers=taggers,
-                                   progress_bar=False)  # fmt: skip
-    for name, (variant_rules, ensemble) in SELECTION_VARIANTS.items():
-        if not any(row.synthetic == f"sel-{name}" for row in rows):
-            continue
-        variant = replace(selection_config, rules=list(variant_rules), tagger_seeds=seeds if ensemble else seeds[:1])
-        folder = work / f"synthetic-qalm-selected-{name}"
-        given = None
-        if variant.needs_taggers and not (folder / "ecg_generation.json").is_file():
-            given = taggers_for(variant.tagger_seeds)
-        log(f"selection {name}: {', '.join(variant.rules)}{' (ensemble)' * ensemble}")
-        try:
-            dirs[f"sel-{name}"] = filter_generated(dirs["qalm"], gold, folder, variant, taggers=given,
-                                                   progress_bar=False)  # fmt: skip
-        except ValueError as error:  # every sample dropped: nothing to train on
-            log(f"selection {name}: {error}; its rows are not run")
-            rows = [row for row in rows if row.synthetic != f"sel-{name}"]
+    dirs, rows = select_sets(args, gold, test, dev, config, dirs, rows, work, runs_dir)
     sets = {method: load_labelled(folder) for method, folder in dirs.items()}
     if len(sets["sel"]) < n:
         log(f"warning: selection kept {len(sets['sel'])} samples, fewer than {n}: raise --over-generate")
     stage_done("selection")
-
-    quality_path = output / "quality.json"
-    if quality_path.is_file():
-        quality = json.loads(quality_path.read_text())
-    else:
-        log("generation quality")
-        gold_rows = [(s.tokens, s.tags) for s in gold]
-        flags = {method: load_flags(folder) for method, folder in dirs.items()}
-        quality = quality_reports(
-            {method: [(s.tokens, s.tags) for s in list(sets[method])[:n]] for method in METHODS}, gold_rows,
-            ref_model=args.generator_model,
-            flags={method: {k: v[:n] for k, v in columns.items()} for method, columns in flags.items() if columns},
-        )  # fmt: skip
-        whole = quality_reports({"qalm-all": [(s.tokens, s.tags) for s in sets["qalm"]]}, gold_rows, ref_model=None,
-                                flags={"qalm-all": flags["qalm"]})  # fmt: skip
-        quality["qalm-all"] = whole["qalm-all"]
-        quality_path.write_text(json.dumps(quality, indent=2) + "\n")
+    quality = measure_quality(output / "quality.json", args, gold, sets, dirs)
     stage_done("quality")
 
     results = run_ner(args, rows, sets, gold, dev, test, config, seeds, runs_dir)
@@ -411,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
 def cached_run(runs_dir: Path, row: Row, seed: int) -> bool:
     """Whether ``row`` at ``seed`` has a result in ``runs_dir`` made with the row's recipe (a row that mixes
     nothing is the same under any recipe)."""
-    path = runs_dir / f"{row.key}-seed{seed}.json"
+    path = run_path(runs_dir, row.key, seed)
     if not path.is_file():
         return False
     return not (row.gold and row.synthetic) or json.loads(path.read_text()).get("recipe", "concat") == row.recipe
@@ -426,7 +463,7 @@ def run_ner(args: argparse.Namespace, rows: list[Row], sets: dict[str, Any], gol
 
     def save(row: Row, seed: int, result: dict[str, Any], done: int) -> None:
         result = {**result, "recipe": row.recipe}
-        (runs_dir / f"{row.key}-seed{seed}.json").write_text(json.dumps(result, indent=2) + "\n")
+        run_path(runs_dir, row.key, seed).write_text(json.dumps(result, indent=2) + "\n")
         log(f"NER {done}/{len(todo)}: {row.label}, seed {seed}: entity F1 {result['entity_f1']:.3f}")
 
     if args.workers > 1 and len(todo) > 1:
@@ -440,7 +477,7 @@ def run_ner(args: argparse.Namespace, rows: list[Row], sets: dict[str, Any], gol
     else:
         for done, (row, seed) in enumerate(todo, 1):
             save(row, seed, ner_run(row, sets, gold, dev, test, config, seed, 0), done)
-    return {row.key: [json.loads((runs_dir / f"{row.key}-seed{seed}.json").read_text()) for seed in seeds]
+    return {row.key: [json.loads(run_path(runs_dir, row.key, seed).read_text()) for seed in seeds]
             for row in rows}  # fmt: skip
 
 
@@ -518,9 +555,10 @@ def write_tables(
         "| templates copied | entity-type TVD |",
         "|---|---|---|---|---|---|",
     ]
-    first = next(iter(quality.values()))
-    lines.append(f"| gold | {first['perplexity_gold']:.1f} (1.00) | {first['distinct_3_gold']:.3f} (1.00) "
-                 "| 1.000 / 1.000 | 100% | 0.000 |")  # fmt: skip
+    first, own = quality["qalm"], quality["gold"]  # gold's copy measures: each sentence against the others
+    lines.append(f"| gold (each sentence against the other gold sentences) | {first['perplexity_gold']:.1f} (1.00) "
+                 f"| {own['distinct_3']:.3f} (1.00) | {own['rouge_l_mean']:.3f} / {own['rouge_l_max']:.3f} "
+                 f"| {100 * own['template_copy_rate']:.0f}% | {own['entity_type_tvd']:.3f} |")  # fmt: skip
     for method, label in METHODS.items():
         q = quality[method]
         lines.append(

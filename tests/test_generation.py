@@ -204,6 +204,32 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
             torch.testing.assert_close(v1, v2, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("max_block_tokens", [3, 40])
+def test_the_constraint_as_a_logits_processor_keeps_generate_to_the_requested_tag(tiny, max_block_tokens):
+    """model.generate() with the decoder's constraint: each row's block holds no structural token and ends
+    on its own requested stop (by the model's choice, or forced at the limit)."""
+    from transformers import LogitsProcessorList
+
+    model, tokenizer, config = tiny
+    decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig())
+    targets = ["Chemical", "Gene", None, "Disease"]
+    prompts = [decoder._prompt_ids([], decoder._targets((t,) if t else ())[0]) for t in targets]
+    torch.manual_seed(0)
+    out = model.generate(
+        torch.tensor(prompts), attention_mask=torch.ones(len(prompts), len(prompts[0]), dtype=torch.long),
+        logits_processor=LogitsProcessorList([decoder.logits_processor(targets, max_block_tokens=max_block_tokens)]),
+        eos_token_id=decoder.stop_ids, pad_token_id=decoder.pad_id, max_new_tokens=max_block_tokens,
+        do_sample=True, top_k=0,
+    )  # fmt: skip
+    banned = set(decoder.constraint.banned.tolist())
+    for target, row in zip(targets, out[:, len(prompts[0]) :].tolist(), strict=True):
+        expected = decoder.endtext_id if target is None else decoder.tag_ids[target]
+        end = row.index(expected)  # the block ends on its own stop ...
+        assert end < max_block_tokens and not banned & set(row[:end])  # ... with no structural token before it
+    with pytest.raises(ValueError, match="unknown entity types"):
+        decoder.logits_processor(["Protein"])
+
+
 def test_top_k_one_sampling_is_greedy_decoding(tiny):
     model, tokenizer, config = tiny
     sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Chemical")]

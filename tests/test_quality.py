@@ -18,6 +18,7 @@ from hf_ecg.evaluation.quality import (
     block_health,
     distinct_n,
     entity_type_tvd,
+    gold_self_report,
     has_repetition,
     length_ks,
     nearest_rouge_l,
@@ -95,6 +96,23 @@ words = st.lists(st.sampled_from("a b c d e f".split()), min_size=0, max_size=8)
 def test_pruned_nearest_rouge_l_equals_brute_force(generated, reference):
     brute = [max(rouge_l(g, r) for r in reference) for g in generated]
     assert nearest_rouge_l(generated, reference) == brute
+
+
+@given(st.lists(words, min_size=2, max_size=8))
+def test_leave_one_out_nearest_rouge_l_equals_brute_force(reference):
+    brute = [max(rouge_l(g, r) for j, r in enumerate(reference) if j != i) for i, g in enumerate(reference)]
+    assert nearest_rouge_l(reference, reference, leave_one_out=True) == brute
+
+
+def test_gold_self_report_by_hand():
+    gold = [(["a", "b", "c", "."], ["B-X", "O", "O", "O"]), (["d", "b", "c", "."], ["B-X", "O", "O", "O"]),
+            (["e", "f", "g", "h"], ["O", "O", "O", "O"])]  # fmt: skip
+    report = gold_self_report(gold)
+    # the first two share "b c ." (LCS 3 of 4 + 4 tokens) and their template "<X> b c ."
+    assert report["rouge_l_max"] == pytest.approx(0.75) and report["rouge_l_mean"] == pytest.approx(0.5)
+    assert report["template_copy_rate"] == pytest.approx(2 / 3) and report["entity_type_tvd"] == 0.0
+    with pytest.raises(ValueError, match="at least two"):
+        gold_self_report(gold[:1])
 
 
 def test_templates_copy_rate_and_type_distance_by_hand():

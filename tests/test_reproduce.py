@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from tiny import save_tiny_bert, save_tiny_model, toy_corpus
@@ -53,9 +54,12 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     tables = (output / "tables.md").read_text()
     assert "not run" not in tables and "| gold + ECG-QALM, selected (two-stage) | 16 |" in tables
     assert "| gold | 8 |" in tables and "0.500 ± 0.100" in tables  # the reference beside this run's gold
+    # gold's quality row is computed, each sentence against the others (the toy corpus repeats its sentences)
+    assert "| gold (each sentence against the other gold sentences) |" in tables
+    assert "| 1.000 / 1.000 | 100% |" in tables
     assert (output / "scaling.png").stat().st_size > 0
     quality = json.loads((output / "quality.json").read_text())
-    assert {"mr", "lm", "qalm", "sel", "qalm-all"} <= set(quality)
+    assert {"mr", "lm", "qalm", "sel", "qalm-all", "gold"} <= set(quality)
     selected = json.loads((output / "work" / "synthetic-qalm-selected" / "ecg_generation.json").read_text())
     assert selected["selection"]["config"]["rules"] == ["duplicate"] and selected["selection"]["source_samples"] == 16
     curve = json.loads((output / "work" / "synthetic-qalm-curve" / "ecg_generation.json").read_text())
@@ -88,3 +92,33 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     rerun = sorted(name for name in after if after[name] != runs_before[name])
     assert rerun == ["gold+sel-seed1.json", "gold+sel-seed2.json"]
     assert json.loads((output / "runs" / "gold+sel-seed1.json").read_text())["recipe"] == "concat"
+
+
+def test_verdict_compares_selected_data_with_gold_and_every_mention_replacement_recipe():
+    reproduce = _reproduce()
+
+    def runs(*scores):
+        return [{"entity_f1": score} for score in scores]
+
+    results = {"gold": runs(0.45, 0.46, 0.44), "gold+mr": runs(0.46, 0.47, 0.45),
+               "gold+mr-two-stage": runs(0.47, 0.49, 0.45), "gold+sel": runs(0.48, 0.49, 0.47)}  # fmt: skip
+    lines = reproduce.verdict(results, {"gold": [0.48, 0.01], "gold+daga": [0.472, 0.0]})
+    assert lines[0] == "gold 0.450 against the reference 0.480: NOT within 0.02"
+    assert "vs gold 0.450: +0.030, above the larger std 0.010" in lines[1]
+    assert "vs gold+mr 0.460: +0.020, above the larger std 0.010" in lines[2]
+    assert "vs gold+mr-two-stage 0.470: +0.010, not above the larger std 0.020" in lines[3]
+    assert lines[4] == "reference gold + DAGA: 0.472 ± 0.000"
+    assert reproduce.verdict({"gold": results["gold"]}, {})[0].startswith("no verdict")
+
+
+def test_a_cached_run_counts_only_when_made_with_the_rows_recipe(tmp_path):
+    reproduce = _reproduce()
+    mixed = reproduce.Row("gold+sel", "x", True, "sel", recipe="two-stage")
+    alone = reproduce.Row("gold", "gold", True)
+    assert reproduce.run_path(tmp_path, "gold+sel", 3) == tmp_path / "gold+sel-seed3.json"
+    assert not reproduce.cached_run(tmp_path, mixed, 3)
+    reproduce.run_path(tmp_path, "gold+sel", 3).write_text(json.dumps({"recipe": "concat"}))
+    reproduce.run_path(tmp_path, "gold", 3).write_text(json.dumps({"recipe": "concat"}))
+    assert not reproduce.cached_run(tmp_path, mixed, 3)  # made another way: run again
+    assert reproduce.cached_run(tmp_path, replace(mixed, recipe="concat"), 3)
+    assert reproduce.cached_run(tmp_path, replace(alone, recipe="two-stage"), 3)  # mixes nothing: any recipe

@@ -55,6 +55,7 @@ _LAZY = {
     "ChainedDecoder": "decoding",
     "DecodedTemplate": "decoding",
     "DecodingConfig": "decoding",
+    "EntityConstraintLogitsProcessor": "decoding",
     "EntityControlledGenerationPipeline": "pipeline",
     "MentionFiller": "filling",
     "generate_dataset": "generate",

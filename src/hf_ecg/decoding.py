@@ -30,7 +30,8 @@ Two procedures:
 
 The parts, a module each (flat, beside this one: the pipeline's code is saved with a model for
 ``trust_remote_code``, and transformers copies only flat modules): :mod:`.decoding_config` (settings
-and the result), :mod:`.decoding_base` (the constraint and block rules both decoders share),
+and the result), :mod:`.decoding_constraint` (the entity constraint, a ``transformers.LogitsProcessor``
+that ``model.generate()`` takes too), :mod:`.decoding_base` (the block rules both decoders share),
 :mod:`.decoding_cache` (the slot cache), :mod:`.decoding_batched` (ECG-QALM's batched decoder),
 :mod:`.decoding_sequential` (the paper's procedure, the reference), :mod:`.decoding_lm` (ECG-LM).
 """
@@ -42,10 +43,11 @@ from typing import Any
 from .config import ECGConfig
 from .decoding_batched import ChainedDecoder
 from .decoding_config import BLOCK_ENDS, DECODING_MODES, DecodedTemplate, DecodingConfig
+from .decoding_constraint import EntityConstraintLogitsProcessor
 from .decoding_lm import TemplateLMDecoder
 
-__all__ = ["BLOCK_ENDS", "DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig", "TemplateLMDecoder",
-           "make_decoder"]  # fmt: skip
+__all__ = ["BLOCK_ENDS", "DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig",
+           "EntityConstraintLogitsProcessor", "TemplateLMDecoder", "make_decoder"]  # fmt: skip
 
 
 def make_decoder(model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None) -> Any:

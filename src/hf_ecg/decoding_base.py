@@ -15,6 +15,7 @@ from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMEN
 from .config import ECGConfig
 from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig
+from .decoding_constraint import EntityConstraintLogitsProcessor
 from .layout import SegmentIds, prompt_ids
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
@@ -97,10 +98,9 @@ class BlockDecoder:
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
         structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
         banned = sorted(structural | set(tokenizer.all_special_ids))
-        self._banned = torch.tensor(banned, dtype=torch.long)
-        self._stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})
-        self._stops = torch.tensor(self._stop_ids, dtype=torch.long)
-        self._stop_set = frozenset(self._stop_ids)
+        self.stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})  # the tokens that end a block
+        self._stop_set = frozenset(self.stop_ids)
+        self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
         self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
@@ -159,6 +159,26 @@ class BlockDecoder:
     ) -> list[DecodedTemplate]:
         raise NotImplementedError
 
+    def logits_processor(
+        self, targets: Sequence[str | None], *, max_block_tokens: int | None = None
+    ) -> EntityConstraintLogitsProcessor:
+        """This decoder's constraint for one ``model.generate()`` call over one block per row: ``targets[i]``
+        the entity type that row's block must end on (``None``: ``<ENDTEXT>``, the sentence's last block).
+        Pass the decoder's stops as ``eos_token_id`` so that a row stops at its tag::
+
+            processor = decoder.logits_processor(["Chemical", None], max_block_tokens=32)
+            model.generate(prompts, logits_processor=LogitsProcessorList([processor]),
+                           eos_token_id=decoder.stop_ids, max_new_tokens=32, do_sample=True)
+        """
+        unknown = sorted({t for t in targets if t is not None and t not in self.tag_ids})
+        if unknown:
+            raise ValueError(f"unknown entity types {unknown}; the model knows {', '.join(self.tag_ids)}")
+        ids = [self.endtext_id if t is None else self.tag_ids[t] for t in targets]
+        return EntityConstraintLogitsProcessor(
+            self.stop_ids, self.constraint.banned.tolist(), targets=ids, max_block_tokens=max_block_tokens,
+            block_end=self.config.block_end,
+        )  # fmt: skip
+
     # ------------------------------------------------------------------ prompts
 
     def _prompt_ids(self, words: list[str], question_id: int) -> list[int]:
@@ -202,23 +222,12 @@ class BlockDecoder:
         Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
         probability: one drawn ends the block as the target would, and counts in the row's ``cut``."""
         scores = logits.to(torch.float32, copy=True)
-        targets = torch.tensor([row.target for row in rows], device=scores.device).unsqueeze(1)
-        target_scores = scores.gather(1, targets)
-        stops = self._stops.to(scores.device)
-        stop_scores = scores[:, stops]
-        scores[:, self._banned.to(scores.device)] = -float("inf")
+        targets = torch.tensor([row.target for row in rows])
         full = torch.tensor([self._full(row) for row in rows], device=scores.device)
-        if full.any():
-            scores[full] = -float("inf")
         # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
         # anywhere but after a sentence ending.
         unended = torch.tensor([self._may_not_end(row) for row in rows], device=scores.device)
-        target_scores[unended & ~full] = -float("inf")
-        if self.config.block_end == "any-stop":
-            stop_scores[unended & ~full] = -float("inf")
-            stop_scores[full] = -float("inf")
-            scores[:, stops] = stop_scores
-        scores.scatter_(1, targets, target_scores)
+        scores = self.constraint.constrain(scores, targets, full, unended)
         if self.config.do_sample:
             candidates = None
             if 0 < self.config.top_k < scores.shape[-1]:

@@ -34,7 +34,7 @@ def decode_sequential(
                 attempts += 1
                 out = decoder.model.generate(
                     prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=decoder.config.max_block_tokens,
-                    eos_token_id=decoder._stop_ids, pad_token_id=decoder.pad_id, **sampling,
+                    eos_token_id=decoder.stop_ids, pad_token_id=decoder.pad_id, **sampling,
                 )  # fmt: skip
                 new = out[0, prompt.shape[1] :].tolist()
                 if new and new[-1] == target:
@@ -45,7 +45,7 @@ def decode_sequential(
                 discarded += len(new)
             else:  # the paper loops until the tag appears; we stop and force it
                 forced += 1
-                kept = [t for t in new if t not in decoder._stop_ids][: decoder.config.max_block_tokens - 1]
+                kept = [t for t in new if t not in decoder.stop_ids][: decoder.config.max_block_tokens - 1]
                 discarded -= len(kept)
                 new = [*kept, target]
             emitted += len(new)

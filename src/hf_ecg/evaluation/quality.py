@@ -46,6 +46,7 @@ __all__ = [
     "block_health",
     "distinct_n",
     "entity_type_tvd",
+    "gold_self_report",
     "has_repetition",
     "length_ks",
     "nearest_rouge_l",
@@ -144,8 +145,11 @@ def rouge_l(candidate: Sentence, reference: Sentence) -> float:
     return 2 * _lcs(candidate, reference) / (len(candidate) + len(reference))
 
 
-def nearest_rouge_l(generated: Sequence[Sentence], reference: Sequence[Sentence]) -> list[float]:
-    """For each generated sentence, its highest ROUGE-L F1 against any reference sentence (exact).
+def nearest_rouge_l(
+    generated: Sequence[Sentence], reference: Sequence[Sentence], *, leave_one_out: bool = False
+) -> list[float]:
+    """For each generated sentence, its highest ROUGE-L F1 against any reference sentence (exact);
+    ``leave_one_out`` (``generated`` is ``reference``): against any *other* reference sentence.
 
     The LCS of two sentences is at most the size of their token multiset intersection, so
     ``2·overlap / (len(a) + len(b))`` bounds ROUGE-L from above. Candidates that share tokens are
@@ -156,11 +160,13 @@ def nearest_rouge_l(generated: Sequence[Sentence], reference: Sequence[Sentence]
         for token, count in Counter(tokens).items():
             index[token].append((j, count))
     best_scores = []
-    for tokens in generated:
+    for i, tokens in enumerate(generated):
         overlap: Counter[int] = Counter()
         for token, count in Counter(tokens).items():
             for j, ref_count in index.get(token, ()):
                 overlap[j] += min(count, ref_count)
+        if leave_one_out:
+            overlap.pop(i, None)
         bounds = sorted(
             ((2 * shared / (len(tokens) + len(reference[j])), j) for j, shared in overlap.items()), reverse=True
         )
@@ -302,6 +308,25 @@ def quality_reports(
             report.update(block_health(columns["entities"], columns["forced_tags"], cut))
         reports[name] = report
     return reports
+
+
+def gold_self_report(reference: Sequence[tuple[Sentence, Sequence[str]]]) -> dict[str, float]:
+    """The copy measures of :func:`quality_reports` for the gold set itself, each gold sentence against the
+    *other* gold sentences (leave one out): how close natural sentences of the corpus come to one another,
+    the level to read a generated set's ``rouge_l_*`` and ``template_copy_rate`` against."""
+    if len(reference) < 2:
+        raise ValueError("the gold self-report needs at least two gold sentences")
+    tokens = [list(words) for words, _ in reference]
+    nearest = nearest_rouge_l(tokens, tokens, leave_one_out=True)
+    shared = Counter(templates(reference))
+    return {
+        "num_reference": len(reference),
+        "distinct_3": distinct_n(tokens, 3),
+        "rouge_l_mean": sum(nearest) / len(nearest),
+        "rouge_l_max": max(nearest),
+        "template_copy_rate": sum(count for count in shared.values() if count > 1) / len(reference),
+        "entity_type_tvd": 0.0,
+    }
 
 
 def _type_counts(rows: Sequence[tuple[Sentence, Sequence[str]]]) -> Counter[str]:
