@@ -61,27 +61,23 @@ def add_subset_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The SelectionConfig fields that are options of `filter` and `generate --filter` (``--tagger-seeds`` is parsed
+#: from a comma-separated list, ``--rule`` by each command).
+SELECTION_OPTIONS = ("near_copy_threshold", "extra_threshold", "tagger_model", "tagger_epochs", "tagger_learning_rate",
+                     "tagger_batch_size")  # fmt: skip
+
+
 def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
-    if target_size:
-        parser.add_argument(
-            "--target-size", type=int, default=None, metavar="N", help="keep at most the first N samples that pass"
-        )
+    """SelectionConfig's options (:data:`SELECTION_OPTIONS`, ``--target-size`` where the command has no size of
+    its own, ``--tagger-seeds``), defaults and help from the dataclass."""
+    from ..selection import SelectionConfig
+
+    add_config_options(parser, SelectionConfig, [*SELECTION_OPTIONS, *(["target_size"] if target_size else [])])
+    default_seeds = ",".join(map(str, SelectionConfig().tagger_seeds))
     parser.add_argument(
-        "--near-copy-threshold", type=float, default=0.8, metavar="F",
-        help="near-copy: ROUGE-L to the nearest gold sentence above which a sample is a copy (default 0.8)",
+        "--tagger-seeds", default=default_seeds, metavar="S1,S2,...",
+        help=f"one gold tagger per seed, averaged: an ensemble (default {default_seeds})",
     )  # fmt: skip
-    parser.add_argument(
-        "--extra-threshold", type=float, default=0.5, metavar="P",
-        help="no-extra: entity probability of an O word at which a sample is dropped (default 0.5)",
-    )  # fmt: skip
-    parser.add_argument("--tagger-model", default="minilm-l6", help="encoder of the gold taggers (default minilm-l6)")
-    parser.add_argument("--tagger-epochs", type=float, default=20.0, help="epochs of each gold tagger (default 20)")
-    parser.add_argument(
-        "--tagger-learning-rate", type=float, default=1e-4, help="learning rate of the gold taggers (default 1e-4)"
-    )
-    parser.add_argument(
-        "--tagger-seeds", default="1", metavar="S1,S2,...", help="one gold tagger per seed, averaged (default 1)"
-    )
 
 
 LABEL_NAMES_HELP = (
@@ -121,12 +117,8 @@ def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
         seeds = [int(s) for s in args.tagger_seeds.split(",") if s.strip()]
     except ValueError:
         raise CLIError(f"--tagger-seeds takes comma-separated integers, got {args.tagger_seeds!r}") from None
-    values = {
-        "rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
-        "near_copy_threshold": args.near_copy_threshold, "extra_threshold": args.extra_threshold,
-        "tagger_model": args.tagger_model, "tagger_epochs": args.tagger_epochs,
-        "tagger_learning_rate": args.tagger_learning_rate, "tagger_seeds": seeds,
-    }  # fmt: skip
+    values = {"rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
+              "tagger_seeds": seeds, **config_values(args, SELECTION_OPTIONS)}  # fmt: skip
     return SelectionConfig(**{**values, **overrides})
 
 
