@@ -22,6 +22,7 @@ from .stats import CorpusStatistics
 
 __all__ = [
     "SAMPLERS",
+    "STATISTICS_SAMPLERS",
     "EntitySequenceSampler",
     "FixedSampler",
     "GoldSampler",
@@ -33,6 +34,8 @@ __all__ = [
 
 EntitySequence = tuple[str, ...]
 SAMPLERS = ("gold", "urg", "uniform", "target", "fixed")
+#: The samplers that need nothing but the corpus statistics (``hf-ecg generate --sampler``).
+STATISTICS_SAMPLERS = SAMPLERS[:3]
 
 
 class EntitySequenceSampler(Protocol):

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..decoding_config import DecodingConfig
+from ..mentions import FILL_STRATEGIES
+from ..sampling import STATISTICS_SAMPLERS
 from ..selection import DEFAULT_RULES
 from ..selection import RULES as RULE_CHOICES
 from .common import (
@@ -43,7 +45,7 @@ def add_parser(sub: Any) -> None:
     generate.add_argument("--num-samples", "-n", required=True, type=int, metavar="N", help="samples to write")
     generate.add_argument("--output", "-o", required=True, metavar="DIR", help="dataset folder")
     generate.add_argument(
-        "--sampler", choices=("gold", "urg", "uniform"), default="gold",
+        "--sampler", choices=STATISTICS_SAMPLERS, default=STATISTICS_SAMPLERS[0],
         help="entity sequences: gold (as in the training data, the paper), urg (favour rare types, paper A.1), "
         "uniform (gold lengths, uniform types); default: gold",
     )  # fmt: skip
@@ -52,7 +54,7 @@ def add_parser(sub: Any) -> None:
         help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
     )  # fmt: skip
     generate.add_argument(
-        "--mentions", default="random", metavar="random|weighted|FILE.json",
+        "--mentions", default=FILL_STRATEGIES[0], metavar="|".join([*FILL_STRATEGIES, "FILE.json"]),
         help="fill tags with mentions of the training mention bank drawn uniformly (random, the paper) or by "
         "frequency (weighted), or from your own {type: [mentions]} JSON file; default: random",
     )  # fmt: skip
@@ -98,8 +100,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
     mentions = args.mentions
-    if mentions not in ("random", "weighted") and not Path(mentions).is_file():
-        raise CLIError(f"--mentions must be random, weighted or a JSON file; no such file: {mentions}")
+    if mentions not in FILL_STRATEGIES and not Path(mentions).is_file():
+        raise CLIError(f"--mentions must be {' or '.join(FILL_STRATEGIES)} or a JSON file; no such file: {mentions}")
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))
