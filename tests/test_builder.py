@@ -92,3 +92,22 @@ def test_builder_reports_bad_input_with_its_place(tmp_path):
 def test_builder_needs_data(tmp_path):
     with pytest.raises(ValueError, match="needs data_files"):
         build(tmp_path)
+
+
+def test_save_blocks_writes_the_splits_and_statistics_and_verify_names_the_failing_sentence(files, tmp_path):
+    import json
+
+    from hf_ecg.blocks import RoundTripError
+
+    data_files = {"train": str(files / "train.tsv"), "validation": str(files / "dev.tsv")}
+    builder = ECGBlocksBuilder(cache_dir=str(tmp_path / "cache"), data_files=data_files)
+    assert builder.verify_roundtrips() == {"train": 3, "validation": 1}
+    dataset, stats = builder.save_blocks(tmp_path / "out")
+    assert datasets.load_from_disk(str(tmp_path / "out"))["train"].num_rows == dataset["train"].num_rows
+    saved = json.loads((tmp_path / "out" / "corpus_stats.json").read_text())
+    assert saved["num_sentences"] == stats.num_sentences == len(builder.corpus("train"))
+
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(f"fine\tO\n\nsays\tO\n{ENDTEXT}\tO\n")  # a reserved token in the text
+    with pytest.raises(RoundTripError, match=re.escape(f"{bad}:3 (train sentence 1)")):
+        ECGBlocksBuilder(cache_dir=str(tmp_path / "cache2"), data_files={"train": str(bad)}).verify_roundtrips()

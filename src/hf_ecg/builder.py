@@ -12,16 +12,21 @@ or from in-memory corpora: ``ECGBlocksBuilder(corpora={"train": dataset_or_corpu
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import datasets
 from datasets.builder import Key
 
-from .blocks import decompose, lm_sample, qa_samples
+from .blocks import RoundTripError, decompose, lm_sample, qa_samples, verify_roundtrip
 from .citation import CITATION
 from .corpus import Corpus, load_corpus
+
+if TYPE_CHECKING:
+    from .stats import CorpusStatistics
 
 __all__ = ["BLOCK_FEATURES", "ECGBlocksBuilder", "ECGBlocksConfig", "load_split_corpus"]
 
@@ -132,6 +137,40 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 raise ValueError(f"no split {split!r}; splits: {', '.join(sources)}")
             self._corpora[split] = load_split_corpus(self.config, split, sources[split])
         return self._corpora[split]
+
+    def splits(self) -> list[str]:
+        """The split names, in the order they were given."""
+        return list(self._split_sources())
+
+    def verify_roundtrips(self) -> dict[str, int]:
+        """Check :func:`~hf_ecg.blocks.verify_roundtrip` (decompose → recompose gives the sentence back, and
+        every other inverse) on every sentence of every split; :class:`~hf_ecg.blocks.RoundTripError` naming the
+        first that fails (``file:line (split sentence i): what differs``). Returns the sentences checked per split.
+        """
+        checked = {}
+        for split in self.splits():
+            corpus = self.corpus(split)
+            for index, sentence in enumerate(corpus):
+                try:
+                    verify_roundtrip(sentence.tokens, sentence.spans, reserved_types=corpus.entity_types)
+                except ValueError as err:
+                    raise RoundTripError(f"{sentence.source} ({split} sentence {index}): {err}") from None
+            checked[split] = len(corpus)
+        return checked
+
+    def save_blocks(self, output_dir: str | os.PathLike) -> tuple[datasets.DatasetDict, CorpusStatistics]:
+        """Build the splits, ``save_to_disk`` them in ``output_dir`` (``datasets.load_from_disk`` reads it) and write
+        the train split's statistics beside them as ``corpus_stats.json``. Returns both."""
+        from .stats import CorpusStatistics
+
+        self.download_and_prepare()
+        dataset = self.as_dataset()
+        output_dir = Path(output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        dataset.save_to_disk(str(output_dir))
+        stats = CorpusStatistics.from_corpus(self.corpus("train"))
+        stats.save(output_dir / "corpus_stats.json")
+        return dataset, stats
 
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         # Read (and so validate) every split here: errors raised during generation reach the

@@ -41,9 +41,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_blocks(args: argparse.Namespace) -> int:
-    from ..blocks import verify_roundtrip
+    from ..blocks import RoundTripError
     from ..builder import ECGBlocksBuilder
-    from ..stats import CorpusStatistics
 
     data_files = {"train": args.data}
     for split in ("validation", "test"):
@@ -55,28 +54,18 @@ def _run_blocks(args: argparse.Namespace) -> int:
     output = Path(args.output)
     with tempfile.TemporaryDirectory(prefix="hf-ecg-blocks-") as cache_dir:
         builder = ECGBlocksBuilder(
-            cache_dir=cache_dir,
-            data_files=data_files,
-            first_n=args.first_n,
-            fraction=args.fraction,
+            cache_dir=cache_dir, data_files=data_files, first_n=args.first_n, fraction=args.fraction,
             **reader_options(args),
-        )
-        corpora = {split: builder.corpus(split) for split in data_files}
+        )  # fmt: skip
         if args.check:
-            for split, corpus in corpora.items():
-                reserved = corpus.entity_types
-                for index, sentence in enumerate(corpus):
-                    try:
-                        verify_roundtrip(sentence.tokens, sentence.spans, reserved_types=reserved)
-                    except ValueError as err:
-                        raise CLIError(f"check failed at {sentence.source} ({split} sentence {index}): {err}") from None
-                print(f"check: {split}: decompose -> recompose exact on all {len(corpus)} sentences")
-        builder.download_and_prepare()
-        dataset = builder.as_dataset()
-        output.mkdir(parents=True, exist_ok=True)
-        dataset.save_to_disk(str(output))
-    stats = CorpusStatistics.from_corpus(corpora["train"])
-    stats.save(output / "corpus_stats.json")
+            try:
+                checked = builder.verify_roundtrips()
+            except RoundTripError as err:
+                raise CLIError(f"check failed at {err}") from None
+            for split, count in checked.items():
+                print(f"check: {split}: decompose -> recompose exact on all {count} sentences")
+        dataset, stats = builder.save_blocks(output)
+        corpora = {split: builder.corpus(split) for split in data_files}
 
     print(stats.summary())
     for split in data_files:
