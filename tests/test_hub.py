@@ -416,9 +416,11 @@ def test_push_model_puts_a_downstream_ner_report_in_the_model_index(model_dir, t
     path.write_text(json.dumps(report))
     local = tmp_path / "repo"
     assert main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(local),
-                 "--ner-report", str(path), "--license", "apache-2.0", "--language", "en,de"]) == 0  # fmt: skip
+                 "--ner-report", str(path), "--license", "apache-2.0", "--language", "en,de",
+                 "--dataset-id", "bigbio/bc5cdr"]) == 0  # fmt: skip
     card = ModelCard.load(local / "README.md")
     assert (card.data.license, card.data.language) == ("apache-2.0", ["en", "de"])
+    assert card.data.datasets == ["bigbio/bc5cdr"]
     (index,) = card.data.to_dict()["model-index"]
     assert index["name"] == "org/x"
     metrics = index["results"][0]["metrics"]

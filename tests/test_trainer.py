@@ -252,6 +252,12 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
     best = min(evaluations, key=lambda log: log["eval_loss"])
     assert trainer.args.load_best_model_at_end and trainer.state.best_metric == best["eval_loss"]
     assert trainer.state.best_model_checkpoint.endswith(f"checkpoint-{best['step']}")
+    card = trainer.model_card_data  # the card says which checkpoint the weights are from
+    assert (card.best_step, card.best_eval_loss) == (best["step"], best["eval_loss"])
+    assert (
+        f"The weights are those of step {best['step']}, the lowest validation loss"
+        in (tmp_path / "m" / "README.md").read_text()
+    )
     assert (
         len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30
     )  # every block once: 20 sentences, 30 entities
@@ -382,6 +388,8 @@ The mention bank .* is not included in `ecg_config.json`\.
 \| 10 \| 0\.5 \| 2\.5000 \| - \|
 \| 20 \| 1\.0 \| 1\.2500 \| 1\.7500 \|
 
+The weights are those of step 20, the lowest validation loss \(1\.7500\)\.
+
 ### Framework versions
 
 - hf-ecg \d+\.\d+\.\d+\S*
@@ -409,6 +417,7 @@ def test_model_card_renders_exactly(tmp_path):
         hyperparameters={"learning_rate": 0.0005, "lora": True, "lora_r": 8, "lora_alpha": 16, "loss_on": "answer"},
         training_logs=[{"step": 10, "epoch": 0.5, "loss": 2.5}, {"step": 20, "epoch": 1.0, "loss": 1.25,
                                                                   "eval_loss": 1.75}],
+        best_step=20, best_eval_loss=1.75,
     )  # fmt: skip
     text = str(card.to_model_card())
     assert re.fullmatch(CARD_PATTERN, text, flags=re.DOTALL), text

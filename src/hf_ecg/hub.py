@@ -95,6 +95,7 @@ def prepare_model_folder(
     ner_report: str | os.PathLike | dict[str, Any] | None = None,
     license: str | None = None,
     language: list[str] | None = None,
+    dataset_id: str | None = None,
 ) -> Path:
     """Write the model repo for a model that ``hf-ecg train`` wrote.
 
@@ -103,7 +104,8 @@ def prepare_model_folder(
     works without hf_ecg) and the model card rendered for ``repo_id``. ``drop_mention_bank`` leaves
     out the bank of real training mentions that ``ecg_config.json`` may carry. ``ner_report`` (the JSON
     of ``hf-ecg evaluate ner``, or its path) puts the downstream scores in the card and its ``model-index``.
-    ``license`` and ``language`` go into the card's metadata when given.
+    ``license``, ``language`` and ``dataset_id`` (the Hub id of the gold corpus the model learned from:
+    ``datasets:``) go into the card's metadata when given.
     """
     from .modeling import load_ecg_model, upstream_model_id
     from .pipeline import EntityControlledGenerationPipeline
@@ -136,6 +138,7 @@ def prepare_model_folder(
     card.hyperparameters["save_mention_bank"] = bool(ecg_config.mention_bank)
     card.license = license or card.license
     card.language = language or card.language
+    card.dataset_id = dataset_id or card.dataset_id
     card.save(local_dir)
     card.to_model_card().save(local_dir / "README.md")
     return local_dir
@@ -198,6 +201,7 @@ def push_model(
     ner_report: str | os.PathLike | dict[str, Any] | None = None,
     license: str | None = None,
     language: list[str] | None = None,
+    dataset_id: str | None = None,
 ) -> str:
     """Upload a trained model with its pipeline code and card to ``repo_id`` (created if needed).
 
@@ -205,7 +209,8 @@ def push_model(
     Otherwise return the repo URL. The other arguments are :func:`prepare_model_folder`'s.
     """
     options = {"repo_id": repo_id, "drop_mention_bank": drop_mention_bank, "trust_remote_code": trust_remote_code,
-               "ner_report": ner_report, "license": license, "language": language}  # fmt: skip
+               "ner_report": ner_report, "license": license, "language": language,
+               "dataset_id": dataset_id}  # fmt: skip
     if local_dir is not None:
         prepare_model_folder(model_dir, local_dir, overwrite=overwrite, **options)
         return str(local_dir)

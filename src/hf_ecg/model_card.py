@@ -55,7 +55,9 @@ class ECGModelCardData:
     language: list[str] | None = None
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     training_logs: list[dict[str, Any]] = field(default_factory=list)
-    eval_results: dict[str, float] = field(default_factory=dict)
+    # The checkpoint the weights are from when the trainer kept the lowest held-out loss (load_best_model_at_end).
+    best_step: int | None = None
+    best_eval_loss: float | None = None
     # A downstream NER report (`hf-ecg evaluate ner -o`) of a tagger trained with this model's data: the
     # card's model-index and its "Downstream evaluation" section.
     downstream: dict[str, Any] | None = None

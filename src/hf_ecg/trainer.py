@@ -58,7 +58,7 @@ def encode_blocks(
 
 
 class ECGModelCardCallback(TrainerCallback):
-    """Records hyperparameters, losses and evaluation results into the trainer's card data."""
+    """Records hyperparameters, losses and the checkpoint kept into the trainer's card data."""
 
     def __init__(self, trainer: ECGTrainer) -> None:
         self.trainer = trainer
@@ -83,14 +83,12 @@ class ECGModelCardCallback(TrainerCallback):
             rows.append({"step": state.global_step, "epoch": round(state.epoch or 0.0, 2)})
         rows[-1].update(losses)
 
-    def on_evaluate(
-        self, args: Any, state: Any, control: Any, metrics: dict[str, float] | None = None, **kwargs: Any
-    ) -> None:
-        if metrics:
-            self.trainer.model_card_data.eval_results.update(metrics)
-
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.trainer.model_card_data.total_steps = state.global_step
+        card = self.trainer.model_card_data
+        card.total_steps = state.global_step
+        if args.load_best_model_at_end and state.best_model_checkpoint:
+            card.best_step = int(state.best_model_checkpoint.rstrip("/").rsplit("-", 1)[-1])
+            card.best_eval_loss = state.best_metric
 
 
 class ECGTrainer(Trainer):

@@ -65,6 +65,11 @@ def add_parser(sub: Any) -> None:
         help="the report of `hf-ecg evaluate ner -o NER_JSON` for a tagger trained with this model's data: its "
         "scores (micro and per type) go into the card and its model-index",
     )  # fmt: skip
+    push_model.add_argument(
+        "--dataset-id", default=None, metavar="ORG/NAME",
+        help="Hub id of the gold corpus the model learned from, for the card's datasets metadata (and the source "
+        "of the datasets it generates, in their cards)",
+    )  # fmt: skip
     _add_card_metadata_options(push_model, license=None, language=None)
     _add_push_options(push_model)
     push_model.set_defaults(func=_run_push_model)
@@ -131,7 +136,7 @@ def _run_push_model(args: argparse.Namespace) -> int:
     where = push_model(
         args.model, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
         drop_mention_bank=args.drop_mention_bank, trust_remote_code=args.trust_remote_code,
-        ner_report=args.ner_report, license=args.license, language=args.language,
+        ner_report=args.ner_report, license=args.license, language=args.language, dataset_id=args.dataset_id,
     )  # fmt: skip
     _report_push(args, where, "model")
     if args.local_dir is not None:
