@@ -449,6 +449,24 @@ def test_pipeline_registered_by_import_and_served_from_a_folder(model_dir):
     assert sample["entities"] == ["Gene"] and "BRCA1" in sample["tokens"]
 
 
+def test_import_hf_ecg_then_transformers_registers_the_task_without_touching_transformers_loader(tmp_path):
+    """The usual order (`import hf_ecg`, then `from transformers import pipeline`): hf_ecg's import loads
+    neither transformers.pipelines nor torch, and the task is registered once transformers.pipelines is."""
+    script = (
+        "import sys\n"
+        "import hf_ecg\n"
+        "assert 'transformers.pipelines' not in sys.modules and 'torch' not in sys.modules\n"
+        "from transformers import pipeline\n"
+        "from transformers.pipelines import PIPELINE_REGISTRY\n"
+        "assert 'entity-controlled-generation' in PIPELINE_REGISTRY.get_supported_tasks()\n"
+        "module = sys.modules['transformers.pipelines']\n"
+        "assert 'exec_module' not in vars(module.__spec__.loader._loader), 'the wrapped loader is not patched'\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
+
+
 def test_saved_pipeline_loads_with_remote_code_without_hf_ecg(model_dir, tmp_path):
     gen = pipeline("entity-controlled-generation", model=str(model_dir))
     gen.save_pretrained(str(tmp_path / "saved"))
