@@ -56,16 +56,17 @@ def load_source(spec: str | os.PathLike) -> Corpus:
 
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:
     """The decoder's per-sample columns (``entities``, ``forced_tags``, ``cut_blocks``, ``complete``) of a
-    generated dataset folder, in row order, as far as it has them; ``None`` for a corpus file."""
-    path = Path(source)
-    if not path.is_dir():
-        return None
-    import pyarrow.parquet as pq
+    generated dataset folder, in id order, as far as it has them (read through
+    :func:`~hf_ecg.dataset_format.read_generated`); ``None`` for a corpus file or a folder hf_ecg did not write."""
+    from ..dataset_format import MANIFEST_NAME, read_generated
 
-    shards = sorted(path.glob("data/*.parquet"))
-    present = set(pq.read_schema(shards[0]).names) if shards else set()
-    columns = [c for c in FLAG_COLUMNS if c in present]
+    path = Path(source)
+    if not (path / MANIFEST_NAME).is_file():
+        return None
+    _, table = read_generated(path, ["id", *FLAG_COLUMNS])
+    columns = [c for c in FLAG_COLUMNS if c in table.column_names]
     if "forced_tags" not in columns:
         return None
-    table = pq.ParquetDataset(shards).read(columns=["id", *columns]).sort_by("id")
+    if "id" in table.column_names:
+        table = table.sort_by("id")
     return {c: table.column(c).to_pylist() for c in columns}
