@@ -52,7 +52,7 @@ def main() -> int:
             output_dir=str(model_dir), lora=True, max_steps=args.max_steps, max_length=128, learning_rate=1e-3,
             save_strategy="no", logging_steps=10,
         )  # fmt: skip
-        train_ecg_model(args.data, "smollm2-135m", training, first_n=args.first_n)
+        train_ecg_model(args.data, "smollm2-135m", training, first_n=args.first_n, corpus_name=args.name)
     generate_dataset(model_dir, data_dir, args.num_samples, overwrite=True)
     push_model(model_dir, model_id, local_dir=hub / "model", overwrite=True, license=args.license)
     push_dataset(data_dir, dataset_id, local_dir=hub / "dataset", overwrite=True, generator=model_id,

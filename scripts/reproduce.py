@@ -149,7 +149,7 @@ def train_generators(args: argparse.Namespace, gold_path: Path, outputs: dict[st
             disable_tqdm=True, lora=args.lora, **length,
         )  # fmt: skip
         started = time.perf_counter()
-        train_ecg_model(gold_path, args.generator_model, training, first_n=args.first_n)
+        train_ecg_model(gold_path, args.generator_model, training, first_n=args.first_n, corpus_name=args.dataset)
         minutes[layout] = (time.perf_counter() - started) / 60
         record_training(out, minutes[layout])
     return minutes

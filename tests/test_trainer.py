@@ -202,7 +202,7 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     out = tmp_path / "m"
     code = main(
         ["train", "--data", str(data), "--model", str(model_dir), "--output", str(out), "--max-steps", "3",
-         "--config", str(config), "--save_strategy", "no", "--seed", "3"]
+         "--config", str(config), "--save_strategy", "no", "--seed", "3", "--corpus-name", "toy-cdr"]
     )  # fmt: skip
     assert code == 0
     printed = capsys.readouterr().out
@@ -213,10 +213,10 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert tok.convert_tokens_to_ids("<Disease>") != tok.unk_token_id
     ecg = json.loads((out / "ecg_config.json").read_text())
     assert ecg["entity_types"] == TYPES and ecg["tag_tokens"]["Disease"] == "<Disease>"
-    assert ecg["corpus_statistics"]["num_sentences"] == 12
+    assert ecg["corpus_statistics"]["num_sentences"] == 12 and ecg["corpus_statistics"]["name"] == "toy-cdr"
     assert {m["mention"] for m in ecg["mention_bank"]["Chemical"]} == {"Aspirin", "Ibuprofen", "paracetamol"}
     card = (out / "README.md").read_text()
-    assert "learning_rate | 0.003" in card and "Chemical, Disease" in card
+    assert "learning_rate | 0.003" in card and "Chemical, Disease" in card and "from toy-cdr" in card
 
 
 def test_same_seed_trains_the_same_lora_model(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -291,6 +292,7 @@ def train_ecg_model(
     fraction: float | None = None,
     resume: bool = False,
     trust_remote_code: bool = False,
+    corpus_name: str | None = None,
     **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
@@ -301,7 +303,8 @@ def train_ecg_model(
 
     ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
     :class:`~hf_ecg.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
-    last checkpoint in ``args.output_dir`` (a fresh start if none). Returns the trainer (its
+    last checkpoint in ``args.output_dir`` (a fresh start if none). ``corpus_name`` names the corpus in the
+    model card and the saved statistics (default: its file's or dataset's name). Returns the trainer (its
     ``state`` holds the steps and logs).
     """
     from transformers import enable_full_determinism, set_seed
@@ -323,6 +326,8 @@ def train_ecg_model(
         builder.download_and_prepare()
     blocks = builder.as_dataset()
     corpus = builder.corpus("train")
+    if corpus_name:
+        corpus = replace(corpus, name=corpus_name)
     if "validation" not in blocks and args.validation_split > 0:
         blocks = hold_out_sentences(blocks, len(corpus), args.validation_split, args.seed)
     if "validation" in blocks:

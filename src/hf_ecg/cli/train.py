@@ -31,6 +31,10 @@ def add_parser(sub: Any) -> None:
     train.add_argument("--data", required=True, metavar="DATA", help="training corpus (CoNLL/TSV or JSONL)")
     train.add_argument("--validation", metavar="DATA", default=None, help="validation corpus, evaluated per epoch")
     add_subset_options(train)
+    train.add_argument(
+        "--corpus-name", default=None, metavar="NAME",
+        help="the corpus's name in the model card and statistics (default: the file's name)",
+    )  # fmt: skip
     add_corpus_options(train)
     train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
     train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
@@ -94,6 +98,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         fraction=args.fraction,
         resume=args.resume,
         trust_remote_code=args.trust_remote_code,
+        corpus_name=args.corpus_name,
         **reader_options(args),
     )
     if trainer.args.should_save:
