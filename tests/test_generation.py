@@ -213,7 +213,7 @@ def test_the_constraint_as_a_logits_processor_keeps_generate_to_the_requested_ta
     model, tokenizer, config = tiny
     decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig())
     targets = ["Chemical", "Gene", None, "Disease"]
-    prompts = [decoder._prompt_ids([], decoder._targets((t,) if t else ())[0]) for t in targets]
+    prompts = [decoder.block_prompt([], t) for t in targets]  # each row's first block
     torch.manual_seed(0)
     out = model.generate(
         torch.tensor(prompts), attention_mask=torch.ones(len(prompts), len(prompts[0]), dtype=torch.long),

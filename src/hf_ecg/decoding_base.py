@@ -179,6 +179,14 @@ class BlockDecoder:
             block_end=self.config.block_end,
         )  # fmt: skip
 
+    def block_prompt(self, words: Sequence[str], target: str | None) -> list[int]:
+        """The prompt ids of the block that follows the sentence so far (``words``, tags as ``<Type>``) and ends
+        on ``target`` (an entity type; ``None``: ``<ENDTEXT>``), laid out as in training: what
+        :meth:`logits_processor` and ``model.generate()`` continue."""
+        if target is not None and target not in self.tag_ids:
+            raise ValueError(f"unknown entity type {target!r}; the model knows {', '.join(self.tag_ids)}")
+        return self._prompt_ids(list(words), self.endtext_id if target is None else self.tag_ids[target])
+
     # ------------------------------------------------------------------ prompts
 
     def _prompt_ids(self, words: list[str], question_id: int) -> list[int]:
