@@ -36,8 +36,8 @@ _SAMPLERS = {
 _BASELINES = {
     "mention-replacement": (
         "mention replacement",
-        "each gold sentence of `{data}` with each mention replaced, with probability {probability}, by another "
-        "gold mention of the same type drawn uniformly "
+        "a gold sentence of `{data}` (in order, cycled) with each mention replaced, with probability {probability}, "
+        "by another gold mention of the same type drawn uniformly "
         "([Dai & Adel, 2020](https://aclanthology.org/2020.coling-main.343/)); "
         "templates and labels are the gold ones, only the mention strings change; seed {seed}",
     ),
