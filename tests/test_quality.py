@@ -159,6 +159,10 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     assert report["num_generated"] == 6 and report["num_reference"] == 4
     assert report["perplexity_ratio"] == pytest.approx(report["perplexity_generated"] / report["perplexity_gold"])
     assert 0 <= report["rouge_l_mean"] <= report["rouge_l_max"] <= 1
+    own = gold_self_report([(s.tokens, s.tags) for s in read_conll(gold)])  # gold against the other gold sentences
+    assert [report[f"{m}_gold"] for m in ("rouge_l_mean", "rouge_l_max", "template_copy_rate")] == pytest.approx(
+        [own["rouge_l_mean"], own["rouge_l_max"], own["template_copy_rate"]]
+    )
     assert 0 <= report["entity_type_tvd"] <= 1 and 0 <= report["template_copy_rate"] <= 1
     for measure in ("complete", "short", "repetition", "second_sentence"):
         assert 0 <= report[f"{measure}_generated"] <= 1 and 0 <= report[f"{measure}_gold"] <= 1

@@ -7,10 +7,13 @@ so that ratios can be reported (the paper reports perplexity and distinct-3 rela
   default the offline base model, not the fine-tuned generator, which would flatter itself);
 - ``distinct_3_*``: distinct 3-grams over all 3-grams (Li et al., 2016), on the token level;
 - ``rouge_l_mean`` / ``rouge_l_max``: ROUGE-L F1 of each generated sentence to its nearest
-  training sentence (regurgitation; gold to itself is 1.0). Exact, kept fast on thousands ×
-  thousands by an upper bound from shared tokens that prunes most candidates;
+  training sentence (regurgitation). Exact, kept fast on thousands × thousands by an upper bound
+  from shared tokens that prunes most candidates;
 - ``template_copy_rate``: share of generated templates (entities collapsed to tags) that are
   identical to a training template;
+- ``rouge_l_mean_gold`` / ``rouge_l_max_gold`` / ``template_copy_rate_gold``: the same for each gold
+  sentence against the *other* gold sentences (:func:`gold_self_report`), the level natural sentences
+  of the corpus reach, to read the generated figures against;
 - ``entity_type_tvd``: total variation distance between the entity-type distributions of the
   generated and the gold mentions (0 = the same distribution, 1 = disjoint).
 
@@ -60,6 +63,9 @@ __all__ = [
 ]
 
 Sentence = Sequence[str]
+
+#: The copy measures reported for gold against the other gold sentences too.
+_SELF_MEASURES = ("rouge_l_mean", "rouge_l_max", "template_copy_rate")
 
 #: Sentences shorter than this many tokens count as ``short``.
 MIN_TOKENS = 5
@@ -285,6 +291,7 @@ def quality_reports(
     endings = sentence_endings(ref_tokens)
     gold_health = surface_health(ref_tokens, endings, tags=[tags for _, tags in reference])
     ref_lengths = [len(t) for t in ref_tokens]
+    own = gold_self_report(reference) if len(reference) > 1 else None
     reports = {}
     for name, rows in generated.items():
         gen_tokens = [list(tokens) for tokens, _ in rows]
@@ -298,6 +305,8 @@ def quality_reports(
         nearest = nearest_rouge_l(gen_tokens, ref_tokens)
         report.update(rouge_l_mean=sum(nearest) / len(nearest), rouge_l_max=max(nearest))
         report["template_copy_rate"] = template_copy_rate(templates(rows), ref_templates)
+        if own is not None:
+            report.update({f"{measure}_gold": own[measure] for measure in _SELF_MEASURES})
         report["entity_type_tvd"] = entity_type_tvd(_type_counts(rows), ref_types)
         for measure, value in surface_health(gen_tokens, endings, tags=[tags for _, tags in rows]).items():
             report[f"{measure}_generated"], report[f"{measure}_gold"] = value, gold_health[measure]
