@@ -158,11 +158,11 @@ def train_generators(args: argparse.Namespace, gold_path: Path, outputs: dict[st
 def record_training(model_dir: Path, minutes: float) -> None:
     """Write ``training.json`` beside the model: wall minutes of its training (model loading included),
     the held-out answer loss of each evaluation (from the model card data) and the checkpoint kept."""
-    logs = json.loads((model_dir / "ecg_card.json").read_text()).get("training_logs", [])
-    evaluations = [(log["epoch"], log["eval_loss"]) for log in logs if "eval_loss" in log]
-    states = sorted(model_dir.glob("checkpoint-*/trainer_state.json"))
-    best = json.loads(states[0].read_text()).get("best_model_checkpoint") if states else None
-    record = {"minutes": minutes, "eval_loss_by_epoch": evaluations, "best_checkpoint": best and Path(best).name}
+    card = json.loads((model_dir / "ecg_card.json").read_text())
+    evaluations = [(log["epoch"], log["eval_loss"]) for log in card.get("training_logs", []) if "eval_loss" in log]
+    best = card.get("best_step")  # the checkpoint the trainer kept (ECGModelCardCallback)
+    record = {"minutes": minutes, "eval_loss_by_epoch": evaluations,
+              "best_checkpoint": None if best is None else f"checkpoint-{best}"}  # fmt: skip
     (model_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
 
 

@@ -322,6 +322,7 @@ def test_dataset_card_says_where_user_mentions_come_from(mentions):
 
 def test_mentions_record_reads_every_manifest_form():
     from hf_ecg.dataset_format import MentionsRecord
+    from hf_ecg.mentions import MentionBank
 
     bank = {"source": "bank", "strategy": "weighted", "bank": "corpus"}
     assert MentionsRecord.from_manifest({"mentions": bank}).to_dict() == bank
@@ -329,7 +330,7 @@ def test_mentions_record_reads_every_manifest_form():
     assert MentionsRecord.from_manifest({"mentions": None}) == MentionsRecord("bank", "random", "generator")
     assert MentionsRecord.from_manifest({"mentions": "my.json"}) == MentionsRecord("file", path="my.json")
     assert MentionsRecord.from_manifest({"method": "mention-replacement", "model": None}) is None
-    digest = MentionsRecord.from_mentions({"A": ["x"]}, {"A": {"x": 1}}, False)
+    digest = MentionsRecord.from_mentions({"A": ["x"]}, MentionBank.from_lists({"A": ["x"]}), False)
     assert digest.source == "user" and len(digest.digest) == 16 and "x" not in json.dumps(digest.to_dict())
     with pytest.raises(ValueError, match="unknown mention source"):
         MentionsRecord("somewhere")

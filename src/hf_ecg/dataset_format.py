@@ -17,6 +17,8 @@ from typing import Any
 
 import datasets
 
+from .mentions import FILL_STRATEGIES
+
 __all__ = [
     "ADDED_COLUMNS",
     "MANIFEST_NAME",
@@ -174,14 +176,14 @@ class MentionsRecord:
             raise ValueError(f"unknown mention source {self.source!r}; known: bank, file, user")
 
     @classmethod
-    def from_mentions(cls, mentions: Any, bank_dict: Mapping[str, Any] | None, from_corpus: bool) -> MentionsRecord:
+    def from_mentions(cls, mentions: Any, bank: Any, from_corpus: bool) -> MentionsRecord:
         """The record of a :data:`~hf_ecg.filling.MentionSource` (``None``, a strategy name, a path, a dict
-        or a bank); ``bank_dict`` is the resolved bank's ``to_dict()``, digested for ``user`` sources."""
-        if mentions is None or str(mentions) in ("random", "weighted"):
-            return cls("bank", strategy=str(mentions or "random"), bank="corpus" if from_corpus else "generator")
+        or a bank); ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
+        if mentions is None or (isinstance(mentions, str) and mentions in FILL_STRATEGIES):
+            return cls("bank", strategy=mentions or FILL_STRATEGIES[0], bank="corpus" if from_corpus else "generator")
         if isinstance(mentions, str | os.PathLike):
             return cls("file", path=str(mentions))
-        digest = hashlib.sha256(json.dumps(bank_dict, sort_keys=True).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(json.dumps(bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
         return cls("user", digest=digest)
 
     @classmethod
@@ -193,8 +195,9 @@ class MentionsRecord:
             return cls(**value)
         if value is None and "method" in manifest:  # a baseline folder: it records its mentions or none
             return None
-        if value is None or value in ("random", "weighted"):
-            return cls("bank", strategy=value or "random", bank="corpus" if manifest.get("corpus") else "generator")
+        if value is None or value in FILL_STRATEGIES:
+            return cls("bank", strategy=value or FILL_STRATEGIES[0],
+                       bank="corpus" if manifest.get("corpus") else "generator")  # fmt: skip
         if value.startswith("user mentions "):
             return cls("user", digest=value.split()[-1])
         return cls("file", path=value)

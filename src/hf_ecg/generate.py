@@ -143,7 +143,7 @@ def generate_dataset(
         "seed": seed,
         "sampler": None if entities is not None else sampler,
         "entities": None if entities is None else [list(s) for s in entities],
-        "mentions": MentionsRecord.from_mentions(mentions, filler.bank.to_dict(), corpus is not None).to_dict(),
+        "mentions": MentionsRecord.from_mentions(mentions, filler.bank, corpus is not None).to_dict(),
         "corpus": None if corpus is None else str(corpus),
         "decoding": {k: v for k, v in asdict(decoding).items() if k != "seed"},
         "entity_types": list(ecg_config.entity_types),

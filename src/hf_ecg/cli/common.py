@@ -73,11 +73,23 @@ def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
     from ..selection import SelectionConfig
 
     add_config_options(parser, SelectionConfig, [*SELECTION_OPTIONS, *(["target_size"] if target_size else [])])
-    default_seeds = ",".join(map(str, SelectionConfig().tagger_seeds))
-    parser.add_argument(
-        "--tagger-seeds", default=default_seeds, metavar="S1,S2,...",
-        help=f"one gold tagger per seed, averaged: an ensemble (default {default_seeds})",
-    )  # fmt: skip
+    add_seeds_option(parser, "--tagger-seeds", SelectionConfig().tagger_seeds,
+                     "one gold tagger per seed, averaged: an ensemble")  # fmt: skip
+
+
+def add_seeds_option(parser: Any, flag: str, default: Sequence[int], help: str) -> None:
+    """A comma-separated list of seeds (a config's ``list[int]`` field, its default given), read by
+    :func:`parse_seeds`."""
+    shown = ",".join(map(str, default))
+    parser.add_argument(flag, default=shown, metavar="S1,S2,...", help=f"{help} (default {shown})")
+
+
+def parse_seeds(value: str, flag: str) -> list[int]:
+    """The seeds of :func:`add_seeds_option`'s ``flag``; :class:`CLIError` for anything but integers."""
+    try:
+        return [int(s) for s in value.split(",") if s.strip()]
+    except ValueError:
+        raise CLIError(f"{flag} takes comma-separated integers, got {value!r}") from None
 
 
 LABEL_NAMES_HELP = (
@@ -113,12 +125,9 @@ def label_names_option(value: str | None) -> list[str] | None:
 def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
     from ..selection import SelectionConfig
 
-    try:
-        seeds = [int(s) for s in args.tagger_seeds.split(",") if s.strip()]
-    except ValueError:
-        raise CLIError(f"--tagger-seeds takes comma-separated integers, got {args.tagger_seeds!r}") from None
     values = {"rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
-              "tagger_seeds": seeds, **config_values(args, SELECTION_OPTIONS)}  # fmt: skip
+              "tagger_seeds": parse_seeds(args.tagger_seeds, "--tagger-seeds"),
+              **config_values(args, SELECTION_OPTIONS)}  # fmt: skip
     return SelectionConfig(**{**values, **overrides})
 
 

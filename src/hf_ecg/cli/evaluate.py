@@ -8,11 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation.ner import NERConfig
-from .common import (
-    CLIError,
-    add_config_options,
-    config_values,
-)
+from .common import CLIError, add_config_options, add_seeds_option, config_values, parse_seeds
 
 #: The NERConfig fields ``hf-ecg evaluate ner`` takes as options (--seeds is parsed apart: a list).
 NER_OPTIONS = ("recipe", "gold_share", "synthetic_epochs", "patience", "freeze_embeddings", "model", "epochs",
@@ -33,7 +29,8 @@ def add_parser(sub: Any) -> None:
         description=(
             "Perplexity under a fixed reference LM (generated, gold, ratio), distinct-3 (generated, gold, ratio), "
             "ROUGE-L of each generated sentence to its nearest gold sentence (mean, max), the share of generated "
-            "templates copied verbatim from gold, the total variation distance between the entity-type "
+            "templates copied verbatim from gold (and both copy measures for each gold sentence against the other gold "
+            "sentences, for scale), the total variation distance between the entity-type "
             "distributions, and surface health beside gold: shares of complete sentences (ending like gold's), of "
             "sentences under 5 tokens, with degenerate repetition and holding a second sentence, mean length and "
             "the KS distance of the length distributions, and the blocks that were forced or cut. Prints JSON."
@@ -83,7 +80,7 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     add_config_options(ner.add_argument_group("the tagger and its training (hf_ecg.evaluation.NERConfig)"), NERConfig,
                        NER_OPTIONS)  # fmt: skip
-    ner.add_argument("--seeds", default="1,2,3", metavar="S1,S2,...", help="one run per seed (default 1,2,3)")
+    add_seeds_option(ner, "--seeds", NERConfig().seeds, "one run per seed")
     ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
 
@@ -92,10 +89,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..evaluation import load_source
     from ..evaluation.ner import evaluate_ner
 
-    try:
-        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    except ValueError:
-        raise CLIError(f"--seeds takes comma-separated integers, got {args.seeds!r}") from None
+    seeds = parse_seeds(args.seeds, "--seeds")
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
     train = [load_source(spec) for spec in args.train]
