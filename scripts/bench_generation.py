@@ -98,7 +98,7 @@ def main() -> None:
     paper_blocks = sum(len(r.entities) + 1 for r in paper_results)
 
     new_tokens = max(1, round(batched_tokens / len(results)))  # as long as an average sample
-    prompts = [batched._prompt_ids([], batched._targets(s)[0]) for s in sequences[: args.batch_size]]
+    prompts = [batched.block_prompt([], s[0] if s else None) for s in sequences[: args.batch_size]]  # first blocks
     width = max(map(len, prompts))
     pad = tokenizer.pad_token_id
     input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=model.device)
