@@ -131,9 +131,9 @@ class ChainedDecoder(BlockDecoder):
         missing = sorted({row.target for row in rows} - self._first_prompts.keys())
         if missing:
             prompts = torch.tensor([self._prompt_ids([], target) for target in missing], device=self.device)
-            out = self.model(input_ids=prompts, past_key_values=self._new_cache(), use_cache=True, logits_to_keep=1)
+            out = self.model(input_ids=prompts, cache=self._new_cache(), use_cache=True, logits_to_keep=1)
             for j, target in enumerate(missing):
-                self._first_prompts[target] = (out.past_key_values, j, out.logits[j, -1])
+                self._first_prompts[target] = (out.cache, j, out.logits[j, -1])
         logits = torch.stack([self._first_prompts[row.target][2] for row in rows])
         caches = [(*self._first_prompts[row.target][:2], None) for row in rows]
         lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
@@ -200,9 +200,9 @@ class ChainedDecoder(BlockDecoder):
             row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, 1)  # what the next prompt starts with
         out = self.model(
             input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-            position_ids=positions.to(self.device), past_key_values=cache, use_cache=True, logits_to_keep=1,
+            position_ids=positions.to(self.device), cache=cache, use_cache=True, logits_to_keep=1,
         )  # fmt: skip
-        caches = [(out.past_key_values, j, columns[j]) for j in range(len(rows))]
+        caches = [(out.cache, j, columns[j]) for j in range(len(rows))]
         lengths = [len(prompt) for prompt in prompts]
         return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, generator, finish_block)
 
@@ -274,7 +274,7 @@ class ChainedDecoder(BlockDecoder):
         )
         out = self.model(
             input_ids=tokens.to(self.device), attention_mask=mask.to(self.device),
-            position_ids=lengths.unsqueeze(1).to(self.device), past_key_values=cache, use_cache=True,
+            position_ids=lengths.unsqueeze(1).to(self.device), cache=cache, use_cache=True,
         )  # fmt: skip
         live = [i for i, row in enumerate(slots) if row is not None]
         for i in live:

@@ -56,7 +56,7 @@ class TemplateLMDecoder(BlockDecoder):
         mask = mask.to(self.device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = self._new_cache()
-        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=cache)
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, cache=cache)
         done = [False] * len(rows)
         while True:
             live = [i for i, finished in enumerate(done) if not finished]
@@ -84,7 +84,7 @@ class TemplateLMDecoder(BlockDecoder):
             positions = positions[:, -1:] + 1
             out = self.model(
                 input_ids=torch.tensor(feed, device=self.device)[:, None], attention_mask=mask,
-                position_ids=positions, past_key_values=cache,
+                position_ids=positions, cache=cache,
             )  # fmt: skip
         return [
             self._result(sequence, row.words, forced=row.forced, emitted=row.emitted, cut=row.cut)

@@ -209,6 +209,8 @@ def apply_lora(
     are trained through peft's ``trainable_token_indices``, tied to the output head when the
     model ties its embeddings.
     """
+    import warnings
+
     from peft import LoraConfig, get_peft_model
 
     config = LoraConfig(
@@ -221,7 +223,10 @@ def apply_lora(
         trainable_token_indices=list(trainable_token_ids),
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, config)
+    with warnings.catch_warnings():
+        # peft (0.21) reads transformers' deprecated ``is_gradient_checkpointing``; our code does not.
+        warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+        return get_peft_model(model, config)
 
 
 def load_ecg_model(
