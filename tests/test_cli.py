@@ -41,7 +41,7 @@ def test_blocks_strict_names_file_and_line(tmp_path, capsys):
 def test_blocks_check_names_the_failing_sentence(tmp_path, capsys):
     data = tmp_path / "train.tsv"
     data.write_text("fine\tO\n\nsays\tO\n<ENDTEXT>\tO\n")
-    assert main(["blocks", str(data), "--check", "--output", str(tmp_path / "o")]) == 1
+    assert main(["blocks", str(data), "--check", "--output", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert f"check failed at {data}:3 (train sentence 1)" in err and "reserved" in err
 

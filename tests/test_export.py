@@ -62,4 +62,4 @@ def test_cli_export_of_a_baseline_folder(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     assert [(list(s.tokens), s.tags) for s in read_conll(tmp_path / "mr.tsv")] == rows(folder)
     assert main(["export", "--data", str(tmp_path), "-o", str(tmp_path / "x.tsv")]) == 2
-    assert "has no data/*.parquet" in capsys.readouterr().err
+    assert "is not a dataset `hf-ecg generate` wrote" in capsys.readouterr().err

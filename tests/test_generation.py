@@ -593,13 +593,18 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
     monkeypatch.setattr(generate_module, "write_shard", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
         generate_dataset(model_dir, tmp_path / "resumed", 14, **settings)
-    assert len(list((tmp_path / "resumed" / "data").glob("train-*.parquet"))) == 2
+    # The finished shards wait outside data/: the folder cannot pass for a dataset of 8 rows.
+    assert len(list((tmp_path / "resumed" / "unfinished").glob("train-*.parquet"))) == 2
+    assert not (tmp_path / "resumed" / "data").exists()
+    with pytest.raises(datasets.exceptions.DataFilesNotFoundError):
+        load(tmp_path / "resumed")
     monkeypatch.setattr(generate_module, "write_shard", real_write)
     generate_dataset(model_dir, tmp_path / "resumed", 14, **settings)
     resumed = load(tmp_path / "resumed")
     assert sorted(resumed["id"]) == list(range(14))  # exactly N, no duplicates
     assert resumed.sort("id").to_list() == load(tmp_path / "whole").sort("id").to_list()
     assert not list((tmp_path / "resumed" / "data").glob(".tmp-*"))
+    assert not (tmp_path / "resumed" / "unfinished").exists()
     with pytest.raises(ValueError, match=r"other settings .*seed"):
         generate_dataset(model_dir, tmp_path / "resumed", 14, **{**settings, "seed": 2})
 

@@ -130,7 +130,7 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     assert report["dev"]["sentences"] == 3 and report["test"]["sentences"] == 2 and report["config"]["patience"] == 1
     history = report["runs"][0]["dev_selection"][0]["dev_f1_by_epoch"]
     assert [epoch for epoch, _ in history] == [1.0, 2.0]  # epoch 2 is the last, stopped or not
-    assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--seeds", "x"]) == 1
+    assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--seeds", "x"]) == 2
     assert "--seeds takes comma-separated integers" in capsys.readouterr().err
 
 

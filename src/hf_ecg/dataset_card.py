@@ -19,7 +19,7 @@ from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, m
 if TYPE_CHECKING:
     from .dataset_format import MentionsRecord
 
-__all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData"]
+__all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData", "write_dataset_card"]
 
 DATASET_CARD_TEMPLATE = Path(__file__).parent / "templates" / "dataset_card.md"
 
@@ -43,6 +43,9 @@ _BASELINES = {
     ),
 }
 
+
+#: Suffixes of corpus files: a corpus "named" train.tsv names no source dataset.
+_CORPUS_FILE_SUFFIXES = (".tsv", ".txt", ".conll", ".iob", ".bio", ".jsonl", ".json", ".csv")
 
 #: Samples the dataset card shows.
 CARD_EXAMPLES = 3
@@ -85,7 +88,7 @@ class ECGDatasetCardData:
     label_names: list[str] | None = None  # the ner_tags ClassLabel names, in order; None: generate.bio_labels
     repo_id: str | None = None
     pretty_name: str | None = None
-    license: str | None = "other"
+    license: str | None = None  # None: not stated; the card says the training corpus's license applies
     language: list[str] | None = field(default_factory=lambda: ["en"])
     generator: str = ""  # the model that wrote the data: a Hub id or a local path
     method: str = "ECG-QALM"  # "ECG-LM" when the generator was trained with layout="lm" (the paper's ablation)
@@ -115,11 +118,14 @@ class ECGDatasetCardData:
     # else the corpus name.
     source_datasets: list[str] | None = None
     examples: list[str] = field(default_factory=list)  # the first samples, entities marked (markdown)
+    columns: list[str] | None = None  # the columns the shards hold (a folder begun by an older hf_ecg lacks some)
     versions: dict[str, str] = field(default_factory=library_versions)
 
     @classmethod
     def from_generated(cls, data_dir: str | os.PathLike, **overrides: Any) -> ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
+        import pyarrow.parquet as pq
+
         from .config import ECGConfig
         from .dataset_format import MentionsRecord, generated_label_names, read_generated
         from .evaluation.quality import MIN_TOKENS, has_repetition
@@ -144,7 +150,11 @@ class ECGDatasetCardData:
         label_names = generated_label_names(manifest)
         begins = {i for i, name in enumerate(label_names) if name.startswith("B-")}
         generator_card = ECGModelCardData.load(manifest["model"]) if Path(str(manifest["model"])).is_dir() else None
-        source = (generator_card.dataset_id if generator_card else None) or statistics.get("name")
+        # A corpus name that is a file's name (train.tsv) says nothing of where the data came from.
+        name = statistics.get("name")
+        source = (generator_card.dataset_id if generator_card else None) or (
+            name if name and Path(name).suffix.lower() not in _CORPUS_FILE_SUFFIXES else None
+        )
         second_sentences = sum(
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
@@ -180,6 +190,7 @@ class ECGDatasetCardData:
             "baseline": baseline,
             "source_datasets": [source] if source else None,
             "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
+            "columns": pq.read_schema(shards[0]).names if shards else None,
         }
         return cls(**{**values, **overrides})
 
@@ -261,14 +272,17 @@ class ECGDatasetCardData:
             task_ids=["named-entity-recognition"],
             annotations_creators=["machine-generated"],
             language_creators=["machine-generated"],
-            source_datasets=self.source_datasets or ["original"],
+            source_datasets=self.source_datasets,
             tags=["synthetic", "ner", "hf_ecg", self.method.lower().replace(" ", "-")],
         )
         data_files = [{"split": "train", "path": "data/train-*.parquet"}]
         MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)
         splits = datasets.SplitDict()
         splits.add(datasets.SplitInfo("train", num_bytes=self.num_bytes, num_examples=self.num_samples))
-        info = datasets.DatasetInfo(features=dataset_features(self.entity_types, self.label_names), splits=splits)
+        features = dataset_features(self.entity_types, self.label_names)
+        if self.columns is not None:
+            features = datasets.Features({name: kind for name, kind in features.items() if name in self.columns})
+        info = datasets.DatasetInfo(features=features, splits=splits)
         DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
         return card_data
 
@@ -284,3 +298,12 @@ class ECGDatasetCardData:
             labels=ner_label_names(self.entity_types, self.label_names),
             citation=CITATION,
         )
+
+
+def write_dataset_card(data_dir: str | os.PathLike, **card_fields: Any) -> Path:
+    """Write the dataset card of a finished folder as its ``README.md`` (YAML header included, so that
+    ``load_dataset``, the Hub viewer and a colleague opening the folder see what it is); ``card_fields``
+    set :class:`ECGDatasetCardData` fields (``license``, ``language``, ``source_datasets``, ...)."""
+    path = Path(data_dir) / "README.md"
+    ECGDatasetCardData.from_generated(data_dir, **card_fields).to_dataset_card().save(path)
+    return path

@@ -23,11 +23,14 @@ __all__ = [
     "ADDED_COLUMNS",
     "MANIFEST_NAME",
     "SHARD_PATTERN",
+    "UNFINISHED_DIR",
     "MentionsRecord",
     "align_labels",
     "bio_labels",
+    "check_output_folder",
     "columns_of_folder",
     "dataset_features",
+    "finish_folder",
     "generated_label_names",
     "ner_label_names",
     "read_generated",
@@ -35,10 +38,27 @@ __all__ = [
     "shard_rows",
     "write_manifest",
     "write_shard",
+    "write_unfinished_card",
 ]
 
 MANIFEST_NAME = "ecg_generation.json"
 SHARD_PATTERN = "train-{:05d}.parquet"
+#: Where the shards of a run in progress wait: ``load_dataset`` reads ``data/`` only (the card's ``configs``), so
+#: an interrupted run cannot pass for a whole dataset. :func:`finish_folder` moves them to ``data/``.
+UNFINISHED_DIR = "unfinished"
+#: The command that resumes an unfinished run, written beside its shards.
+RESUME_FILE = "resume.txt"
+#: What hf_ecg writes in a dataset folder; anything else there is the user's, never written beside nor deleted.
+FOLDER_ENTRIES = frozenset({MANIFEST_NAME, "README.md", "data", UNFINISHED_DIR, "baseline.json"})
+#: The card's ``configs`` header: ``load_dataset(folder)`` reads ``data/`` and nothing else of the folder.
+DATA_FILES_HEADER = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*.parquet
+---
+"""
 
 
 def bio_labels(entity_types: Sequence[str]) -> list[str]:
@@ -211,10 +231,74 @@ class MentionsRecord:
         return self.source == "bank"
 
 
+def check_output_folder(output_dir: str | os.PathLike) -> None:
+    """Refuse an output that is a file, or a folder holding anything hf_ecg did not write there (a folder
+    with no manifest and any entry, or entries beside :data:`FOLDER_ENTRIES`): ``FileExistsError`` naming
+    them. ``overwrite`` never touches such files, so it does not lift this check."""
+    path = Path(output_dir)
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is a file: the output is a folder; give a new or empty folder")
+    if not path.is_dir():
+        return
+    entries = sorted(entry.name for entry in path.iterdir())
+    foreign = entries if not (path / MANIFEST_NAME).is_file() else [e for e in entries if e not in FOLDER_ENTRIES]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise FileExistsError(
+            f"{path} holds files hf_ecg did not write ({shown}): give a new or empty folder "
+            "(--overwrite replaces only a dataset hf_ecg wrote)"
+        )
+
+
+def write_unfinished_card(output_dir: str | os.PathLike, num_samples: int, resume: str) -> None:
+    """The folder's ``README.md`` while a run is under way: the ``configs`` header (so that ``load_dataset``
+    reads ``data/``, empty until the run completes, and not the manifest) and how to resume; ``resume``
+    (the command, or the call) is also kept beside the unfinished shards for the readers' errors."""
+    path = Path(output_dir)
+    (path / UNFINISHED_DIR).mkdir(parents=True, exist_ok=True)
+    (path / UNFINISHED_DIR / RESUME_FILE).write_text(resume + "\n", encoding="utf-8")
+    (path / "README.md").write_text(
+        f"{DATA_FILES_HEADER}\n# Unfinished hf_ecg dataset\n\nA generation of {num_samples} samples is under way "
+        f"or was interrupted: its shards wait in `{UNFINISHED_DIR}/`, and `data/` is filled when it completes. "
+        f"Resume it with:\n\n```\n{resume}\n```\n",
+        encoding="utf-8",
+    )
+
+
+def finish_folder(output_dir: str | os.PathLike) -> None:
+    """Move a completed run's shards from :data:`UNFINISHED_DIR` into ``data/`` (one rename when ``data/``
+    is new) and remove the unfinished folder."""
+    path = Path(output_dir)
+    unfinished, data_dir = path / UNFINISHED_DIR, path / "data"
+    if not unfinished.is_dir():
+        return
+    (unfinished / RESUME_FILE).unlink(missing_ok=True)
+    for tmp in unfinished.glob(".tmp-*"):
+        tmp.unlink()
+    if not data_dir.exists():
+        os.replace(unfinished, data_dir)
+        return
+    for shard in sorted(unfinished.glob("*.parquet")):
+        os.replace(shard, data_dir / shard.name)
+    unfinished.rmdir()
+
+
+def unfinished_message(output_dir: str | os.PathLike, written: int, num_samples: int) -> str:
+    """What a reader says of a folder whose run has not completed, with the command that resumes it."""
+    path = Path(output_dir)
+    resume_file = path / UNFINISHED_DIR / RESUME_FILE
+    resume = resume_file.read_text(encoding="utf-8").strip() if resume_file.is_file() else ""
+    return f"{path} is an unfinished generation ({written} of {num_samples} samples written): " + (
+        f"resume it with `{resume}`" if resume else "finish it first (run the same `hf-ecg generate` again)"
+    )
+
+
 def read_manifest(output_dir: str | os.PathLike) -> dict[str, Any]:
     """The manifest of a generated folder; ``FileNotFoundError`` naming the folder when it has none."""
     output_dir = Path(output_dir)
     manifest_path = output_dir / MANIFEST_NAME
+    if not output_dir.exists():
+        raise FileNotFoundError(f"no such folder: {output_dir}")
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{manifest_path} not found: {output_dir} is not a dataset `hf-ecg generate` wrote")
     return json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -244,12 +328,10 @@ def read_generated(output_dir: str | os.PathLike, columns: Sequence[str] | None 
         present = pq.read_schema(shards[0]).names
         wanted = None if columns is None else [c for c in columns if c in present]
         table = pq.ParquetDataset(shards).read(columns=wanted)
-    if table is None or table.num_rows != manifest["num_samples"]:
-        found = 0 if table is None else table.num_rows
-        raise ValueError(
-            f"{output_dir} holds {found} of {manifest['num_samples']} samples: finish the generation first "
-            "(run the same `hf-ecg generate` command again)"
-        )
+    found = 0 if table is None else table.num_rows
+    if found != manifest["num_samples"] or (output_dir / UNFINISHED_DIR).is_dir():
+        waiting = sum(shard_rows(shard) or 0 for shard in (output_dir / UNFINISHED_DIR).glob("*.parquet"))
+        raise ValueError(unfinished_message(output_dir, found + waiting, manifest["num_samples"]))
     return manifest, table
 
 

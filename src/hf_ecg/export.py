@@ -41,33 +41,30 @@ def export_generated(
     format: str = "conll",
     *,
     scheme: str | None = None,
+    overwrite: bool = False,
 ) -> Path:
-    """Write the samples of ``data_dir`` (a folder ``hf-ecg generate``, ``filter`` or a baseline wrote) to
-    the file ``output``, in id order, as ``format`` (:data:`EXPORT_FORMATS`). ``scheme`` (CoNLL only) is
-    the tag scheme to write; default: that of the generator's training corpus. Returns ``output``."""
-    import datasets
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .dataset_format import MANIFEST_NAME
+    """Write the samples of ``data_dir`` (a finished folder ``hf-ecg generate``, ``filter`` or a baseline
+    wrote) to the file ``output``, in id order, as ``format`` (:data:`EXPORT_FORMATS`). ``scheme`` (CoNLL
+    only) is the tag scheme to write; default: that of the generator's training corpus. An existing
+    ``output`` is refused (``FileExistsError``) unless ``overwrite``; an unfinished folder is refused
+    (``ValueError``, with the command that resumes it). Returns ``output``."""
+    from .dataset_format import generated_label_names, read_generated
 
     if format not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format!r}; known: {', '.join(EXPORT_FORMATS)}")
-    data_dir = Path(data_dir)
-    shards = sorted(data_dir.glob("data/*.parquet"))
-    if not shards:
-        raise FileNotFoundError(
-            f"{data_dir} has no data/*.parquet: not a folder hf-ecg generate, filter or baseline wrote"
-        )
-    table = pa.concat_tables(pq.read_table(shard, columns=["id", "tokens", "ner_tags"]) for shard in shards)
-    names = datasets.Features.from_arrow_schema(pq.read_schema(shards[0]))["ner_tags"].feature.names
-    if scheme is None:
-        manifest_path = data_dir / MANIFEST_NAME
-        model = json.loads(manifest_path.read_text(encoding="utf-8")).get("model") if manifest_path.is_file() else None
-        scheme = _training_scheme(str(model)) if model else "IOB2"
-    scheme = normalize_scheme(scheme)
-    rows = sorted(zip(*(table.column(c).to_pylist() for c in ("id", "tokens", "ner_tags")), strict=True))
     output = Path(output)
+    if output.is_dir():
+        raise FileExistsError(f"{output} is a folder: the output is a file")
+    if output.exists() and not overwrite:
+        raise FileExistsError(f"{output} exists: give a new file name, or overwrite=True (--overwrite) to replace it")
+    if scheme is not None:
+        scheme = normalize_scheme(scheme)  # a bad scheme is refused before anything is read
+    manifest, table = read_generated(data_dir, ["id", "tokens", "ner_tags"])
+    names = generated_label_names(manifest)
+    if scheme is None:
+        model = manifest.get("model")
+        scheme = normalize_scheme(_training_scheme(str(model)) if model else "IOB2")
+    rows = sorted(zip(*(table.column(c).to_pylist() for c in ("id", "tokens", "ner_tags")), strict=True))
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("w", encoding="utf-8") as handle:
         for sample_id, tokens, ids in rows:

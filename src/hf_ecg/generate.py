@@ -3,8 +3,13 @@
 The output folder::
 
     DIR/ecg_generation.json        the settings (a rerun must use the same ones)
+    DIR/README.md                  the dataset card (its header points load_dataset at data/)
     DIR/data/train-00000.parquet   shard 0: sample ids 0 .. S-1
     DIR/data/train-00001.parquet   ...
+
+While the run is under way its shards wait in ``DIR/unfinished/`` and ``data/`` does not exist, so
+``load_dataset(DIR)`` finds no data and the readers (export, filter, evaluate) refuse the folder with
+the command that resumes it; the last step moves the shards into ``data/`` and writes the card.
 
 Shard ``s`` holds ids ``[s*S, (s+1)*S)``; its entity sequences, decoding and filling are seeded by
 ``(seed, s)`` alone. So a shard is the same whoever writes it and whenever: a run killed midway is
@@ -19,7 +24,8 @@ import json
 import logging
 import os
 import random
-from collections.abc import Sequence
+import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,17 +33,21 @@ from typing import Any
 from .dataset_format import (
     MANIFEST_NAME,
     SHARD_PATTERN,
+    UNFINISHED_DIR,
     MentionsRecord,
     align_labels,
     bio_labels,
+    check_output_folder,
     columns_of_folder,
     dataset_features,
+    finish_folder,
     generated_label_names,
     ner_label_names,
     read_generated,
     shard_rows,
     write_manifest,
     write_shard,
+    write_unfinished_card,
 )
 from .decoding import DecodingConfig, make_decoder
 from .filling import MentionFiller, MentionSource
@@ -79,6 +89,8 @@ def generate_dataset(
     progress_bar: bool = True,
     trust_remote_code: bool = False,
     label_names: Sequence[str] | None = None,
+    card_fields: Mapping[str, Any] | None = None,
+    resume_command: str | None = None,
 ) -> Path:
     """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
 
@@ -97,6 +109,13 @@ def generate_dataset(
         label_names: the ``ner_tags`` ClassLabel names in the order of the gold dataset the samples are to
             be mixed with (:func:`ner_label_names`); default: the order the model's training corpus had
             when it was a ``ClassLabel`` dataset, else :func:`bio_labels`.
+        card_fields: :class:`~hf_ecg.dataset_card.ECGDatasetCardData` fields for the ``README.md`` card
+            written when the run completes (``license``, ``language``, ``source_datasets``, ``pretty_name``).
+        resume_command: how to resume this run, shown by the readers of an unfinished folder (the CLI gives
+            its command line; default: "the same generate_dataset call").
+
+    ``output_dir`` must be new, empty or a dataset hf_ecg wrote: a file, or a folder with other files, is
+    refused (``FileExistsError``) before anything is loaded or written.
 
     Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
@@ -114,7 +133,8 @@ def generate_dataset(
     decoding = decoding or DecodingConfig()
     state = PartialState()
     output_dir = Path(output_dir)
-    data_dir = output_dir / "data"
+    check_output_folder(output_dir)
+    data_dir, unfinished_dir = output_dir / "data", output_dir / UNFINISHED_DIR
 
     model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=trust_remote_code)
     model_obj.to(state.device)
@@ -150,15 +170,22 @@ def generate_dataset(
         "label_names": ner_label_names(ecg_config.entity_types, label_names or ecg_config.label_names),
     }
     with state.main_process_first():
-        _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
+        fresh = _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
+        if state.is_main_process and (fresh or unfinished_dir.is_dir()):
+            write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
     num_shards = (num_samples + samples_per_shard - 1) // samples_per_shard
     mine = [s for s in range(num_shards) if s % state.num_processes == state.process_index]
-    features = columns_of_folder(data_dir, dataset_features(ecg_config.entity_types, manifest["label_names"]))
+    begun = unfinished_dir if any(unfinished_dir.glob("*.parquet")) else data_dir
+    features = columns_of_folder(begun, dataset_features(ecg_config.entity_types, manifest["label_names"]))
 
     def shard_range(shard: int) -> range:
         return range(shard * samples_per_shard, min((shard + 1) * samples_per_shard, num_samples))
 
-    todo = [s for s in mine if shard_rows(data_dir / SHARD_PATTERN.format(s)) != len(shard_range(s))]
+    def shard_done(shard: int) -> bool:  # shards of folders begun before unfinished/ may sit in data/
+        name = SHARD_PATTERN.format(shard)
+        return len(shard_range(shard)) in (shard_rows(unfinished_dir / name), shard_rows(data_dir / name))
+
+    todo = [s for s in mine if not shard_done(s)]
     total = sum(len(shard_range(s)) for s in mine)
     done = total - sum(len(shard_range(s)) for s in todo)
     if done:
@@ -167,7 +194,7 @@ def generate_dataset(
         total=total, initial=done, unit="sample", desc="Generating",
         disable=not progress_bar or not state.is_local_main_process,
     )  # fmt: skip
-    for tmp in data_dir.glob(".tmp-*"):
+    for tmp in unfinished_dir.glob(".tmp-*"):
         if tmp.name.startswith(f".tmp-{state.process_index}-"):
             tmp.unlink()
     for shard in todo:
@@ -180,14 +207,18 @@ def generate_dataset(
         decoded = make_decoder(model_obj, tokenizer, ecg_config, config).decode(requested, progress=bar.update)
         rng = random.Random(_shard_seed(seed, shard, "mentions"))
         rows = [{"id": i, **filler.fill(d, rng)} for i, d in zip(ids, decoded, strict=True)]
-        write_shard(rows, features, data_dir, shard, state.process_index)
+        write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
     state.wait_for_everyone()
     if state.is_main_process:
-        written = sum(shard_rows(data_dir / SHARD_PATTERN.format(s)) or 0 for s in range(num_shards))
-        if written != num_samples:
-            raise RuntimeError(f"{data_dir} holds {written} samples, expected {num_samples}")
+        if not all(shard_done(s) for s in range(num_shards)):
+            raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
+        finish_folder(output_dir)
+        from .dataset_card import write_dataset_card
+
+        write_dataset_card(output_dir, **(card_fields or {}))
         logger.info("wrote %d samples in %d shards to %s", num_samples, num_shards, data_dir)
+    state.wait_for_everyone()
     return output_dir
 
 
@@ -195,7 +226,9 @@ def generate_dataset(
 _ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on")
 
 
-def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> None:
+def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> bool:
+    """Check a folder's manifest against this run's (same settings: resume), or write it; ``True`` when this
+    run starts the folder (new, or overwritten)."""
     path = output_dir / MANIFEST_NAME
     if path.is_file():
         previous = json.loads(path.read_text(encoding="utf-8"))
@@ -210,15 +243,14 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
             previous["decoding"] = {**{k: v for k, v in defaults.items() if k not in previous["decoding"]},
                                     **previous["decoding"]}  # fmt: skip
         if previous == manifest:
-            return
+            return False
         if not overwrite:
             changed = sorted(k for k in manifest.keys() | previous.keys() if manifest.get(k) != previous.get(k))
             raise ValueError(
                 f"{output_dir} holds a dataset generated with other settings (differing: {', '.join(changed)}); "
                 "use another folder, the same settings to resume, or overwrite=True (--overwrite)"
             )
-        for shard in (output_dir / "data").glob("*.parquet"):
-            shard.unlink()
-    elif (output_dir / "data").is_dir() and any((output_dir / "data").iterdir()) and not overwrite:
-        raise ValueError(f"{output_dir / 'data'} has files but no {MANIFEST_NAME}: not a folder hf_ecg wrote")
+        for folder in ("data", UNFINISHED_DIR):
+            shutil.rmtree(output_dir / folder, ignore_errors=True)
     write_manifest(output_dir, manifest)
+    return True

@@ -299,12 +299,14 @@ def filter_generated(
     overwrite: bool = False,
     progress_bar: bool = True,
     label_names: Sequence[str] | None = None,
+    card_fields: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
     ``taggers`` are gold taggers already trained (a gold NER run's, say); by default the tagger rules train
     their own (:func:`train_gold_taggers`). ``label_names`` re-numbers the kept ``ner_tags`` to a gold
-    dataset's ClassLabel order (:func:`~hf_ecg.generate.align_labels`).
+    dataset's ClassLabel order (:func:`~hf_ecg.generate.align_labels`). The folder gets its dataset card
+    (``README.md``; ``card_fields`` set its license, language, source).
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
     with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
@@ -314,9 +316,12 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
+    from .dataset_card import write_dataset_card
     from .dataset_format import (
+        FOLDER_ENTRIES,
         SHARD_PATTERN,
         align_labels,
+        check_output_folder,
         generated_label_names,
         read_generated,
         write_manifest,
@@ -337,13 +342,17 @@ def filter_generated(
     if done is not None and {k: done.get(k) for k in settings} == settings:
         logger.info("%s already holds this selection", output)
         return output
-    if output.exists() and any(output.iterdir()):
-        unfinished = done is None and {p.name for p in output.iterdir()} == {"data"}  # a run stopped midway
+    unfinished = output.is_dir() and done is None and {p.name for p in output.iterdir()} == {"data"}  # stopped midway
+    if not unfinished:
+        check_output_folder(output)  # a file, or files hf_ecg did not write: refused, overwrite or not
+    if output.is_dir() and any(output.iterdir()):
         if not (overwrite or unfinished):
-            raise ValueError(
-                f"{output} holds other files or another dataset: use another folder, or overwrite=True (--overwrite)"
-            )
-        shutil.rmtree(output)
+            raise ValueError(f"{output} holds another dataset: use another folder, or overwrite=True (--overwrite)")
+        for entry in FOLDER_ENTRIES:
+            if (output / entry).is_dir():
+                shutil.rmtree(output / entry)
+            else:
+                (output / entry).unlink(missing_ok=True)
 
     ids = rows.data.column("id").to_pylist()
     rows = rows.select(sorted(range(rows.num_rows), key=ids.__getitem__)).flatten_indices()
@@ -367,6 +376,7 @@ def filter_generated(
     manifest = {**manifest, "num_samples": kept.num_rows, "label_names": settings["label_names"],
                 "selection": {**settings, "kept": kept.num_rows, "dropped": selection.dropped}}  # fmt: skip
     write_manifest(output, manifest)
+    write_dataset_card(output, **(card_fields or {}))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
 

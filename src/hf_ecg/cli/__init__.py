@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hf-ecg`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -42,10 +44,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A command that prints JSON keeps stdout for it: whatever else is printed meanwhile (the Trainer's
     # metrics line, a library's notice) goes to stderr, so that `hf-ecg evaluate ner ... > ner.json` is JSON.
     args.result_stream = sys.stdout
+    args.command_line = shlex.join(["hf-ecg", *argv])  # what resumes an interrupted run
     quiet = contextlib.redirect_stdout(sys.stderr) if getattr(args, "prints_json", False) else contextlib.nullcontext()
     try:
         with quiet:
             return args.func(args, extra) if extra else args.func(args)
-    except (CLIError, CorpusFormatError, FileNotFoundError, ValueError, HubUploadError) as err:
+    except (CLIError, CorpusFormatError, FileNotFoundError, FileExistsError, ValueError, HubUploadError) as err:
+        # Every input error exits 2, argparse's code for a bad command line.
         print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
-        return 2 if not isinstance(err, CLIError) else 1
+        return 2

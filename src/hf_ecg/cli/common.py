@@ -38,6 +38,33 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_dataset_card_options(parser: Any, license: str | None = None) -> None:
+    """The dataset card's metadata options (``--license``, ``--language``, ``--source-dataset``)."""
+    shown = license or "none stated: the card says that the training corpus's license applies"
+    parser.add_argument("--license", default=license, metavar="ID",
+                        help=f"license id for the card's metadata (default: {shown})")  # fmt: skip
+    parser.add_argument(
+        "--language", default=None, type=language_codes, metavar="CODES",
+        help="comma-separated language codes for the card's metadata (default: en)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--source-dataset", default=None, metavar="NAME|ORG/NAME",
+        help="the gold corpus the generator learned from, by name or Hub id, for the card's source_datasets "
+        "(default: the generator's --dataset-id or --corpus-name, if it has one)",
+    )  # fmt: skip
+
+
+def dataset_card_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The card fields of :func:`add_dataset_card_options` that were given."""
+    fields = {"license": args.license, "language": args.language,
+              "source_datasets": [args.source_dataset] if args.source_dataset else None}  # fmt: skip
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def language_codes(value: str) -> list[str]:
+    return [code.strip() for code in value.split(",") if code.strip()]
+
+
 def reader_options(args: argparse.Namespace) -> dict[str, Any]:
     """The corpus-reading options of :func:`add_corpus_options`, as ECGBlocksBuilder keywords."""
     return {
@@ -139,7 +166,8 @@ def report_selection(output: Path) -> None:
     selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
     print(f"kept {selection['kept']} of {selection['source_samples']} samples (dropped: {dropped})")
-    print(f"wrote {output}/data/ and {output}/ecg_generation.json; load with datasets.load_dataset({str(output)!r})")
+    print(f"wrote {output}/data/, {output}/ecg_generation.json and {output}/README.md (dataset card); "
+          f"load with datasets.load_dataset({str(output)!r})")  # fmt: skip
 
 
 def add_config_options(parser: Any, config_class: type, names: Sequence[str]) -> None:

@@ -25,13 +25,14 @@ def add_parser(sub: Any) -> None:
         "--scheme", default=None, metavar="IOB2|IOB1|BIOES",
         help="conll: the tag scheme to write (default: the generator's training corpus's, else IOB2)",
     )  # fmt: skip
+    export.add_argument("--overwrite", action="store_true", help="replace FILE if it exists (refused otherwise)")
     export.set_defaults(func=_run_export)
 
 
 def _run_export(args: argparse.Namespace) -> int:
     from ..export import export_generated
 
-    output = export_generated(args.data, args.output, args.format, scheme=args.scheme)
+    output = export_generated(args.data, args.output, args.format, scheme=args.scheme, overwrite=args.overwrite)
     lines = sum(1 for _ in output.open(encoding="utf-8"))
     print(f"wrote {output} ({args.format}, {lines} lines)")
     return 0

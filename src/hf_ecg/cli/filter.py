@@ -10,7 +10,9 @@ from ..selection import DEFAULT_RULES
 from ..selection import RULES as RULE_CHOICES
 from .common import (
     LABEL_NAMES_HELP,
+    add_dataset_card_options,
     add_selection_options,
+    dataset_card_fields,
     label_names_option,
     report_selection,
     selection_config,
@@ -48,7 +50,8 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     add_selection_options(filter_)
     filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
-    filter_.add_argument("--overwrite", action="store_true", help="replace what OUTPUT holds")
+    add_dataset_card_options(filter_.add_argument_group("dataset card (OUTPUT/README.md)"))
+    filter_.add_argument("--overwrite", action="store_true", help="replace a dataset hf_ecg wrote in OUTPUT")
     filter_.set_defaults(func=_run_filter)
 
 
@@ -57,6 +60,7 @@ def _run_filter(args: argparse.Namespace) -> int:
     from ..selection import filter_generated
 
     output = filter_generated(args.generated, load_source(args.gold), args.output, selection_config(args),
-                              overwrite=args.overwrite, label_names=label_names_option(args.label_names))  # fmt: skip
+                              overwrite=args.overwrite, label_names=label_names_option(args.label_names),
+                              card_fields=dataset_card_fields(args))  # fmt: skip
     report_selection(Path(output))
     return 0

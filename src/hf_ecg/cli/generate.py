@@ -15,8 +15,10 @@ from .common import (
     LABEL_NAMES_HELP,
     CLIError,
     add_config_options,
+    add_dataset_card_options,
     add_selection_options,
     config_values,
+    dataset_card_fields,
     label_names_option,
     report_selection,
     selection_config,
@@ -86,6 +88,7 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     add_selection_options(selection, target_size=False)
     generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
+    add_dataset_card_options(generate.add_argument_group("dataset card (OUTPUT/README.md)"))
     generate.add_argument("--overwrite", action="store_true", help="replace a dataset with other settings in OUTPUT")
     generate.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
@@ -115,14 +118,16 @@ def _run_generate(args: argparse.Namespace) -> int:
         args.model, raw, args.num_samples * args.over_generate, sampler=args.sampler, entities=entities,
         mentions=mentions, corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard,
         decoding=decoding, overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
-        label_names=label_names_option(args.label_names),
+        label_names=label_names_option(args.label_names), card_fields=dataset_card_fields(args),
+        resume_command=args.command_line,
     )  # fmt: skip
     from accelerate import PartialState
 
     if not PartialState().is_main_process:
         return 0
     written = args.num_samples * args.over_generate
-    print(f"wrote {written} samples to {output}/data/ (Parquet shards) and {output}/ecg_generation.json")
+    print(f"wrote {written} samples to {output}/data/ (Parquet shards), {output}/ecg_generation.json (settings) "
+          f"and {output}/README.md (dataset card)")  # fmt: skip
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
@@ -130,7 +135,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     from ..selection import filter_generated
 
     config = selection_config(args, target_size=args.num_samples)
-    selected = filter_generated(raw, load_source(args.gold), args.output, config,
-                                overwrite=args.overwrite)  # fmt: skip
+    selected = filter_generated(raw, load_source(args.gold), args.output, config, overwrite=args.overwrite,
+                                card_fields=dataset_card_fields(args))  # fmt: skip
     report_selection(Path(selected))
     return 0

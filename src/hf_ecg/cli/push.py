@@ -8,6 +8,7 @@ from typing import Any
 
 from .common import (
     CLIError,
+    language_codes,
 )
 
 
@@ -29,7 +30,7 @@ def add_parser(sub: Any) -> None:
         epilog=hub_epilog,
     )
     push_dataset.add_argument("--data", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
-    _add_card_metadata_options(push_dataset, license="other", language="en")
+    _add_card_metadata_options(push_dataset, license=None, language="en")
     push_dataset.add_argument("--pretty-name", default=None, help="title of the card")
     push_dataset.add_argument(
         "--generator", default=None, metavar="ORG/NAME",
@@ -90,14 +91,10 @@ def _add_card_metadata_options(parser: argparse.ArgumentParser, license: str | N
         "--license", default=license, help=f"license id for the card's metadata (default: {license or 'none stated'})"
     )
     parser.add_argument(
-        "--language", default=_language_codes(language) if language else None, type=_language_codes,
+        "--language", default=language_codes(language) if language else None, type=language_codes,
         metavar="CODES",
         help=f"comma-separated language codes for the card's metadata (default: {language or 'none stated'})",
     )  # fmt: skip
-
-
-def _language_codes(value: str) -> list[str]:
-    return [code.strip() for code in value.split(",") if code.strip()]
 
 
 def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:

@@ -21,7 +21,11 @@ def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> C
     if path.is_dir():
         import datasets
 
-        if not any(path.glob("data/*.parquet")):
+        from ..dataset_format import MANIFEST_NAME, read_generated
+
+        if (path / MANIFEST_NAME).is_file():
+            read_generated(path, ["id"])  # an unfinished folder is refused, with the command that resumes it
+        elif not any(path.glob("data/*.parquet")):
             raise FileNotFoundError(f"{path} is a folder without data/*.parquet: not a dataset hf-ecg generate wrote")
         corpus = load_corpus(datasets.load_dataset(str(path), split="train"), name=path.name)
     elif path.is_file():
