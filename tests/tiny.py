@@ -57,12 +57,13 @@ def tiny_tokenizer(texts: Iterable[str] = (), vocab_size: int = 400) -> PreTrain
     return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=EOS, pad_token=EOS, bos_token=EOS)
 
 
-def tiny_gpt2(vocab_size: int, seed: int = 0) -> GPT2LMHeadModel:
-    """A randomly initialised 2-layer GPT-2 (tied embeddings)."""
+def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 256) -> GPT2LMHeadModel:
+    """A randomly initialised 2-layer GPT-2 (tied embeddings) with as many positions as hf_ecg's default
+    ``max_length`` (training refuses a model with fewer)."""
     torch.manual_seed(seed)
     config = GPT2Config(
         vocab_size=vocab_size,
-        n_positions=128,
+        n_positions=n_positions,
         n_embd=32,
         n_layer=2,
         n_head=2,
@@ -73,10 +74,10 @@ def tiny_gpt2(vocab_size: int, seed: int = 0) -> GPT2LMHeadModel:
     return GPT2LMHeadModel(config)
 
 
-def save_tiny_model(directory: Path) -> Path:
+def save_tiny_model(directory: Path, n_positions: int = 256) -> Path:
     """A tiny GPT-2 and its tokenizer saved as a model folder (for CLI and subprocess tests)."""
     tokenizer = tiny_tokenizer()
-    tiny_gpt2(len(tokenizer)).save_pretrained(directory)
+    tiny_gpt2(len(tokenizer), n_positions=n_positions).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 

@@ -61,6 +61,7 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     scheme: str | None = None
     token_column: int = 0
     tag_column: int = -1
+    encoding: str = "utf-8"  # of corpus files
     corpora: Mapping[str, Any] | None = None
     layout: str = "qa"  # "qa": one Q&A sample per block; "lm": one sample per sentence (the ECG-LM ablation)
 
@@ -72,6 +73,7 @@ class ECGBlocksConfig(datasets.BuilderConfig):
         if not isinstance(source, str):
             return kwargs
         fmt = self.format or ("jsonl" if source.lower().endswith((".jsonl", ".json")) else "conll")
+        kwargs["encoding"] = self.encoding
         if fmt == "conll":
             kwargs.update(token_column=self.token_column, tag_column=self.tag_column)
         return {"format": fmt, **kwargs}

@@ -72,6 +72,11 @@ class ECGConfig:
         from transformers.utils import cached_file
 
         path = cached_file(str(name_or_path), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
+        if path is None and not Path(name_or_path).exists():
+            raise ValueError(
+                f"{name_or_path}: no such model folder, and no Hub model of that id with an {ECG_CONFIG_NAME} "
+                "could be reached"
+            )
         if path is None:
             raise ValueError(
                 f"{name_or_path} has no {ECG_CONFIG_NAME}: it is not a model trained with hf_ecg (`hf-ecg train`)"

@@ -133,7 +133,8 @@ def _not_text(path: Path, encoding: str, error: UnicodeDecodeError) -> CorpusFor
             kind = "a binary file" if b"\x00" in data[:8192] else f"not {encoding} text"
             return CorpusFormatError(
                 f"{path}:{lineno}: {kind} (byte 0x{line[bad.start]:02x} at column {bad.start + 1} does not decode as "
-                f"{encoding}); expected a labelled corpus in text, or pass the file's encoding"
+                f"{encoding}); expected a labelled corpus in text, or convert it to UTF-8 (`hf-ecg blocks` and "
+                "`train` read other encodings with --encoding, e.g. latin-1)"
             )
     return CorpusFormatError(f"{path}: not {encoding} text ({error}); expected a labelled corpus in text")
 

@@ -19,13 +19,38 @@ from typing import Any
 from .dataset_card import ECGDatasetCardData
 from .model_card import ECGModelCardData
 
-__all__ = ["HubUploadError", "prepare_dataset_folder", "prepare_model_folder", "push_dataset", "push_model"]
+__all__ = [
+    "HubUploadError",
+    "check_hub_access",
+    "prepare_dataset_folder",
+    "prepare_model_folder",
+    "push_dataset",
+    "push_model",
+]
 
 logger = logging.getLogger(__name__)
 
 
 class HubUploadError(RuntimeError):
     """Creating the repo or uploading failed (no network, no permission, offline mode)."""
+
+
+def check_hub_access(repo_id: str, token: str | None = None, *, hint: str = "") -> str:
+    """The token to push ``repo_id`` with (``token``, else ``HF_TOKEN`` / ``hf auth login``); ``ValueError``
+    for a repo id the Hub would refuse or no token at all, ending with ``hint`` (what the caller's user can
+    do instead). Touches no network."""
+    from huggingface_hub import get_token
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    tail = f" ({hint})" if hint else ""
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise ValueError(f"{repo_id!r} is not a valid Hub repo id ({error}){tail}") from None
+    token = token or get_token()
+    if token is None:
+        raise ValueError(f"no Hugging Face token to push {repo_id}: set HF_TOKEN or run `hf auth login`{tail}")
+    return token
 
 
 def _fresh_folder(local_dir: Path, overwrite: bool) -> None:
@@ -117,7 +142,8 @@ def prepare_model_folder(
     elif ecg_config.mention_bank:
         logger.warning(
             "ecg_config.json carries the mention bank: %d distinct real mentions from the training corpus will "
-            "be published (leave them out with drop_mention_bank=True / --drop-mention-bank)",
+            "be published (leave them out: `hf-ecg push-model --drop-mention-bank`, `hf-ecg train --save_mention_bank "
+            "false`, or drop_mention_bank=True)",
             sum(map(len, ecg_config.mention_bank.values())),
         )
     _fresh_folder(local_dir, overwrite)
@@ -145,13 +171,9 @@ def prepare_model_folder(
 
 
 def _upload(folder: Path, repo_id: str, repo_type: str, private: bool, token: str | None) -> str:
-    from huggingface_hub import HfApi, get_token
+    from huggingface_hub import HfApi
 
-    token = token or get_token()
-    if token is None:
-        raise ValueError(
-            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (or write the folder with --local-dir)"
-        )
+    token = check_hub_access(repo_id, token, hint="or write the folder with --local-dir")
     api = HfApi(token=token)
     try:
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)

@@ -135,8 +135,11 @@ def load_causal_lm(name: str | os.PathLike, *, trust_remote_code: bool = False, 
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=trust_remote_code, **model_kwargs)
     except (OSError, ValueError) as err:
-        if isinstance(err, ModelNotFoundError) or Path(path).is_dir():
+        if isinstance(err, ModelNotFoundError):
             raise
+        if Path(path).is_dir():  # a folder without weights, or with a broken config: say which folder
+            detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ModelNotFoundError(f"cannot load the model in the folder {path}: {detail}") from err
         raise _not_found(str(name), err) from err
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

@@ -49,10 +49,13 @@ def _entity_sequence(item: Any) -> tuple[str, ...]:
 
 
 def _is_one_sequence(inputs: Any) -> bool:
-    """Whether ``inputs`` is a single request (a list of types, ``[]`` included, or a dict), not several."""
+    """Whether ``inputs`` is a single request (a non-empty list of types, or a dict), not several. ``[]`` is an
+    empty batch, as for other pipelines; one entity-free sentence is ``[[]]``."""
     if isinstance(inputs, str):
         raise TypeError(f"give a list of entity types, e.g. [{inputs!r}], not a bare string")
-    return isinstance(inputs, Mapping) or (isinstance(inputs, Sequence) and all(isinstance(t, str) for t in inputs))
+    if isinstance(inputs, Mapping):
+        return True
+    return isinstance(inputs, Sequence) and bool(inputs) and all(isinstance(t, str) for t in inputs)
 
 
 def _chunks(inputs: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -116,8 +119,10 @@ class EntityControlledGenerationPipeline(Pipeline):
         return preprocess, forward, postprocess
 
     def __call__(self, inputs: Any, batch_size: int | None = None, **kwargs: Any) -> Any:
-        """Generate for one entity sequence (returns a list of samples), a list of them (a list of lists),
-        or a stream of them (an iterator of lists)."""
+        """Generate for one entity sequence (returns a list of samples), a list of them (a list of lists;
+        ``[]`` gives ``[]``, ``[[]]`` one entity-free request), or a stream of them (an iterator of lists)."""
+        if isinstance(inputs, list | tuple) and not inputs:
+            return []  # an empty batch, not a request for a sentence with no entity
         if batch_size is None and self._batch_size is None:
             batch_size = DecodingConfig.batch_size  # not Pipeline's 1: rows decode faster together
         if _is_one_sequence(inputs):

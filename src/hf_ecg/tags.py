@@ -128,9 +128,10 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", *, strict: bool = F
             spans.append(Span(start, end, open_label))  # type: ignore[arg-type]
         start, open_label = None, None
 
-    def repair(position: int, message: str) -> None:
-        if strict:
-            raise TagError(f"token {position + 1}: {message} ({scheme})", position)
+    def repair(position: int, message: str, lenient: str = "") -> None:
+        if strict:  # rejected: say so, and how a lenient read would have taken it
+            how = f"; without strict it is read as {lenient}" if lenient else ""
+            raise TagError(f"token {position + 1}: {message} ({scheme}); rejected by the strict reading{how}", position)
         repairs.append(position)
 
     for i, tag in enumerate(tags):
@@ -157,7 +158,7 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", *, strict: bool = F
                 continue
             if scheme == "BIOES" and start is not None:
                 repair(i - 1, f"span of type {open_label!r} not closed with E- or S-")
-            repair(i, f"{tag!r} does not continue a span; read as B-{label}")
+            repair(i, f"{tag!r} does not continue a span", f"B-{label}")
             close(i)
             start, open_label = i, label
         elif prefix in ("E", "S"):
@@ -169,7 +170,7 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", *, strict: bool = F
             if start is not None:
                 repair(i - 1, f"span of type {open_label!r} not closed with E- or S-")
             if prefix == "E":
-                repair(i, f"{tag!r} ends a span that never began; read as S-{label}")
+                repair(i, f"{tag!r} ends a span that never began", f"S-{label}")
             close(i)
             spans.append(Span(i, i + 1, label))
     if start is not None and scheme == "BIOES":

@@ -293,6 +293,8 @@ def train_ecg_model(
     resume: bool = False,
     trust_remote_code: bool = False,
     corpus_name: str | None = None,
+    license: str | None = None,
+    dataset_id: str | None = None,
     **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
@@ -304,18 +306,29 @@ def train_ecg_model(
     ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
     :class:`~hf_ecg.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
     last checkpoint in ``args.output_dir`` (a fresh start if none). ``corpus_name`` names the corpus in the
-    model card and the saved statistics (default: its file's or dataset's name). Returns the trainer (its
+    model card and the saved statistics (default: its file's or dataset's name); ``license`` and
+    ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata. Returns the trainer (its
     ``state`` holds the steps and logs).
+
+    What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
+    Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
+    ``args.max_length`` positions. A push that fails after training raises
+    :class:`~hf_ecg.hub.HubUploadError` saying where the model was written and how to push it later.
     """
     from transformers import enable_full_determinism, set_seed
     from transformers.trainer_utils import get_last_checkpoint
 
     from .builder import ECGBlocksBuilder
+    from .hub import HubUploadError, check_hub_access
     from .mentions import MentionBank
     from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
     from .stats import CorpusStatistics
     from .words import sentence_break_shares, sentence_endings, word_exceptions
 
+    later = f"hf-ecg push-model --model {args.output_dir} --repo-id ORG/NAME"
+    if args.push_to_hub:  # before hours of training, not after
+        repo_id = args.hub_model_id or Path(args.output_dir).name
+        check_hub_access(repo_id, args.hub_token, hint=f"or train without push_to_hub and publish later with `{later}`")
     sources = {"train": data} if validation is None else {"train": data, "validation": validation}
     files = {isinstance(source, (str, os.PathLike)) for source in sources.values()}
     if len(files) > 1:
@@ -342,6 +355,12 @@ def train_ecg_model(
     else:
         set_seed(args.seed)
     model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code)
+    positions = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    if positions is not None and positions < args.max_length:
+        raise ValueError(
+            f"{model_name} has {positions} positions, fewer than max_length {args.max_length}: "
+            f"pass --max_length {positions} (or less)"
+        )
     new_token_ids = add_ecg_tokens(tokenizer, model, corpus.entity_types)
     if args.lora:
         model = apply_lora(
@@ -368,6 +387,8 @@ def train_ecg_model(
         dataset_name=corpus.name,
         corpus_statistics=stats,
         first_n=first_n,
+        license=license,
+        dataset_id=dataset_id,
     )
     trainer = ECGTrainer(
         model=model,
@@ -384,5 +405,10 @@ def train_ecg_model(
     trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model()
     if trainer.push_after_training:
-        trainer.push_to_hub()
+        try:
+            trainer.push_to_hub()
+        except HubUploadError as error:
+            raise HubUploadError(
+                f"{error}; the trained model is in {args.output_dir}/: push it with `{later}`"
+            ) from error
     return trainer

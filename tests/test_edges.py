@@ -1,0 +1,311 @@
+"""The tool at its edges: nothing overwritten, nothing partial passed off as whole, every bad input one
+clear line with exit code 2 and nothing created or changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+
+from hf_ecg.cli import main
+from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
+
+
+def md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def front_matter(readme: Path) -> dict:
+    return yaml.safe_load(readme.read_text(encoding="utf-8").split("---\n")[1])
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("edges")
+    return {
+        "ecg": save_tiny_ecg_model(root / "ecg"),
+        "base": save_tiny_model(root / "base"),
+        "corpus": toy_corpus(root / "toy.tsv", repeat=3),
+    }
+
+
+@pytest.fixture(scope="module")
+def generated(models, tmp_path_factory):
+    out = tmp_path_factory.mktemp("generated") / "synthetic"
+    assert main(["generate", "--model", str(models["ecg"]), "-n", "6", "-o", str(out), "--samples-per-shard", "3",
+                 "--max-block-tokens", "6", "--license", "cc-by-4.0", "--source-dataset", "org/toy"]) == 0  # fmt: skip
+    return out
+
+
+def generate_argv(models, out: Path, n: int = 20) -> list[str]:
+    return ["generate", "--model", str(models["ecg"]), "-n", str(n), "-o", str(out), "--samples-per-shard", "5",
+            "--max-block-tokens", "6", "--seed", "3"]  # fmt: skip
+
+
+# 1. export never replaces a file silently
+
+
+def test_export_refuses_an_existing_file_unless_overwrite(generated, tmp_path, capsys):
+    target = tmp_path / "gold.tsv"
+    target.write_text("Aspirin\tB-Chemical\n\n", encoding="utf-8")
+    before = md5(target)
+    assert main(["export", "--data", str(generated), "-o", str(target)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"hf-ecg export: error: {target} exists: give a new file name, or overwrite=True (--overwrite) to replace it"
+    )
+    assert md5(target) == before
+    assert main(["export", "--data", str(generated), "-o", str(target), "--overwrite"]) == 0
+    assert md5(target) != before and target.read_text().count("\n\n") == 6
+
+
+# 2. a run killed midway is no dataset, and resumes to the identical one
+
+
+def test_a_killed_generation_is_no_dataset_and_resumes_to_the_identical_one(models, tmp_path, capsys):
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert main(generate_argv(models, whole)) == 0
+    # A process that SIGKILLs itself right after its second shard is on disk: no cleanup, no finally.
+    driver = textwrap.dedent(f"""
+        import os, signal, sys
+        import hf_ecg.generate as generate
+        real, written = generate.write_shard, []
+        def write_then_die(*args):
+            real(*args)
+            written.append(1)
+            if len(written) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        generate.write_shard = write_then_die
+        from hf_ecg.cli import main
+        sys.exit(main({generate_argv(models, killed)!r}))
+    """)
+    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == -9, result.stderr[-2000:]
+
+    with pytest.raises(datasets.exceptions.DataFilesNotFoundError):
+        datasets.load_dataset(str(killed), split="train")  # not 10 of 20 rows passed off as the dataset
+    resume = "hf-ecg " + " ".join(generate_argv(models, killed))
+    message = f"{killed} is an unfinished generation (10 of 20 samples written): resume it with `{resume}`"
+    assert main(["export", "--data", str(killed), "-o", str(tmp_path / "x.tsv")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"hf-ecg export: error: {message}"
+    assert not (tmp_path / "x.tsv").exists()
+    assert main(["filter", "--generated", str(killed), "--gold", str(models["corpus"]), "-o", str(tmp_path / "f"),
+                 "--rule", "duplicate"]) == 2  # fmt: skip
+    assert message in capsys.readouterr().err and not (tmp_path / "f").exists()
+    assert main(["evaluate", "quality", "--generated", str(killed), "--reference", str(models["corpus"]),
+                 "--ref-model", "none"]) == 2  # fmt: skip
+    assert message in capsys.readouterr().err
+    assert "Resume it with" in (killed / "README.md").read_text()
+
+    assert main(generate_argv(models, killed)) == 0  # the same command again
+    assert not (killed / "unfinished").exists()
+    resumed = datasets.load_dataset(str(killed), split="train")
+    assert sorted(resumed["id"]) == list(range(20))
+    assert resumed.sort("id").to_list() == datasets.load_dataset(str(whole), split="train").sort("id").to_list()
+
+
+# 3. train --push_to_hub: token and repo id checked before training
+
+
+@pytest.fixture
+def no_token(monkeypatch, tmp_path):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))  # no stored `hf auth login` token either
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf-home" / "token"))
+    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "hf-home" / "stored_tokens"))
+
+
+def test_train_push_to_hub_without_a_token_fails_before_training(models, tmp_path, capsys, no_token):
+    out = tmp_path / "model"
+    argv = ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
+            "--max-steps", "1", "--max_length", "128", "--push_to_hub", "true"]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"hf-ecg train: error: no Hugging Face token to push model: set HF_TOKEN or run `hf auth login` (or train "
+        f"without push_to_hub and publish later with `hf-ecg push-model --model {out} --repo-id ORG/NAME`)"
+    )
+    assert not out.exists()  # nothing trained, nothing written
+    assert main([*argv, "--hub_model_id", "not a repo id"]) == 2
+    assert "'not a repo id' is not a valid Hub repo id" in capsys.readouterr().err and not out.exists()
+
+
+def test_train_help_names_push_to_hub_and_the_card_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--push_to_hub true [--hub_model_id ORG/NAME]" in text and "checked before training starts" in text
+    assert "--license ID" in text and "--dataset-id ORG/NAME" in text
+
+
+# 4. one line, exit code 2, nothing created
+
+
+@pytest.mark.parametrize("command", ["generate", "blocks"])
+def test_an_existing_file_as_output_folder_is_one_line(command, models, tmp_path, capsys):
+    target = tmp_path / "taken.tsv"
+    target.write_text("keep me\n")
+    argv = {
+        "generate": ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(target)],
+        "blocks": ["blocks", str(models["corpus"]), "-o", str(target)],
+    }[command]
+    assert main(argv) == 2
+    expected = {
+        "generate": f"{target} exists and is a file: the output is a folder; give a new or empty folder",
+        "blocks": f"--output {target} exists and is a file: the output is a folder",
+    }[command]
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"hf-ecg {command}: error: {expected}"
+    assert target.read_text() == "keep me\n"
+
+
+def test_a_model_folder_without_weights_is_one_line(models, tmp_path, capsys):
+    folder = tmp_path / "no-weights"
+    folder.mkdir()
+    for path in models["ecg"].glob("*.json"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    out = tmp_path / "out"
+    assert main(["generate", "--model", str(folder), "-n", "2", "-o", str(out)]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"hf-ecg generate: error: cannot load the model in the folder {folder}: ")
+    assert "model.safetensors" in line and not out.exists()
+
+
+def test_a_missing_model_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", "--model", "nosuchmodel", "-n", "2", "-o", "out"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "hf-ecg generate: error: nosuchmodel: no such model folder, and no Hub model of that id with an "
+        "ecg_config.json could be reached"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_base_model_shorter_than_max_length_fails_before_anything_is_written(models, tmp_path, capsys):
+    short = save_tiny_model(tmp_path / "short", n_positions=128)
+    out = tmp_path / "model"
+    argv = ["train", "--data", str(models["corpus"]), "--model", str(short), "-o", str(out), "--max-steps", "1"]
+    assert main(argv) == 2  # max_length defaults to 256
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"hf-ecg train: error: {short} has 128 positions, fewer than max_length 256: pass --max_length 128 (or less)"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["train", "blocks"])
+def test_corpus_paths_say_what_is_wrong(command, models, tmp_path, capsys):
+    folder, missing = tmp_path / "adir", tmp_path / "nofile.tsv"
+    folder.mkdir()
+    out = tmp_path / "out"
+    for data, expected in ((folder, " is a folder: give a corpus file (CoNLL/TSV or JSONL)"),
+                           (missing, ": no such file")):  # fmt: skip
+        argv = {
+            "train": ["train", "--data", str(data), "--model", str(models["base"]), "-o", str(out)],
+            "blocks": ["blocks", str(data), "-o", str(out)],
+        }[command]
+        assert main(argv) == 2  # every input error exits 2, a missing file too
+        given = f"--data {data}" if command == "train" else str(data)
+        assert capsys.readouterr().err.strip().splitlines()[-1] == f"hf-ecg {command}: error: {given}{expected}"
+    assert not out.exists()
+
+
+def test_an_undecodable_corpus_names_the_option_that_reads_it(tmp_path, capsys):
+    data = tmp_path / "latin.tsv"
+    data.write_bytes("Caf\xe9\tO\n".encode("latin-1"))
+    assert main(["blocks", str(data), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}:1: not utf-8 text" in err and "--encoding" in err
+    assert main(["blocks", str(data), "-o", str(tmp_path / "o"), "--encoding", "latin-1"]) == 0
+    assert datasets.load_from_disk(str(tmp_path / "o"))["train"][0]["answer"].startswith("Café")
+
+
+def test_strict_says_it_rejects(tmp_path, capsys):
+    data = tmp_path / "train.tsv"
+    data.write_text("a\tB-Disease\nb\tO\nc\tI-Disease\n")
+    assert main(["blocks", str(data), "--strict", "-o", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"hf-ecg blocks: error: {data}:3: token 3: 'I-Disease' does not continue a span (IOB2); rejected by the "
+        "strict reading; without strict it is read as B-Disease"
+    )
+
+
+def test_train_notes_repaired_tags_as_blocks_does(models, tmp_path, capsys):
+    data = tmp_path / "train.tsv"
+    data.write_text(models["corpus"].read_text() + "\nx\tI-Disease\n.\tO\n")
+    argv = ["train", "--data", str(data), "--model", str(models["base"]), "-o", str(tmp_path / "m"),
+            "--max-steps", "1", "--max_length", "128", "--lora"]  # fmt: skip
+    assert main(argv) == 0
+    assert "note: 1 tags did not fit IOB2 and were repaired (use --strict to reject them)" in capsys.readouterr().out
+
+
+# 5. never beside (or over) files hf_ecg did not write
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_generate_refuses_a_folder_of_foreign_files(overwrite, models, tmp_path, capsys):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    assert main(["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(folder)]
+                + (["--overwrite"] if overwrite else [])) == 2  # fmt: skip
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"hf-ecg generate: error: {folder} holds files hf_ecg did not write (notes.txt): give a new or empty folder "
+        "(--overwrite replaces only a dataset hf_ecg wrote)"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+def test_overwrite_replaces_only_what_hf_ecg_wrote(generated, models, tmp_path, capsys):
+    folder = tmp_path / "again"
+    assert main(generate_argv(models, folder, n=5)) == 0
+    (folder / "extra.txt").write_text("mine\n")
+    assert main([*generate_argv(models, folder, n=4), "--overwrite"]) == 2
+    assert "holds files hf_ecg did not write (extra.txt)" in capsys.readouterr().err
+    assert datasets.load_dataset(str(folder), split="train").num_rows == 5 and (folder / "extra.txt").exists()
+
+
+# 6. the card is where the data is
+
+
+def test_generate_and_filter_write_the_dataset_card_with_its_metadata(generated, models, tmp_path):
+    meta = front_matter(generated / "README.md")
+    assert meta["license"] == "cc-by-4.0" and meta["source_datasets"] == ["org/toy"] and meta["language"] == ["en"]
+    assert meta["configs"][0]["data_files"] == [{"split": "train", "path": "data/train-*.parquet"}]
+    assert datasets.load_dataset(str(generated), split="train").num_rows == 6  # the card's header reads data/
+
+    kept = tmp_path / "kept"
+    assert main(["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "-o", str(kept),
+                 "--rule", "duplicate", "--language", "en,de"]) == 0  # fmt: skip
+    meta = front_matter(kept / "README.md")
+    assert "license" not in meta and meta["language"] == ["en", "de"]  # none stated: not "other" with no name
+    assert "that corpus's license applies" in " ".join((kept / "README.md").read_text().split())
+
+
+def test_the_model_card_gets_license_datasets_and_spans(models, tmp_path):
+    out = tmp_path / "model"
+    assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
+                 "--max-steps", "1", "--max_length", "128", "--license", "apache-2.0",
+                 "--dataset-id", "org/gold"]) == 0  # fmt: skip
+    meta = front_matter(out / "README.md")
+    assert meta["license"] == "apache-2.0" and meta["datasets"] == ["org/gold"]
+    assert "`spans` (each entity as character offsets into `text`" in (out / "README.md").read_text()
+
+
+# 8. no FutureWarning from transformers on the main paths
+
+
+def test_generate_and_lora_training_raise_no_future_warning(models, tmp_path, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        assert main(generate_argv(models, tmp_path / "g", n=4)) == 0
+        assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o",
+                     str(tmp_path / "m"), "--max-steps", "1", "--max_length", "128", "--lora"]) == 0  # fmt: skip
+    assert "deprecated" not in capsys.readouterr().err
+    assert json.loads((tmp_path / "g" / "ecg_generation.json").read_text())["num_samples"] == 4
