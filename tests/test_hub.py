@@ -393,6 +393,7 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
         return f"https://huggingface.co/{repo_id}"
 
     monkeypatch.setattr(hf_ecg.hub, "_upload", upload)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")  # checked before training; the upload above never sends it
     trained = tmp_path / "trained"
     code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
                  str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2", "--lora",
@@ -471,7 +472,7 @@ def test_upload_errors_are_one_line_and_never_show_the_token(generated, tmp_path
     monkeypatch.setattr(huggingface_hub.constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "no-tokens"))
     code = main(["push-dataset", "--data", str(generated), "--repo-id", "org/toy-synth"])
     assert code == 2
-    assert "no Hugging Face token: set HF_TOKEN or run `hf auth login`" in capsys.readouterr().err
+    assert "no Hugging Face token to push org/toy-synth: set HF_TOKEN or run `hf auth login`" in capsys.readouterr().err
 
 
 def test_the_card_modules_load_without_torch_or_transformers():

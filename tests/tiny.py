@@ -57,9 +57,8 @@ def tiny_tokenizer(texts: Iterable[str] = (), vocab_size: int = 400) -> PreTrain
     return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=EOS, pad_token=EOS, bos_token=EOS)
 
 
-def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 256) -> GPT2LMHeadModel:
-    """A randomly initialised 2-layer GPT-2 (tied embeddings) with as many positions as hf_ecg's default
-    ``max_length`` (training refuses a model with fewer)."""
+def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 128) -> GPT2LMHeadModel:
+    """A randomly initialised 2-layer GPT-2 (tied embeddings)."""
     torch.manual_seed(seed)
     config = GPT2Config(
         vocab_size=vocab_size,
@@ -75,7 +74,8 @@ def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 256) -> GPT2LMH
 
 
 def save_tiny_model(directory: Path, n_positions: int = 256) -> Path:
-    """A tiny GPT-2 and its tokenizer saved as a model folder (for CLI and subprocess tests)."""
+    """A tiny GPT-2 and its tokenizer saved as a model folder (for CLI and subprocess tests), with as many
+    positions as ``hf-ecg train``'s default ``max_length`` (training refuses a base model with fewer)."""
     tokenizer = tiny_tokenizer()
     tiny_gpt2(len(tokenizer), n_positions=n_positions).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
