@@ -309,3 +309,26 @@ def test_generate_and_lora_training_raise_no_future_warning(models, tmp_path, ca
                      str(tmp_path / "m"), "--max-steps", "1", "--max_length", "128", "--lora"]) == 0  # fmt: skip
     assert "deprecated" not in capsys.readouterr().err
     assert json.loads((tmp_path / "g" / "ecg_generation.json").read_text())["num_samples"] == 4
+
+
+# 9. the quickstart trains on sentences a reader takes for tweets
+
+
+def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(tmp_path):
+    from hf_ecg.corpus import read_conll
+    from hf_ecg.demo import MIN_READABLE, readable_sentences
+
+    def line(words: list[str]) -> str:
+        return "\n".join(f"{w}\t{'B-person' if w == 'Ann' else 'O'}" for w in words) + "\n\n"
+
+    tweet = "Ann is watching the game tonight with friends !".split()
+    noise = [["Ann", "http://bit.ly/x", "#a", "#b", "#c", "#d"], ["@a", "@b", "Ann", "says", "hi", "there", "now"],
+             ["no", "entity", "in", "this", "one", "at", "all"]]  # fmt: skip
+    path = tmp_path / "tweets.tsv"
+    path.write_text("".join(line(words) for words in noise * 40 + [tweet] * MIN_READABLE), encoding="utf-8")
+    kept = readable_sentences(read_conll(path), 500)
+    assert len(kept) == MIN_READABLE and all(list(s.tokens) == tweet for s in kept)
+    clinical = readable_sentences(read_conll(path), 50)  # fewer asked than there are: still only tweets
+    assert len(clinical) == 50 and all(list(s.tokens) == tweet for s in clinical)
+    path.write_text("".join(line(words) for words in noise * 40), encoding="utf-8")
+    assert len(readable_sentences(read_conll(path), 30)) == 30  # no tweets at all: the corpus as it is

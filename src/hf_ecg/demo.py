@@ -34,10 +34,15 @@ def shipped_corpus() -> Path:
     return Path(spec.origin).parent / "data" / "ner.txt"
 
 
+#: Fewer readable sentences than this (or than asked for): the corpus is not tweets, and is taken as it is.
+MIN_READABLE = 100
+
+
 def readable_sentences(corpus: Any, limit: int) -> Any:
     """The first ``limit`` sentences of ``corpus`` (a :class:`~hf_ecg.corpus.Corpus`) that a reader takes
     for ordinary tweets: 6 to 30 tokens, at least one entity, no link, at most one @-handle, mostly words.
-    A few minutes of training learn their shape; WNUT-16's link lists and handle chains teach noise."""
+    A few minutes of training learn their shape; WNUT-16's link lists and handle chains teach noise. A
+    corpus with fewer than :data:`MIN_READABLE` such sentences gives its first ``limit`` unfiltered."""
     from dataclasses import replace
 
     def readable(tokens: tuple[str, ...], spans: Any) -> bool:
@@ -51,6 +56,8 @@ def readable_sentences(corpus: Any, limit: int) -> Any:
         )
 
     kept = [sentence for sentence in corpus.sentences if readable(sentence.tokens, sentence.spans)][:limit]
+    if len(kept) < min(limit, MIN_READABLE):  # another kind of corpus (long clinical sentences): keep its own
+        return corpus.subset(first_n=min(limit, len(corpus)))
     return replace(corpus, sentences=kept)
 
 

@@ -58,15 +58,24 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_dataset_card_options(parser: Any, license: str | None = None) -> None:
-    """The dataset card's metadata options (``--license``, ``--language``, ``--source-dataset``)."""
-    shown = license or "none stated: the card says that the training corpus's license applies"
-    parser.add_argument("--license", default=license, metavar="ID",
-                        help=f"license id for the card's metadata (default: {shown})")  # fmt: skip
+def add_card_metadata_options(parser: Any, license: str | None = None, language: str | None = None) -> None:
+    """A card's ``--license`` and ``--language`` (comma-separated codes), with their defaults."""
     parser.add_argument(
-        "--language", default=None, type=language_codes, metavar="CODES",
-        help="comma-separated language codes for the card's metadata (default: en)",
+        "--license", default=license, metavar="ID",
+        help=f"license id for the card's metadata (default: {license or 'none stated'}; a dataset card without "
+        "one says that the training corpus's license applies)",
     )  # fmt: skip
+    parser.add_argument(
+        "--language", default=language_codes(language) if language else None, type=language_codes,
+        metavar="CODES",
+        help=f"comma-separated language codes for the card's metadata (default: {language or 'none stated'})",
+    )  # fmt: skip
+
+
+def add_dataset_card_options(parser: Any) -> None:
+    """The options of the dataset card a command writes: :func:`add_card_metadata_options` (language ``en``)
+    and ``--source-dataset``."""
+    add_card_metadata_options(parser, language="en")
     parser.add_argument(
         "--source-dataset", default=None, metavar="NAME|ORG/NAME",
         help="the gold corpus the generator learned from, by name or Hub id, for the card's source_datasets "

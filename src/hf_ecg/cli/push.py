@@ -8,7 +8,7 @@ from typing import Any
 
 from .common import (
     CLIError,
-    language_codes,
+    add_card_metadata_options,
 )
 
 
@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
         epilog=hub_epilog,
     )
     push_dataset.add_argument("--data", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
-    _add_card_metadata_options(push_dataset, license=None, language="en")
+    add_card_metadata_options(push_dataset, language="en")
     push_dataset.add_argument("--pretty-name", default=None, help="title of the card")
     push_dataset.add_argument(
         "--generator", default=None, metavar="ORG/NAME",
@@ -71,7 +71,7 @@ def add_parser(sub: Any) -> None:
         help="Hub id of the gold corpus the model learned from, for the card's datasets metadata (and the source "
         "of the datasets it generates, in their cards)",
     )  # fmt: skip
-    _add_card_metadata_options(push_model, license=None, language=None)
+    add_card_metadata_options(push_model)
     _add_push_options(push_model)
     push_model.set_defaults(func=_run_push_model)
 
@@ -84,17 +84,6 @@ def _add_push_options(parser: argparse.ArgumentParser) -> None:
         help="write exactly the folder that would be uploaded to DIR and touch no network",
     )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace the contents of a non-empty --local-dir")
-
-
-def _add_card_metadata_options(parser: argparse.ArgumentParser, license: str | None, language: str | None) -> None:
-    parser.add_argument(
-        "--license", default=license, help=f"license id for the card's metadata (default: {license or 'none stated'})"
-    )
-    parser.add_argument(
-        "--language", default=language_codes(language) if language else None, type=language_codes,
-        metavar="CODES",
-        help=f"comma-separated language codes for the card's metadata (default: {language or 'none stated'})",
-    )  # fmt: skip
 
 
 def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
