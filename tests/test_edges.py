@@ -322,7 +322,7 @@ def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(
         return "\n".join(f"{w}\t{'B-person' if w == 'Ann' else 'O'}" for w in words) + "\n\n"
 
     tweet = "Ann is watching the game tonight with friends !".split()
-    noise = [["Ann", "http://bit.ly/x", "#a", "#b", "#c", "#d"], ["@a", "@b", "Ann", "says", "hi", "there", "now"],
+    noise = [["Ann", "http://bit.ly/x", "#a", "#b", "#c", "#d"], ["@a", "Ann", "says", "hi", "there", "now"],
              ["no", "entity", "in", "this", "one", "at", "all"]]  # fmt: skip
     path = tmp_path / "tweets.tsv"
     path.write_text("".join(line(words) for words in noise * 40 + [tweet] * MIN_READABLE), encoding="utf-8")
