@@ -332,3 +332,23 @@ def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(
     assert len(clinical) == 50 and all(list(s.tokens) == tweet for s in clinical)
     path.write_text("".join(line(words) for words in noise * 40), encoding="utf-8")
     assert len(readable_sentences(read_conll(path), 30)) == 30  # no tweets at all: the corpus as it is
+
+
+def test_a_push_that_fails_after_training_says_where_the_model_is(models, tmp_path, capsys, monkeypatch):
+    import hf_ecg.hub
+    from hf_ecg.hub import HubUploadError
+
+    def refuse(folder, repo_id, repo_type, private, token):  # the network boundary: the Hub says no
+        raise HubUploadError(f"could not upload to the model repo {repo_id} (403)")
+
+    monkeypatch.setattr(hf_ecg.hub, "_upload", refuse)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    out = tmp_path / "model"
+    assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
+                 "--max-steps", "1", "--max_length", "128", "--push_to_hub", "true", "--hub_model_id",
+                 "org/m"]) == 2  # fmt: skip
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"hf-ecg train: error: could not upload to the model repo org/m (403); the trained model is in {out}/: "
+        f"push it with `hf-ecg push-model --model {out} --repo-id org/m`"
+    )
+    assert (out / "model.safetensors").is_file() and (out / "ecg_config.json").is_file()

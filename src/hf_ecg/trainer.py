@@ -325,9 +325,9 @@ def train_ecg_model(
     from .stats import CorpusStatistics
     from .words import sentence_break_shares, sentence_endings, word_exceptions
 
-    later = f"hf-ecg push-model --model {args.output_dir} --repo-id ORG/NAME"
+    repo_id = args.hub_model_id or Path(args.output_dir).name
+    later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     if args.push_to_hub:  # before hours of training, not after
-        repo_id = args.hub_model_id or Path(args.output_dir).name
         check_hub_access(repo_id, args.hub_token, hint=f"or train without push_to_hub and publish later with `{later}`")
     sources = {"train": data} if validation is None else {"train": data, "validation": validation}
     files = {isinstance(source, (str, os.PathLike)) for source in sources.values()}
