@@ -16,7 +16,6 @@ import copy
 import logging
 import os
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import datasets
@@ -212,9 +211,8 @@ class ECGTrainer(Trainer):
         self.save_model()
         if not self.args.should_save:
             return None
-        repo_id = self.args.hub_model_id or Path(self.args.output_dir).name
         private = self.args.hub_private_repo if private is None else private
-        return push_model(self.args.output_dir, repo_id, private=bool(private), local_dir=local_dir,
+        return push_model(self.args.output_dir, self.args.hub_repo_id, private=bool(private), local_dir=local_dir,
                           token=token or self.args.hub_token, overwrite=True)  # fmt: skip
 
     def _write_ecg_files(self, output_dir: str) -> None:
@@ -325,10 +323,11 @@ def train_ecg_model(
     from .stats import CorpusStatistics
     from .words import sentence_break_shares, sentence_endings, word_exceptions
 
-    repo_id = args.hub_model_id or Path(args.output_dir).name
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     if args.push_to_hub:  # before hours of training, not after
-        check_hub_access(repo_id, args.hub_token, hint=f"or train without push_to_hub and publish later with `{later}`")
+        check_hub_access(
+            args.hub_repo_id, args.hub_token, hint=f"or train without push_to_hub and publish later with `{later}`"
+        )
     sources = {"train": data} if validation is None else {"train": data, "validation": validation}
     files = {isinstance(source, (str, os.PathLike)) for source in sources.values()}
     if len(files) > 1:

@@ -4,6 +4,7 @@ every field with help text so that ``HfArgumentParser`` and YAML configs work.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transformers import TrainingArguments
 
@@ -104,6 +105,11 @@ class ECGTrainingArguments(TrainingArguments):
             "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
         },
     )
+
+    @property
+    def hub_repo_id(self) -> str:
+        """The repo ``push_to_hub`` publishes to: ``hub_model_id``, else the output folder's name."""
+        return self.hub_model_id or Path(self.output_dir).name
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUT_CHOICES:

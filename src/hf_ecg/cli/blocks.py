@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -12,6 +11,7 @@ from .common import (
     add_corpus_options,
     add_subset_options,
     corpus_file,
+    output_folder,
     reader_options,
     repair_note,
 )
@@ -52,9 +52,7 @@ def _run_blocks(args: argparse.Namespace) -> int:
             data_files[split] = getattr(args, split)
     for split, path in data_files.items():
         corpus_file(path, "" if split == "train" else f"--{split}")
-    output = Path(args.output)
-    if output.exists() and not output.is_dir():
-        raise CLIError(f"--output {output} exists and is a file: the output is a folder")
+    output = output_folder(args.output)
     with tempfile.TemporaryDirectory(prefix="hf-ecg-blocks-") as cache_dir:
         builder = ECGBlocksBuilder(
             cache_dir=cache_dir, data_files=data_files, first_n=args.first_n, fraction=args.fraction,

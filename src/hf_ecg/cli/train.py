@@ -12,6 +12,7 @@ from .common import (
     add_corpus_options,
     add_subset_options,
     corpus_file,
+    output_folder,
     reader_options,
     repair_note,
 )
@@ -100,9 +101,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
     corpus_file(args.data, "--data")
     if args.validation is not None:
         corpus_file(args.validation, "--validation")
-    output = Path(args.output)
-    if output.exists() and not output.is_dir():
-        raise CLIError(f"--output {output} exists and is a file: the output is a folder")
+    output_folder(args.output)
     training_args = _training_arguments(args, extra)
     trainer = train_ecg_model(
         args.data,
@@ -122,7 +121,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         card = trainer.model_card_data
         stats = card.corpus_statistics
         if stats.get("num_repairs"):
-            print(repair_note(stats["num_repairs"], stats.get("scheme", "IOB2"), None))
+            print(repair_note(stats["num_repairs"], stats["scheme"], None))
         loss = card.final_train_loss
         print(
             f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks for {trainer.state.global_step} "
@@ -130,6 +129,6 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         )
         print(f"wrote {args.output}/: model, tokenizer, ecg_config.json, README.md (model card)")
         if trainer.push_after_training:
-            repo_id = trainer.args.hub_model_id or Path(args.output).name
+            repo_id = trainer.args.hub_repo_id
             print(f"pushed it as hf-ecg push-model does to the model repo {repo_id}")
     return 0
