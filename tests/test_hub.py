@@ -178,6 +178,8 @@ dataset_info:
     dtype: int32
   - name: complete
     dtype: bool
+  - name: tag_pieces
+    dtype: int32
   splits:
   - name: train
     num_bytes: 1234
@@ -218,9 +220,10 @@ One split, `train`, of 4 rows:
 | `forced_tags` | int32 | blocks whose tag the decoder had to force at its length limit |
 | `cut_blocks` | int32 | blocks that ended on another tag or `<ENDTEXT>` the generator wrote, replaced by the requested tag (only with `block_end="any-stop"`) |
 | `complete` | bool | the sentence ends like the generator's training sentences end (e.g. with `.`) |
+| `tag_pieces` | int32 | words outside the entities that spell an entity tag's name (`Dise`, `ase`): where the generator wanted an entity it was not asked for, an unlabelled mention |
 
 Keep only whole, unforced sentences with
-`ds.filter(lambda row: row["complete"] and not row["forced_tags"] and not row["cut_blocks"])`.
+`ds.filter(lambda row: row["complete"] and not row["forced_tags"] and not row["cut_blocks"] and not row["tag_pieces"])`.
 
 The first rows, entities in bold with their type:
 
@@ -245,6 +248,7 @@ filled with mentions.
 | measure | samples | share |
 |---|---|---|
 | complete (ends like a training sentence) | 3 | 75.0% |
+| tag pieces in the text (`Dise`, `ase`: an entity written without its label) | 1 | 25.0% |
 | short (under 5 tokens) | 1 | 25.0% |
 | degenerate repetition (an n-gram 3+ times in a row) | 0 | 0.0% |
 | a second sentence (a sentence ending, then a capitalised word, a number or an entity) | 1 | 25.0% |
@@ -306,7 +310,7 @@ def test_dataset_card_renders_exactly():
         base_model="HuggingFaceTB/SmolLM2-135M-Instruct", corpus_name="bc5cdr", corpus_sentences=45, sampler="gold",
         mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48},
         entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, cut_blocks=1,
-        complete_samples=3, short_samples=1, second_sentence_samples=1, num_bytes=1234,
+        complete_samples=3, tag_piece_samples=1, short_samples=1, second_sentence_samples=1, num_bytes=1234,
         quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
         source_datasets=["bigbio/bc5cdr"], examples=["**aspirin** *(Chemical)* cures **fever** *(Disease)* ."],
     )  # fmt: skip

@@ -41,9 +41,9 @@ def tagger(tmp_path_factory):
     return trained
 
 
-def kept(tokens, tags, gold, rule, taggers=None, flags=None, **settings):
+def kept(tokens, tags, gold, rule, taggers=None, flags=None, tag_pieces=None, **settings):
     selection = select_samples(tokens, tags, gold, SelectionConfig(rules=[rule], **settings), flags=flags,
-                               taggers=taggers)  # fmt: skip
+                               taggers=taggers, tag_pieces=tag_pieces)  # fmt: skip
     assert len(selection.kept) + sum(selection.dropped.values()) == len(tokens)
     assert set(selection.dropped) <= {rule}
     return selection.kept
@@ -71,13 +71,23 @@ def test_near_copy_drops_above_the_threshold(gold):
 def test_tag_leak_drops_type_names_written_as_words(gold):
     tokens = [
         "Patients with Disease received paracetamol .".split(),
-        "Patients with Chemicals received paracetamol .".split(),
+        "Patients with ChemicalHLA received paracetamol .".split(),
         "Patients with fever received Chemical .".split(),  # the type name as the mention itself: not a leak
         "Patients with disease received paracetamol .".split(),  # lower case: an ordinary word
+        "Patients with Dise received paracetamol .".split(),  # a piece of the tag's name, as the generator spells it
+        "Patients with Chemicals received paracetamol .".split(),  # an English word
     ]
     tags = [["O", "O", "O", "O", "B-Chemical", "O"]] * 2 + [["O", "O", "B-Disease", "O", "B-Chemical", "O"]]
-    tags.append(["O", "O", "O", "O", "B-Chemical", "O"])
-    assert kept(tokens, tags, gold, "tag-leak") == [2, 3]
+    tags += [["O", "O", "O", "O", "B-Chemical", "O"]] * 3
+    assert kept(tokens, tags, gold, "tag-leak") == [2, 3, 4, 5]  # the type names alone: Dise passes
+    pieces = {"Chemical": ["Chemical"], "Disease": ["Dise", "Disease", "ase"]}
+    assert kept(tokens, tags, gold, "tag-leak", tag_pieces=pieces) == [2, 3, 5]
+
+
+def test_tag_leak_drops_what_the_decoder_flagged(gold):
+    tokens = ["Patients with fever received paracetamol .".split()] * 2
+    tags = [["O", "O", "B-Disease", "O", "B-Chemical", "O"]] * 2
+    assert kept(tokens, tags, gold, "tag-leak", flags={"tag_pieces": [0, 2]}) == [0]
 
 
 def test_whole_keeps_only_whole_single_sentences(gold):
@@ -220,7 +230,7 @@ def generated(tmp_path_factory):
         entities = [t[2:] for t in tags if t.startswith("B-")]
         rows.append({"id": i, "tokens": tokens, "ner_tags": [names.index(t) for t in tags], "entities": entities,
                      "template": text, "text": text, "spans": text_spans(tokens, tags_to_spans(tags)[0]),
-                     "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == "."})  # fmt: skip
+                     "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == ".", "tag_pieces": 0})  # fmt: skip
     for shard, start in enumerate(range(0, 12, 5)):
         write_shard(rows[start : start + 5], features, output / "data", shard, 0)
     return output

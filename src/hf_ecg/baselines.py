@@ -73,6 +73,7 @@ def mention_replacement(
                 "forced_tags": 0,
                 "cut_blocks": 0,
                 "complete": bool(tokens) and tokens[-1] in endings,
+                "tag_pieces": 0,  # the gold sentences' own words
             }
         )
     return rows

@@ -33,6 +33,7 @@ __all__ = [
     "tag_label",
     "tag_token",
     "template_from_qa",
+    "token_description",
     "verify_roundtrip",
 ]
 
@@ -60,6 +61,15 @@ def tag_token(label: str) -> str:
             f"whitespace or '<', '>', '|', and not be {ENDTEXT[1:-1]!r}"
         )
     return f"<{label}>"
+
+
+def token_description(token: str) -> str:
+    """Words whose embedding a new ECG token starts from: ``<cell_type>`` → ``cell type``."""
+    if token in SEGMENT_TOKENS:
+        return token.strip("<|>")  # context, question, answer
+    if token == ENDTEXT:
+        return "end"
+    return token[1:-1].replace("_", " ").replace("-", " ")
 
 
 def tag_label(token: str) -> str | None:

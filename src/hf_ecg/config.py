@@ -46,6 +46,11 @@ class ECGConfig:
     # The training corpus's ClassLabel names in their order, when it was a ClassLabel dataset: generated
     # ner_tags use them, so generated data concatenates with it (None: sorted IOB2 names, generate.bio_labels).
     label_names: list[str] | None = None
+    # The forms of each type's name that a model writes where it wants a tag it may not write (Dise, ase:
+    # hf_ecg.tag_pieces), and the corpus's own words among them (disease), which are not pieces. None: a model
+    # trained before they were recorded (the decoder then derives the forms from its tokenizer, no exceptions).
+    tag_pieces: dict[str, list[str]] | None = None
+    tag_piece_exceptions: list[str] | None = None
     tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
     format_version: int = FORMAT_VERSION
 

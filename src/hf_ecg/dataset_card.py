@@ -107,6 +107,7 @@ class ECGDatasetCardData:
     forced_tags: int = 0
     cut_blocks: int = 0
     complete_samples: int | None = None  # None: written before hf_ecg flagged complete sentences
+    tag_piece_samples: int | None = None  # samples whose O text spells a tag's name; None: not flagged
     short_samples: int = 0
     repetitive_samples: int = 0
     second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
@@ -133,7 +134,7 @@ class ECGDatasetCardData:
         from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
         data_dir = Path(data_dir)
-        columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete")
+        columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
         manifest, table = read_generated(data_dir, columns)
         shards = sorted((data_dir / "data").glob("*.parquet"))
         entity_counts = {label: 0 for label in manifest["entity_types"]}
@@ -182,6 +183,9 @@ class ECGDatasetCardData:
             "forced_tags": sum(table.column("forced_tags").to_pylist()),
             "cut_blocks": sum(table.column("cut_blocks").to_pylist()) if "cut_blocks" in table.column_names else 0,
             "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in table.column_names else None,
+            "tag_piece_samples": sum(n > 0 for n in table.column("tag_pieces").to_pylist())
+            if "tag_pieces" in table.column_names
+            else None,
             "short_samples": sum(len(t) < MIN_TOKENS for t in tokens),
             "repetitive_samples": sum(map(has_repetition, tokens)),
             "second_sentence_samples": second_sentences,

@@ -144,12 +144,14 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             "forced_tags": datasets.Value("int32"),
             "cut_blocks": datasets.Value("int32"),
             "complete": datasets.Value("bool"),
+            # Words of the O text that spell a tag's name (Dise, ase: hf_ecg.tag_pieces).
+            "tag_pieces": datasets.Value("int32"),
         }
     )
 
 
 #: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
-ADDED_COLUMNS = ("spans",)
+ADDED_COLUMNS = ("spans", "tag_pieces")
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

@@ -14,11 +14,15 @@ Two procedures:
   ends on the model's own ``<ENDTEXT>``; a block that reaches ``max_block_tokens`` is drawn again
   from its prompt (up to ``max_attempts`` tries, as the paper regenerates a block), and only then
   gets its tag forced (counted in ``forced_tags``). A block the model did end is drawn again too when
-  it closes the sentence without a sentence ending (``redraw_unended``) or loops
-  (``redraw_repetition``, checked as each word is written): rejection sampling, so the model is never
-  pushed to write on. Under ``block_end="any-stop"`` the model may also end a block with another tag
-  or ``<ENDTEXT>``, which is replaced by the target and counted in ``cut_blocks``: such a block ends
-  where the model wanted to write something else.
+  it closes the sentence without a sentence ending (``redraw_unended``), loops
+  (``redraw_repetition``, checked as each word is written) or spells a tag's name in its text
+  (``redraw_tag_pieces``: ``Dise``, ``ase``, :mod:`.tag_pieces`); and when the model writes an entity tag
+  the request does not allow there (``redraw_unrequested_tag``): the mask would leave it the nearest
+  tokens to that tag, the pieces of its name. Rejection sampling, so the model is never pushed to write
+  on. Every sample counts the tag pieces left in its text (``tag_pieces``). Under
+  ``block_end="any-stop"`` the model may also end a block with another tag or ``<ENDTEXT>``, which is
+  replaced by the target and counted in ``cut_blocks``: such a block ends where the model wanted to
+  write something else.
 
   Rows live in the slots of one KV cache, right-aligned; a row that finishes a block leaves its
   slot, its next prompt is encoded in a batched prefill with other waiting rows, and the slot is

@@ -17,6 +17,7 @@ from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .layout import SegmentIds, prompt_ids
+from .tag_pieces import TagPieceFinder, tag_piece_forms
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
     RARE_IN_TRAINING_SHARE,
@@ -99,6 +100,12 @@ class BlockDecoder:
         structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
         banned = sorted(structural | set(tokenizer.all_special_ids))
         self.stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})  # the tokens that end a block
+        self._tag_id_list = torch.tensor(sorted(self.tag_ids.values()), dtype=torch.long)
+        self._tag_id_set = frozenset(self.tag_ids.values())
+        forms = ecg_config.tag_pieces
+        if forms is None:  # a model trained before they were recorded
+            forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
+        self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or ())
         self._stop_set = frozenset(self.stop_ids)
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
@@ -220,22 +227,36 @@ class BlockDecoder:
             entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
             discarded_tokens=discarded, attempts=attempts, cut_blocks=cut,
             complete=bool(words) and words[-1] in self._endings,
+            tag_pieces=len(self._tag_pieces([w for w in words if tag_label(w) is None])),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ sampling
 
-    def _sample(self, logits: torch.Tensor, rows: list[Row], generator: torch.Generator) -> list[int]:
+    def _sample(
+        self, logits: torch.Tensor, rows: list[Row], generator: torch.Generator, *, open_tags: bool = False
+    ) -> list[int]:
         """Next token per row: only the row's target may be structural; a full block must end now.
 
         Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
-        probability: one drawn ends the block as the target would, and counts in the row's ``cut``."""
+        probability: one drawn ends the block as the target would, and counts in the row's ``cut``.
+        With ``open_tags`` (``redraw_unrequested_tag``), the other entity tags keep their probability in the
+        rows whose block may be drawn again, and one drawn is returned as it is: the caller draws the
+        block again (:meth:`_unrequested`) rather than let the mask turn it into pieces of its name."""
         scores = logits.to(torch.float32, copy=True)
         targets = torch.tensor([row.target for row in rows])
         full = torch.tensor([self._full(row) for row in rows], device=scores.device)
         # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
         # anywhere but after a sentence ending.
         unended = torch.tensor([self._may_not_end(row) for row in rows], device=scores.device)
+        opened = None
+        if open_tags and self.config.redraw_unrequested_tag and self.config.block_end == "target":
+            opened = torch.tensor([self._tries_left(row.attempts) for row in rows], device=scores.device) & ~full
+            tag_ids = self._tag_id_list.to(scores.device)
+            tag_scores = scores[:, tag_ids]
+            opened = opened.unsqueeze(1) & (tag_ids.unsqueeze(0) != targets.to(scores.device).unsqueeze(1))
         scores = self.constraint.constrain(scores, targets, full, unended)
+        if opened is not None and opened.any():
+            scores[:, tag_ids] = torch.where(opened, tag_scores, scores[:, tag_ids])
         if self.config.do_sample:
             candidates = None
             if 0 < self.config.top_k < scores.shape[-1]:
@@ -248,10 +269,16 @@ class BlockDecoder:
         tokens = choice.tolist()
         for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
             row.forced += was_full
+            if opened is not None and self._unrequested(row, tokens[i]):
+                continue
             if tokens[i] != row.target and tokens[i] in self._stop_set:
                 tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
                 row.cut += 1
         return tokens
+
+    def _unrequested(self, row: Row, token: int) -> bool:
+        """Whether ``token`` is an entity tag the row's block may not end on (``redraw_unrequested_tag``)."""
+        return token != row.target and token in self._tag_id_set
 
     def _may_not_end(self, row: Row) -> bool:
         """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
@@ -266,19 +293,22 @@ class BlockDecoder:
     def _retries_block(self, row: Row) -> bool:
         """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
         when sampling: it reached its token limit (rather than getting its tag by force, as the paper
-        regenerates a block), or it has just looped (``redraw_repetition``; the check the block would fail
-        when it ends, made as soon as the loop is written, so a loop does not run on to the limit)."""
+        regenerates a block), or it has just looped (``redraw_repetition``), begun a second sentence
+        (``redraw_run_on``) or spelt a tag's name (``redraw_tag_pieces``): the checks the block would fail
+        when it ends, made as each word is written, so a bad block does not run on to the limit."""
         if not self._tries_left(row.attempts):
             return False
         if self._full(row):
             return True
-        if not (self.config.redraw_repetition or self._break_kinds):
+        if not (self.config.redraw_repetition or self._break_kinds or self.config.redraw_tag_pieces):
             return False
         complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
         checked = row.checked_words
         if len(complete) <= checked:
             return False
         row.checked_words = len(complete)
+        if self.config.redraw_tag_pieces and self._tag_pieces(complete[checked:]):
+            return True
         if self._starts_sentence(row.words + complete[:checked], complete[checked:]):
             return True
         return self.config.redraw_repetition and repeats_at_end(row.words[-_REPETITION_SPAN:] + complete)
@@ -295,7 +325,10 @@ class BlockDecoder:
         """Whether a block the model ended (its ``block`` words after the sentence's ``words``, then ``tag``, or
         None for the last block) is drawn again: the last block leaves the sentence without a sentence ending
         (``redraw_unended``), the block begins a second sentence (``redraw_run_on``), or it makes an n-gram
-        repeat 3 times in a row (``redraw_repetition``; one already before it does not count)."""
+        repeat 3 times in a row (``redraw_repetition``; one already before it does not count), or its text spells
+        a tag's name (``redraw_tag_pieces``)."""
+        if self.config.redraw_tag_pieces and self._tag_pieces(block):
+            return True
         if self.config.redraw_unended and tag is None and (block or words or [""])[-1] not in self._endings:
             return True
         if self._starts_sentence(words, block if tag is None else [*block, tag]):

@@ -264,7 +264,8 @@ class ChainedDecoder(BlockDecoder):
         self, slots: list[Row | None], cache: DynamicCache, generator: torch.Generator
     ) -> tuple[list[int], list[int]]:
         """Feed every slot's pending token; return the slots whose row just emitted its target, and those
-        whose block reached ``max_block_tokens`` with tries left (sampling only: greedy would repeat it)."""
+        whose block is drawn again: it reached ``max_block_tokens`` or broke a block rule with tries left
+        (sampling only: greedy would repeat it), or the model wrote a tag it may not write there."""
         width = cache.layers[0].keys.shape[-2]
         lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
         tokens = torch.tensor([[row.pending if row is not None else self.pad_id] for row in slots])
@@ -283,9 +284,13 @@ class ChainedDecoder(BlockDecoder):
         retried = [i for i in live if self._retries_block(slots[i])]  # type: ignore[arg-type]
         live = [i for i in live if i not in retried]
         rows = [slots[i] for i in live]
-        next_tokens = self._sample(out.logits[live, -1, :], rows, generator) if live else []  # type: ignore[arg-type]
+        next_tokens = self._sample(out.logits[live, -1, :], rows, generator, open_tags=True) if live else []  # type: ignore[arg-type]
         finished = []
         for slot, row, token in zip(live, rows, next_tokens, strict=True):
+            if self._unrequested(row, token):  # it wanted an entity it may not have here: draw the block again
+                row.discarded += 1
+                retried.append(slot)
+                continue
             row.emitted += token != row.target
             if token == row.target:
                 finished.append(slot)

@@ -86,12 +86,28 @@ class DecodingConfig:
             "Without it a rambling block runs on to its token limit."
         },
     )
+    redraw_unrequested_tag: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw a block again (up to max_attempts) when the model writes an entity tag the "
+            "request does not allow there (another type than the block's, any tag in the last block) instead of "
+            "taking that tag's probability away: under the mask, the nearest tokens the model can write are the "
+            "pieces of the tag's name ('The Dise of Dise was ...'), an unlabelled entity."
+        },
+    )
+    redraw_tag_pieces: bool = field(
+        default=True,
+        metadata={
+            "help": "When sampling, draw a block again (up to max_attempts) when its text spells a tag's name ('Dise', "
+            "'ase', 'DiseHLA'; not words the training corpus writes, such as 'disease'): hf_ecg.tag_pieces."
+        },
+    )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
     max_attempts: int = field(
         default=10,
         metadata={
-            "help": "Tries per block. A block that reaches max_block_tokens without its tag, or that redraw_unended "
-            "or redraw_repetition rejects, is drawn again (when sampling) while tries are left; then a full block "
+            "help": "Tries per block. A block that reaches max_block_tokens without its tag, or that a redraw_* "
+            "rule rejects, is drawn again (when sampling) while tries are left; then a full block "
             "gets its tag forced and a rejected one is kept as it is (its sample's flags say so). Sequential mode: "
             "the paper's regenerate-until-tag loop, with the same rejections."
         },
@@ -136,3 +152,4 @@ class DecodedTemplate:
     attempts: int = 0  # block generations, retries included
     cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
     complete: bool = False  # ends like the training sentences end (its last token is one of their endings)
+    tag_pieces: int = 0  # words of its O text that spell a tag's name ("Dise", "ase": hf_ecg.tag_pieces)

@@ -85,7 +85,7 @@ class MentionFiller:
     def fill(self, decoded: DecodedTemplate, rng: random.Random) -> dict[str, Any]:
         """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``spans`` (character offsets
         into ``text`` and types), ``template``, ``entities``, and the decoder's flags ``complete``,
-        ``forced_tags`` and ``cut_blocks``."""
+        ``forced_tags``, ``cut_blocks`` and ``tag_pieces``."""
         mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
         tokens, spans = recompose(decoded.template, mentions)
         return {
@@ -98,4 +98,5 @@ class MentionFiller:
             "forced_tags": decoded.forced_tags,
             "cut_blocks": decoded.cut_blocks,
             "complete": decoded.complete,
+            "tag_pieces": decoded.tag_pieces,
         }

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .blocks import ENDTEXT, SEGMENT_TOKENS, tag_token
+from .blocks import ENDTEXT, SEGMENT_TOKENS, tag_token, token_description
 
 __all__ = [
     "MODEL_ALIASES",
@@ -162,15 +162,6 @@ def add_ecg_tokens(tokenizer: Any, model: Any | None, entity_types: Sequence[str
         model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
         _init_from_descriptions(model, tokenizer, {t: i for t, i in zip(tokens, ids, strict=True) if i >= vocab_before})
     return ids
-
-
-def token_description(token: str) -> str:
-    """Words whose embedding a new ECG token starts from: ``<cell_type>`` → ``cell type``."""
-    if token in SEGMENT_TOKENS:
-        return token.strip("<|>")  # context, question, answer
-    if token == ENDTEXT:
-        return "end"
-    return token[1:-1].replace("_", " ").replace("-", " ")
 
 
 def _init_from_descriptions(model: Any, tokenizer: Any, new_tokens: dict[str, int]) -> None:

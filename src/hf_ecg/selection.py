@@ -8,9 +8,10 @@ counted under the first rule that drops it, and the tagger rules only see what t
 
 - ``duplicate``: the same tokens as a gold sentence or as an earlier sample;
 - ``near-copy``: ROUGE-L F1 to the nearest gold sentence above ``near_copy_threshold``;
-- ``tag-leak``: a word outside the entities that begins with an entity type's name (``Chemical``, from
-  the generator's ``<Chemical>`` tag), for the types whose names begin such a word in under 1% of the
-  gold sentences (so JNLPBA's ``protein``, an everyday word there, is never a leak);
+- ``tag-leak``: a word outside the entities that spells an entity tag's name (``Dise``, ``ase``,
+  ``DiseHLA``, ``Chemical``: :mod:`hf_ecg.tag_pieces`, with the forms the generator recorded, else the type
+  names), or that the decoder flagged so (its ``tag_pieces`` column); words the gold sentences write are
+  never leaks (JNLPBA's ``protein``, BC5CDR's ``disease``);
 - ``whole``: a whole sentence: it ends like the gold sentences end (the decoder's ``complete`` flag),
   no block was forced or cut, at least :data:`~hf_ecg.evaluation.quality.MIN_TOKENS` tokens, no
   degenerate repetition and no second sentence (of the kinds under 1% of gold sentences, as the
@@ -41,8 +42,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config import ECGConfig
 from .corpus import Corpus
+from .evaluation import FLAG_COLUMNS
 from .evaluation.ner import NERConfig, Tagger, train_tagger
+from .tag_pieces import TagPieceFinder, tag_piece_exceptions
 from .tags import tags_to_spans
 from .words import RARE_IN_TRAINING_SHARE
 
@@ -67,7 +71,7 @@ DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 RULE_DESCRIPTIONS = {
     "duplicate": "the same tokens as a gold sentence or an earlier sample",
     "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
-    "tag-leak": "a word outside the entities beginning with an entity type's name",
+    "tag-leak": "a word outside the entities that spells an entity tag's name (Dise, ase)",
     "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
     "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",
     "consistent": "a generated entity the gold taggers do not predict with its span and type",
@@ -159,12 +163,15 @@ def select_samples(
     *,
     flags: Mapping[str, Sequence[Any]] | None = None,
     taggers: Sequence[Tagger] | None = None,
+    tag_pieces: Mapping[str, Sequence[str]] | None = None,
 ) -> Selection:
     """Apply ``config.rules`` to generated samples (``tokens`` and their IOB2 ``tags``), judged against ``gold``.
 
-    ``flags`` holds the decoder's per-sample columns (``complete``, ``forced_tags``, ``cut_blocks``) where
-    the samples have them; without ``complete``, a sample is complete when its last token ends gold
-    sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are given.
+    ``flags`` holds the decoder's per-sample columns (``complete``, ``forced_tags``, ``cut_blocks``,
+    ``tag_pieces``) where the samples have them; without ``complete``, a sample is complete when its last
+    token ends gold sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are
+    given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``);
+    default: the type names.
     """
     from .evaluation.quality import MIN_TOKENS, nearest_rouge_l
     from .words import (
@@ -204,9 +211,10 @@ def select_samples(
                 if score > config.near_copy_threshold:
                     dropped_by[i] = rule
         elif rule == "tag-leak":
-            leaked = _leaking_types(gold)
+            forms = tag_pieces or {label: [label] for label in gold.entity_types}
+            finder = TagPieceFinder(forms, tag_piece_exceptions(forms, (s.tokens for s in gold)))
             for i in candidates:
-                if any(tag == "O" and word.startswith(leaked) for word, tag in zip(tokens[i], tags[i], strict=True)):
+                if _flag(flags, "tag_pieces", i) or finder(tokens[i], tags[i]):
                     dropped_by[i] = rule
         elif rule == "whole":
             for i in candidates:
@@ -245,17 +253,6 @@ def select_samples(
             dropped_by[i] = "target-size"
         kept = kept[: config.target_size]
     return Selection(kept=kept, dropped_by=dropped_by)
-
-
-def _leaking_types(gold: Corpus) -> tuple[str, ...]:
-    """The entity type names that begin a word outside the entities in under 1% of the gold sentences."""
-    types = gold.entity_types
-    counts = dict.fromkeys(types, 0)
-    for sentence in gold:
-        outside = [word for word, tag in zip(sentence.tokens, sentence.tags, strict=True) if tag == "O"]
-        for label in types:
-            counts[label] += any(word.startswith(label) for word in outside)
-    return tuple(label for label in types if counts[label] < RARE_IN_TRAINING_SHARE * max(len(gold), 1))
 
 
 def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
@@ -359,10 +356,16 @@ def filter_generated(
     column = rows.data.column
     names = rows.features["ner_tags"].feature.names
     tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
-    flags = {c: column(c).to_pylist() for c in ("complete", "forced_tags", "cut_blocks") if c in rows.column_names}
+    flags = {c: column(c).to_pylist() for c in FLAG_COLUMNS if c in rows.column_names and c != "entities"}
     if taggers is None and config.needs_taggers:
         taggers = train_gold_taggers(gold, config, progress_bar=progress_bar)
-    selection = select_samples(column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers)
+    try:
+        tag_pieces = ECGConfig.from_pretrained(manifest["model"]).tag_pieces if manifest.get("model") else None
+    except Exception:  # a model folder that moved, or a Hub repo while offline: the type names
+        tag_pieces = None
+    selection = select_samples(
+        column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers, tag_pieces=tag_pieces
+    )
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
     kept = align_labels(rows.select(selection.kept).flatten_indices(), settings["label_names"])

@@ -11,7 +11,7 @@ from ..corpus import Corpus, load_corpus
 __all__ = ["load_flags", "load_labelled", "load_source"]
 
 #: The per-sample columns the decoder writes about how each sample ended.
-FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete")
+FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
 
 
 def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> Corpus:
@@ -59,7 +59,8 @@ def load_source(spec: str | os.PathLike) -> Corpus:
 
 
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:
-    """The decoder's per-sample columns (``entities``, ``forced_tags``, ``cut_blocks``, ``complete``) of a
+    """The decoder's per-sample columns (``entities``, ``forced_tags``, ``cut_blocks``, ``complete``,
+    ``tag_pieces``) of a
     generated dataset folder, in id order, as far as it has them (read through
     :func:`~hf_ecg.dataset_format.read_generated`); ``None`` for a corpus file or a folder hf_ecg did not write."""
     from ..dataset_format import MANIFEST_NAME, read_generated

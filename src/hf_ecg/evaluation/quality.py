@@ -31,7 +31,9 @@ fragments: a set that was 57% fragments had perplexity 1.54× and distinct-3 0.9
   distance between the generated and the gold length distributions (0 = the same, 1 = disjoint);
 - ``blocks``, ``blocks_forced``, ``blocks_cut`` and ``blocks_forced_or_cut_share`` (when the rows
   carry the decoder's ``forced_tags`` / ``cut_blocks`` flags): blocks that ended anywhere but at the
-  model's own choice of the requested tag.
+  model's own choice of the requested tag;
+- ``tag_pieces`` (when the rows carry the decoder's ``tag_pieces`` flag): share of samples whose ``O`` text
+  spells a tag's name (``Dise``, ``ase``: :mod:`hf_ecg.tag_pieces`), an entity written without its label.
 """
 
 from __future__ import annotations
@@ -315,6 +317,8 @@ def quality_reports(
         if columns is not None and "forced_tags" in columns:
             cut = columns.get("cut_blocks") or [0] * len(columns["forced_tags"])
             report.update(block_health(columns["entities"], columns["forced_tags"], cut))
+        if columns is not None and "tag_pieces" in columns:
+            report["tag_pieces"] = sum(n > 0 for n in columns["tag_pieces"]) / max(len(columns["tag_pieces"]), 1)
         reports[name] = report
     return reports
 

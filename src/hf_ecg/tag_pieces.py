@@ -1,0 +1,102 @@
+"""Tag pieces: words of ``O`` text that spell an entity tag's name (``The Dise of Dise was ...``).
+
+Each tag token starts at the mean embedding of its name's sub-words (``<Disease>`` from ``Dise`` + ``ase``,
+:func:`hf_ecg.blocks.token_description`), so where the model wants a tag it may not write, the nearest
+tokens it can write are those pieces: every such word is a place where the model meant an entity and the
+label says ``O``. A word of ``O`` text is a tag piece when it, or a part of it between punctuation marks,
+
+- is one of the *forms* of a type's name (the sub-words the model's tokenizer splits its description
+  into, the description and the type name: ``Dise``, ``ase``, ``Disease``, ``cell_line``), or several
+  run together (``DiseDise``, ``asease``), or
+- begins with one and goes on with a capital, a digit or ``_`` (``DiseHLA``, ``DiseEases``, ``cell_``),
+
+and the training corpus never writes it (any label, any case: JNLPBA's ``protein``, ``cell`` and ``line``,
+BC5CDR's ``disease`` are words, not pieces). Forms under 3 characters are left out (``c`` of
+``c orpor ation`` would catch ``cDNA``). :func:`tag_piece_forms` and :func:`tag_piece_exceptions` run at
+training (``ECGConfig.tag_pieces``, ``ECGConfig.tag_piece_exceptions``); :class:`TagPieceFinder` finds
+the words in generated text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .blocks import tag_token, token_description
+
+__all__ = ["MIN_FORM_LENGTH", "TagPieceFinder", "tag_piece_exceptions", "tag_piece_forms"]
+
+#: Shorter forms are left out: one or two letters begin too many real words.
+MIN_FORM_LENGTH = 3
+_PARTS = re.compile(r"[^\w]+")  # a word's parts: between punctuation marks (``_`` belongs to a part)
+
+
+def tag_piece_forms(tokenizer: Any, entity_types: Iterable[str]) -> dict[str, list[str]]:
+    """Per entity type, the forms of its name a leaking model writes: the type name, the description its tag
+    token starts from (:func:`~hf_ecg.blocks.token_description`: ``cell line``, also without the space) and
+    the sub-words ``tokenizer`` splits that description into (``Dise``, ``ase``), each of at least
+    :data:`MIN_FORM_LENGTH` characters."""
+    forms: dict[str, list[str]] = {}
+    for label in entity_types:
+        description = token_description(tag_token(label))
+        found = {label, description, description.replace(" ", "")}
+        for text in (description, " " + description):
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            found.update(tokenizer.decode([i]).strip() for i in ids)
+        forms[label] = sorted(f for f in found if len(f) >= MIN_FORM_LENGTH and " " not in f)
+    return forms
+
+
+def tag_piece_exceptions(forms: Mapping[str, Sequence[str]], sentences: Iterable[Sequence[str]]) -> list[str]:
+    """The training corpus's words (lower-cased) that :class:`TagPieceFinder` with ``forms`` would flag: the
+    corpus writes them, so they are words, not pieces (``disease``, ``protein``, ``cell``)."""
+    finder = TagPieceFinder(forms)
+    return sorted({word.lower() for tokens in sentences for word in tokens if finder.is_piece(word)})
+
+
+class TagPieceFinder:
+    """Find tag pieces in words: ``finder(words)`` gives the positions of the words that spell a tag's name.
+
+    Args:
+        forms: per entity type, the forms of its name (:func:`tag_piece_forms`).
+        exceptions: words (lower-cased) that are never pieces: the corpus writes them
+            (:func:`tag_piece_exceptions`).
+    """
+
+    def __init__(self, forms: Mapping[str, Sequence[str]], exceptions: Iterable[str] = ()) -> None:
+        self.forms = sorted({f for group in forms.values() for f in group if len(f) >= MIN_FORM_LENGTH}, key=len)
+        self.exceptions = frozenset(w.lower() for w in exceptions)
+        self._whole = frozenset(self.forms)
+
+    def is_piece(self, word: str) -> bool:
+        """Whether ``word`` spells a tag's name (and is not one of the exceptions)."""
+        if word.lower() in self.exceptions or not self.forms:
+            return False
+        return any(self._part_is_piece(part) for part in _PARTS.split(word))
+
+    def _part_is_piece(self, part: str) -> bool:
+        if not part or part.lower() in self.exceptions:
+            return False
+        if self._spelt_by_forms(part):
+            return True
+        for form in self.forms:
+            if len(part) > len(form) and part.startswith(form):
+                following = part[len(form)]
+                if following.isupper() or following.isdigit() or following == "_":
+                    return True
+        return False
+
+    def _spelt_by_forms(self, part: str) -> bool:
+        """Whether ``part`` is one form or several run together (``Dise``, ``DiseDise``, ``asease``)."""
+        ends = {0}
+        for end in range(1, len(part) + 1):
+            if any(end - len(f) in ends and part[end - len(f) : end] == f for f in self.forms):
+                ends.add(end)
+        return len(part) in ends
+
+    def __call__(self, words: Sequence[str], labels: Sequence[str] | None = None) -> list[int]:
+        """Positions of the tag pieces among ``words``; with ``labels`` (IOB tags), only where the label is ``O``."""
+        return [
+            i for i, word in enumerate(words) if (labels is None or labels[i] == "O") and self.is_piece(word)
+        ]  # fmt: skip

@@ -1,0 +1,99 @@
+"""Tag pieces: the measure (words of O text that spell a tag's name) and the decoder that writes none."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_ecg.blocks import ENDTEXT
+from hf_ecg.config import ECGConfig
+from hf_ecg.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.modeling import add_ecg_tokens
+from hf_ecg.tag_pieces import TagPieceFinder, tag_piece_exceptions, tag_piece_forms
+from tiny import tiny_gpt2, tiny_tokenizer
+
+DISEASE = {"Disease": ["Dise", "Disease", "ase"]}
+
+
+@pytest.mark.parametrize(
+    "word", ["Dise", "ase", "DiseEases", "DiseHLA", "DiseCAG", "Dise-13", "of/Dise", "Disease2", "asease", "Dise.ase"]
+)
+def test_pieces_of_a_tag_name_are_flagged(word):
+    assert TagPieceFinder(DISEASE, ["disease"]).is_piece(word)
+
+
+@pytest.mark.parametrize("word", ["disease", "Disease", "Diseases", "increase", "phase", "case", "Dis", "DISEASE"])
+def test_words_the_gold_corpus_writes_and_real_words_are_not(word):
+    assert not TagPieceFinder(DISEASE, ["disease"]).is_piece(word)
+
+
+def test_gold_words_made_of_a_tag_name_are_exceptions_by_part_too():
+    forms = {"cell_line": ["cell", "cell_line", "cellline", "line"], "DNA": ["DNA"]}
+    gold = [["The", "cell", "line", "binds", "DNA", "."], ["B-cell", "lines"]]
+    finder = TagPieceFinder(forms, tag_piece_exceptions(forms, gold))
+    assert finder(["cell", "cell-specific", "DNA-binding", "line", "B-cell"]) == []
+    assert finder(["cell_", "cell_line", "cellline", "DNAHLA", "cells", "cell"]) == [0, 1, 2, 3]
+    assert finder(["cell_", "cell_line"], ["O", "B-cell_line"]) == [0]  # only the O words
+
+
+@given(st.lists(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=8), min_size=1, max_size=6))
+def test_no_word_of_the_training_corpus_is_ever_a_piece(sentences):
+    forms = {"Disease": ["Dise", "Disease", "ase"], "cell_type": ["cell", "cell_type", "type"]}
+    finder = TagPieceFinder(forms, tag_piece_exceptions(forms, sentences))
+    assert all(finder(sentence) == [] for sentence in sentences)
+
+
+def test_forms_are_the_sub_words_the_tag_token_starts_from():
+    tokenizer = tiny_tokenizer(["Dise ase Dise ase of the Dise"])
+    forms = tag_piece_forms(tokenizer, ["Disease", "Chemical", "cell_line"])
+    assert forms["Disease"] == ["Dise", "Disease", "ase"]  # 'Disease' is split into Dise + ase
+    assert forms["Chemical"] == ["Chemical"]  # split into pieces under 3 characters: only the name
+    assert {"cell_line", "cellline"} <= set(forms["cell_line"])
+
+
+@pytest.fixture(scope="module")
+def pushed():
+    """A tiny model whose tokenizer splits 'Disease' into 'Dise' + 'ase' (the tag token starts from them), pushed
+    towards the tags, '<ENDTEXT>' and '.' (blocks end) and above all towards <Disease>, with its name's pieces as
+    the next choice: where <Disease> may not be written, a mask leaves the model 'Dise' and 'ase'."""
+    tokenizer = tiny_tokenizer(["Dise ase Dise ase of the Dise"])
+    model = tiny_gpt2(len(tokenizer), seed=3)
+    types = ["Chemical", "Disease"]
+    add_ecg_tokens(tokenizer, model, types)
+    config = ECGConfig(entity_types=types, max_length=128, tag_pieces=tag_piece_forms(tokenizer, types))
+    vocab = tokenizer.get_vocab()
+    bonus = torch.zeros(model.get_output_embeddings().weight.shape[0])
+    for token in [ENDTEXT, *config.tag_tokens.values()]:
+        bonus[vocab[token]] = 5.0
+    bonus[vocab["."]] = 5.0
+    bonus[vocab["<Disease>"]] = 6.5
+    for piece in ["Dise", "ĠDise", "ase", "Ġase"]:
+        bonus[vocab[piece]] = 4.0
+    handle = model.get_output_embeddings().register_forward_hook(lambda module, inputs, output: output + bonus)
+    yield model, tokenizer, config
+    handle.remove()
+
+
+def test_the_decoder_pushed_toward_a_forbidden_tag_writes_no_piece_of_its_name(pushed):
+    """The batched decoder (the default); the sequential one is the paper's procedure, which draws a block again
+    whenever it does not end on its tag, and keeps the last draw's text when its tries run out."""
+    model, tokenizer, config = pushed
+    finder = TagPieceFinder(config.tag_pieces)
+    sequences = [("Chemical",), (), ("Chemical", "Chemical"), ("Disease",)] * 4
+
+    def run(**redraw: bool) -> list:
+        settings = DecodingConfig(batch_size=4, max_block_tokens=12, max_attempts=60, seed=5, **redraw)
+        decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences)
+        assert [r.template.entity_types for r in decoded] == sequences
+        for r in decoded:  # the per-sample count is the finder's, on the O words
+            assert r.tag_pieces == len(finder([w for w in r.template.tokens if not w.startswith("<")]))
+        return decoded
+
+    masked = run(redraw_unrequested_tag=False, redraw_tag_pieces=False)
+    assert sum(r.tag_pieces > 0 for r in masked) >= 4  # the push works: under the mask the pieces come out
+    assert sum(r.tag_pieces > 0 for r in run(redraw_tag_pieces=False)) < sum(r.tag_pieces > 0 for r in masked)
+    redrawn = run()
+    assert all(r.tag_pieces == 0 for r in redrawn)
+    assert sum(r.attempts for r in redrawn) > sum(r.attempts for r in masked)  # what it cost: blocks drawn again
