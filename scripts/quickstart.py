@@ -70,9 +70,11 @@ def main() -> int:
         print(f"  {marked(row['tokens'], [names[i] for i in row['ner_tags']])}")
     total, complete = synthetic.num_rows, sum(synthetic["complete"])
     forced = sum(1 for count in synthetic["forced_tags"] if count)
+    pieces = sum(1 for count in synthetic["tag_pieces"] if count)
     print(
         f"\nhealth: {complete} of {total} sentences complete ({100 * complete / total:.0f}%), "
-        f"{forced} with a forced tag ({100 * forced / total:.0f}%)"
+        f"{forced} with a forced tag ({100 * forced / total:.0f}%), "
+        f"{pieces} spelling a tag's name in their text ({100 * pieces / total:.0f}%)"
     )
     print(
         "better text: train to convergence with `hf-ecg train --data CORPUS --model smollm2-135m --lora -o MODEL` "

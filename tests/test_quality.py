@@ -171,6 +171,7 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     assert report["blocks"] == sum(len(e) + 1 for e in flags["entities"])
     assert report["blocks_forced"] == sum(flags["forced_tags"]) and report["blocks_cut"] == 0  # target rule
     assert report["complete_generated"] == pytest.approx(sum(flags["complete"]) / 6)
+    assert report["tag_pieces"] == pytest.approx(sum(n > 0 for n in flags["tag_pieces"]) / 6)
 
     code = main(["evaluate", "quality", "--generated", str(gold), "--reference", str(gold), "--ref-model", "none"])
     same = json.loads(capsys.readouterr().out)
@@ -178,7 +179,7 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     assert same["rouge_l_mean"] == 1.0 and same["template_copy_rate"] == 1.0 and same["entity_type_tvd"] == 0.0
     assert same["distinct_3_ratio"] == 1.0
     assert same["complete_generated"] == same["complete_gold"] and same["length_ks"] == 0.0
-    assert "blocks" not in same  # a corpus file has no decoder flags
+    assert "blocks" not in same and "tag_pieces" not in same  # a corpus file has no decoder flags
 
 
 def test_several_generated_sets_score_as_each_alone(tmp_path):

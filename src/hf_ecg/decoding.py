@@ -16,10 +16,11 @@ Two procedures:
   gets its tag forced (counted in ``forced_tags``). A block the model did end is drawn again too when
   it closes the sentence without a sentence ending (``redraw_unended``), loops
   (``redraw_repetition``, checked as each word is written) or spells a tag's name in its text
-  (``redraw_tag_pieces``: ``Dise``, ``ase``, :mod:`.tag_pieces`); and when the model writes an entity tag
-  the request does not allow there (``redraw_unrequested_tag``): the mask would leave it the nearest
-  tokens to that tag, the pieces of its name. Rejection sampling, so the model is never pushed to write
-  on. Every sample counts the tag pieces left in its text (``tag_pieces``). Under
+  (``redraw_tag_pieces``: ``Dise``, ``ase``, :mod:`.tag_pieces`: where the model wants a tag it may not
+  write, the mask leaves it the nearest tokens, the pieces of the tag's name); optionally also whenever
+  the model draws such a tag (``redraw_unrequested_tag``, off: it costs more and leaves more pieces).
+  Rejection sampling, so the model is never pushed to write on. Every sample counts the tag pieces
+  left in its text (``tag_pieces``). Under
   ``block_end="any-stop"`` the model may also end a block with another tag or ``<ENDTEXT>``, which is
   replaced by the target and counted in ``cut_blocks``: such a block ends where the model wanted to
   write something else.

@@ -87,19 +87,21 @@ class DecodingConfig:
         },
     )
     redraw_unrequested_tag: bool = field(
-        default=True,
+        default=False,
         metadata={
             "help": "When sampling, draw a block again (up to max_attempts) when the model writes an entity tag the "
             "request does not allow there (another type than the block's, any tag in the last block) instead of "
-            "taking that tag's probability away: under the mask, the nearest tokens the model can write are the "
-            "pieces of the tag's name ('The Dise of Dise was ...'), an unlabelled entity."
+            "taking that tag's probability away. Off by default: measured on BC5CDR 45 it draws 2.3 blocks per kept "
+            "one and still leaves more tag pieces than redraw_tag_pieces alone (docs/results.md)."
         },
     )
     redraw_tag_pieces: bool = field(
         default=True,
         metadata={
             "help": "When sampling, draw a block again (up to max_attempts) when its text spells a tag's name ('Dise', "
-            "'ase', 'DiseHLA'; not words the training corpus writes, such as 'disease'): hf_ecg.tag_pieces."
+            "'ase', 'DiseHLA'; not words the training corpus writes, such as 'disease'): hf_ecg.tag_pieces. Where "
+            "the model wants a tag it may not write, the mask leaves it the nearest tokens, the pieces of the tag's "
+            "name: an unlabelled entity in O text."
         },
     )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
