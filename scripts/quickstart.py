@@ -77,7 +77,7 @@ def main() -> int:
         f"{pieces} spelling a tag's name in their text ({100 * pieces / total:.0f}%)"
     )
     print(
-        "better text: train to convergence with `hf-ecg train --data CORPUS --model smollm2-135m --lora -o MODEL` "
+        "better text: train to convergence with `hf-ecg train --data CORPUS --model smollm2-135m -o MODEL` "
         "(its defaults: 3 epochs, the lowest held-out loss kept), then `hf-ecg generate --model MODEL -n N -o OUT`"
     )
     print(f"\ndone in {time.perf_counter() - started:.0f} s")

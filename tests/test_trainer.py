@@ -15,7 +15,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser, 
 
 from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 from hf_ecg.builder import ECGBlocksBuilder
-from hf_ecg.cli import main
+from hf_ecg.cli import build_parser, main
 from hf_ecg.config import ECGConfig
 from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
 from hf_ecg.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks, train_ecg_model
@@ -217,6 +217,23 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert {m["mention"] for m in ecg["mention_bank"]["Chemical"]} == {"Aspirin", "Ibuprofen", "paracetamol"}
     card = (out / "README.md").read_text()
     assert "learning_rate | 0.003" in card and "Chemical, Disease" in card and "from toy-cdr" in card
+    assert ecg["lora"] is True  # the default recipe
+    assert set(ecg["tag_pieces"]) == set(TYPES) and "Disease" in ecg["tag_pieces"]["Disease"]
+    assert isinstance(ecg["tag_piece_exceptions"], list)
+
+
+@pytest.mark.parametrize(
+    ("flags", "lora", "rate"), [([], True, 1e-3), (["--lora"], True, 1e-3), (["--full"], False, 5e-4)]
+)
+def test_cli_train_recipe_is_lora_unless_full(flags, lora, rate, tmp_path):
+    from hf_ecg.cli.train import _training_arguments
+
+    parser = build_parser()
+    args = parser.parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path / "o"), *flags])
+    training = _training_arguments(args, [])
+    assert (training.lora, training.learning_rate) == (lora, rate)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--data", "d", "--model", "m", "--output", "o", "--lora", "--full"])
 
 
 def test_same_seed_trains_the_same_lora_model(tmp_path):

@@ -71,7 +71,7 @@ def build_demo_model(
     """Train the demo generator into ``output_dir`` (about 4 minutes on 2 CPU cores) and return it.
 
     The training sentences are the first ``first_n`` :func:`readable_sentences` of the corpus; then
-    :func:`~hf_ecg.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --lora --max-steps 120
+    :func:`~hf_ecg.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
     --learning_rate 1e-3 --validation_split 0`` runs: a short run, far from converged, that keeps the demo
     within minutes; ``hf-ecg train``'s defaults train to the lowest held-out loss instead.
     """

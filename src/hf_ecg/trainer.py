@@ -123,6 +123,13 @@ class ECGTrainer(Trainer):
         missing = [t for t in SEGMENT_TOKENS if t not in processing_class.get_vocab()]
         if missing:
             raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: call hf_ecg.add_ecg_tokens first")
+        if args.lora and not hasattr(model, "peft_config"):
+            logger.warning(
+                "args.lora is true (the default recipe) but the model has no LoRA adapters: every weight trains at "
+                "learning rate %g. Wrap it with hf_ecg.modeling.apply_lora, or pass lora=False (and a learning rate "
+                "for full fine-tuning, 5e-4 by default).",
+                args.learning_rate,
+            )
         self.ecg_config = ecg_config
         #: The user's push_to_hub: honoured by push_to_hub() after training, not by the base Trainer's
         #: checkpoint pushes (unmerged weights, no ECG files, a generic card).

@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
     """Register ``hf-ecg train``."""
     train = sub.add_parser(
         "train",
-        help="fine-tune a causal LM on the Q&A blocks of a corpus (full or LoRA)",
+        help="fine-tune a causal LM on the Q&A blocks of a corpus (LoRA, or --full)",
         description=(
             "Build Q&A blocks from a corpus and fine-tune a causal LM on them with ECGTrainer. The output folder "
             "holds the model, tokenizer, ecg_config.json and a model card. Any other TrainingArguments / "
@@ -44,7 +44,14 @@ def add_parser(sub: Any) -> None:
     add_corpus_options(train)
     train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
     train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
-    train.add_argument("--lora", action="store_true", help="train LoRA adapters (merged into the weights on save)")
+    recipe = train.add_mutually_exclusive_group()
+    recipe.add_argument(
+        "--lora", action="store_true",
+        help="train LoRA adapters at 1e-3, merged into the weights on save (the default recipe: docs/results.md)",
+    )  # fmt: skip
+    recipe.add_argument(
+        "--full", action="store_true", help="fine-tune every weight (at 5e-4 unless --learning_rate) instead of LoRA"
+    )
     length = train.add_mutually_exclusive_group()
     length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
@@ -76,8 +83,8 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
             raise CLIError(f"{args.config}: expected a mapping of ECGTrainingArguments fields")
         values.update(loaded)
     values["output_dir"] = args.output
-    if args.lora:
-        values["lora"] = True
+    if args.lora or args.full:
+        values["lora"] = not args.full
     if args.epochs is not None:
         values["num_train_epochs"] = args.epochs
     if args.max_steps is not None:
