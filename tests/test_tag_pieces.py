@@ -11,7 +11,7 @@ from hf_ecg.blocks import ENDTEXT
 from hf_ecg.config import ECGConfig
 from hf_ecg.decoding import ChainedDecoder, DecodingConfig
 from hf_ecg.modeling import add_ecg_tokens
-from hf_ecg.tag_pieces import TagPieceFinder, tag_piece_exceptions, tag_piece_forms
+from hf_ecg.tag_pieces import TagPieceFinder, tag_piece_exceptions, tag_piece_forms, vocabulary_words
 from tiny import tiny_gpt2, tiny_tokenizer
 
 DISEASE = {"Disease": ["Dise", "Disease", "ase"]}
@@ -27,6 +27,24 @@ def test_pieces_of_a_tag_name_are_flagged(word):
 @pytest.mark.parametrize("word", ["disease", "Disease", "Diseases", "increase", "phase", "case", "Dis", "DISEASE"])
 def test_words_the_gold_corpus_writes_and_real_words_are_not(word):
     assert not TagPieceFinder(DISEASE, ["disease"]).is_piece(word)
+
+
+def test_a_cut_off_type_name_and_a_piece_glued_to_a_word_are_pieces():
+    forms = {"Chemical": ["Chemical"], "Disease": ["Dise", "Disease", "ase"], "cell_line": ["cell", "line"]}
+    words = {"daily", "and", "treatment", "age", "phone", "wing", "cell", "line", "ase", "chemical", "disease"}
+    finder = TagPieceFinder(forms, ["disease", "cell", "line"], words=words)
+    for piece in ["Chem", "Diseas", "Chemicaldaily", "Chemicaltreatment-", "Diseaseand", "Chemicaldailyand"]:
+        assert finder.is_piece(piece), piece
+    # an inflection, real words, and forms that are words themselves (line + age) are not
+    for word in ["Chemicals", "Diseases", "lineage", "cellphone", "asewing", "aseptic", "Chemistry", "chemical"]:
+        assert not finder.is_piece(word), word
+    assert not TagPieceFinder(forms).is_piece("Chemicaldaily")  # without a vocabulary: only capitals and digits
+
+
+def test_vocabulary_words_are_the_tokenizer_s_whole_words():
+    tokenizer = tiny_tokenizer(["daily treatment of the patients daily"])
+    words = vocabulary_words(tokenizer)
+    assert "daily" in words and all(w.isalpha() and w == w.lower() and len(w) >= 3 for w in words)
 
 
 def test_gold_words_made_of_a_tag_name_are_exceptions_by_part_too():

@@ -17,7 +17,7 @@ from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .layout import SegmentIds, prompt_ids
-from .tag_pieces import TagPieceFinder, tag_piece_forms
+from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
     RARE_IN_TRAINING_SHARE,
@@ -105,7 +105,9 @@ class BlockDecoder:
         forms = ecg_config.tag_pieces
         if forms is None:  # a model trained before they were recorded
             forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
-        self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or ())
+        self._tag_pieces = TagPieceFinder(
+            forms, ecg_config.tag_piece_exceptions or (), words=vocabulary_words(tokenizer)
+        )
         self._stop_set = frozenset(self.stop_ids)
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id

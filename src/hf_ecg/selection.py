@@ -37,7 +37,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from .config import ECGConfig
 from .corpus import Corpus
 from .evaluation import FLAG_COLUMNS
 from .evaluation.ner import NERConfig, Tagger, train_tagger
-from .tag_pieces import TagPieceFinder, tag_piece_exceptions
+from .tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
 from .tags import tags_to_spans
 from .words import RARE_IN_TRAINING_SHARE
 
@@ -164,14 +164,16 @@ def select_samples(
     flags: Mapping[str, Sequence[Any]] | None = None,
     taggers: Sequence[Tagger] | None = None,
     tag_pieces: Mapping[str, Sequence[str]] | None = None,
+    vocabulary: Iterable[str] = (),
 ) -> Selection:
     """Apply ``config.rules`` to generated samples (``tokens`` and their IOB2 ``tags``), judged against ``gold``.
 
     ``flags`` holds the decoder's per-sample columns (``complete``, ``forced_tags``, ``cut_blocks``,
     ``tag_pieces``) where the samples have them; without ``complete``, a sample is complete when its last
     token ends gold sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are
-    given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``);
-    default: the type names.
+    given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``;
+    default: the type names), and ``vocabulary`` its tokenizer's whole words
+    (:func:`~hf_ecg.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule.
     """
     from .evaluation.quality import MIN_TOKENS, nearest_rouge_l
     from .words import (
@@ -212,7 +214,9 @@ def select_samples(
                     dropped_by[i] = rule
         elif rule == "tag-leak":
             forms = tag_pieces or {label: [label] for label in gold.entity_types}
-            finder = TagPieceFinder(forms, tag_piece_exceptions(forms, (s.tokens for s in gold)))
+            finder = TagPieceFinder(
+                forms, tag_piece_exceptions(forms, (s.tokens for s in gold), vocabulary), words=vocabulary
+            )
             for i in candidates:
                 if _flag(flags, "tag_pieces", i) or finder(tokens[i], tags[i]):
                     dropped_by[i] = rule
@@ -359,13 +363,19 @@ def filter_generated(
     flags = {c: column(c).to_pylist() for c in FLAG_COLUMNS if c in rows.column_names and c != "entities"}
     if taggers is None and config.needs_taggers:
         taggers = train_gold_taggers(gold, config, progress_bar=progress_bar)
-    try:
-        tag_pieces = ECGConfig.from_pretrained(manifest["model"]).tag_pieces if manifest.get("model") else None
-    except Exception:  # a model folder that moved, or a Hub repo while offline: the type names
-        tag_pieces = None
+    tag_pieces, vocabulary = None, frozenset()
+    if "tag-leak" in config.rules and manifest.get("model"):
+        try:
+            from transformers import AutoTokenizer
+
+            tag_pieces = ECGConfig.from_pretrained(manifest["model"]).tag_pieces
+            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(manifest["model"]))
+        except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
+            pass
     selection = select_samples(
-        column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers, tag_pieces=tag_pieces
-    )
+        column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers, tag_pieces=tag_pieces,
+        vocabulary=vocabulary,
+    )  # fmt: skip
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
     kept = align_labels(rows.select(selection.kept).flatten_indices(), settings["label_names"])

@@ -6,15 +6,17 @@ tokens it can write are those pieces: every such word is a place where the model
 label says ``O``. A word of ``O`` text is a tag piece when it, or a part of it between punctuation marks,
 
 - is one of the *forms* of a type's name (the sub-words the model's tokenizer splits its description
-  into, the description and the type name: ``Dise``, ``ase``, ``Disease``, ``cell_line``), or several
-  run together (``DiseDise``, ``asease``), or
-- begins with one and goes on with a capital, a digit or ``_`` (``DiseHLA``, ``DiseEases``, ``cell_``),
+  into, the description, the type name and its beginnings of 4 or more characters: ``Dise``, ``ase``,
+  ``Disease``, ``Chem``, ``cell_line``), or several run together (``DiseDise``, ``asease``), or
+- begins with one and goes on with a capital, a digit or ``_`` (``DiseHLA``, ``DiseEases``, ``cell_``), or
+  with whole words of the tokenizer's vocabulary (``Chemicaldaily``, ``Diseaseand``, ``asewing``; only
+  after a type name or a form that is no word itself, so ``lineage`` and ``cellphone`` pass),
 
 and the training corpus never writes it (any label, any case: JNLPBA's ``protein``, ``cell`` and ``line``,
 BC5CDR's ``disease`` are words, not pieces). Forms under 3 characters are left out (``c`` of
 ``c orpor ation`` would catch ``cDNA``). :func:`tag_piece_forms` and :func:`tag_piece_exceptions` run at
 training (``ECGConfig.tag_pieces``, ``ECGConfig.tag_piece_exceptions``); :class:`TagPieceFinder` finds
-the words in generated text.
+the words in generated text, with :func:`vocabulary_words` of the model's tokenizer.
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from typing import Any
 
 from .blocks import tag_token, token_description
 
-__all__ = ["MIN_FORM_LENGTH", "TagPieceFinder", "tag_piece_exceptions", "tag_piece_forms"]
+__all__ = ["MIN_FORM_LENGTH", "TagPieceFinder", "tag_piece_exceptions", "tag_piece_forms", "vocabulary_words"]
 
 #: Shorter forms are left out: one or two letters begin too many real words.
 MIN_FORM_LENGTH = 3
+#: A type name's beginnings this long are forms too (``Chem``, ``Diseas``: a name cut off).
+MIN_PREFIX_LENGTH = 4
+#: Shorter vocabulary words do not count as what a glued piece goes on with.
+MIN_WORD_LENGTH = 3
 _PARTS = re.compile(r"[^\w]+")  # a word's parts: between punctuation marks (``_`` belongs to a part)
 
 
@@ -48,10 +54,23 @@ def tag_piece_forms(tokenizer: Any, entity_types: Iterable[str]) -> dict[str, li
     return forms
 
 
-def tag_piece_exceptions(forms: Mapping[str, Sequence[str]], sentences: Iterable[Sequence[str]]) -> list[str]:
-    """The training corpus's words (lower-cased) that :class:`TagPieceFinder` with ``forms`` would flag: the
-    corpus writes them, so they are words, not pieces (``disease``, ``protein``, ``cell``)."""
-    finder = TagPieceFinder(forms)
+def vocabulary_words(tokenizer: Any) -> frozenset[str]:
+    """The words ``tokenizer``'s vocabulary holds whole (a token that begins a word, ``Ġdaily`` or ``▁daily``,
+    letters only, :data:`MIN_WORD_LENGTH` or more), lower-cased."""
+    words = set()
+    for token in tokenizer.get_vocab():
+        if token[:1] in ("Ġ", "▁") and token[1:].isalpha() and len(token) > MIN_WORD_LENGTH:
+            words.add(token[1:].lower())
+    return frozenset(words)
+
+
+def tag_piece_exceptions(
+    forms: Mapping[str, Sequence[str]], sentences: Iterable[Sequence[str]], words: Iterable[str] = ()
+) -> list[str]:
+    """The training corpus's words (lower-cased) that :class:`TagPieceFinder` with ``forms`` (and the
+    vocabulary ``words``) would flag: the corpus writes them, so they are words, not pieces (``disease``,
+    ``protein``, ``cell``)."""
+    finder = TagPieceFinder(forms, words=words)
     return sorted({word.lower() for tokens in sentences for word in tokens if finder.is_piece(word)})
 
 
@@ -59,15 +78,26 @@ class TagPieceFinder:
     """Find tag pieces in words: ``finder(words)`` gives the positions of the words that spell a tag's name.
 
     Args:
-        forms: per entity type, the forms of its name (:func:`tag_piece_forms`).
+        forms: per entity type (the keys), the forms of its name (:func:`tag_piece_forms`).
         exceptions: words (lower-cased) that are never pieces: the corpus writes them
             (:func:`tag_piece_exceptions`).
+        words: the tokenizer's whole words (:func:`vocabulary_words`), for pieces glued to a word
+            (``Chemicaldaily``); without them only a capital, a digit or ``_`` after a form counts.
     """
 
-    def __init__(self, forms: Mapping[str, Sequence[str]], exceptions: Iterable[str] = ()) -> None:
-        self.forms = sorted({f for group in forms.values() for f in group if len(f) >= MIN_FORM_LENGTH}, key=len)
+    def __init__(
+        self, forms: Mapping[str, Sequence[str]], exceptions: Iterable[str] = (), words: Iterable[str] = ()
+    ) -> None:
+        found = {f for group in forms.values() for f in group if len(f) >= MIN_FORM_LENGTH}
+        found.update(label[:k] for label in forms for k in range(MIN_PREFIX_LENGTH, len(label)))
+        self.forms = sorted(found, key=len)
         self.exceptions = frozenset(w.lower() for w in exceptions)
+        self.words = frozenset(words)
         self._whole = frozenset(self.forms)
+        # Forms a vocabulary word may follow: the type names, and the forms that are no word themselves
+        # (``line`` + ``age`` is a word, ``Dise`` + ``ase`` + ``and`` is not).
+        self._glue = [f for f in self.forms if f in forms or f.lower() not in self.words]
+        self._rest_pieces = self.words | {f.lower() for f in self.forms}
 
     def is_piece(self, word: str) -> bool:
         """Whether ``word`` spells a tag's name (and is not one of the exceptions)."""
@@ -85,7 +115,20 @@ class TagPieceFinder:
                 following = part[len(form)]
                 if following.isupper() or following.isdigit() or following == "_":
                     return True
+        if self.words and part.lower() not in self.words:
+            return any(
+                len(part) > len(form) and part.startswith(form) and self._spelt_by_words(part[len(form) :].lower())
+                for form in self._glue
+            )
         return False
+
+    def _spelt_by_words(self, rest: str) -> bool:
+        """Whether ``rest`` is vocabulary words and forms run together (``daily``, ``treatment``, ``and``)."""
+        ends = {0}
+        for end in range(1, len(rest) + 1):
+            if any(rest[start:end] in self._rest_pieces for start in ends if end - start >= MIN_WORD_LENGTH):
+                ends.add(end)
+        return len(rest) in ends
 
     def _spelt_by_forms(self, part: str) -> bool:
         """Whether ``part`` is one form or several run together (``Dise``, ``DiseDise``, ``asease``)."""

@@ -328,7 +328,7 @@ def train_ecg_model(
     from .mentions import MentionBank
     from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
     from .stats import CorpusStatistics
-    from .tag_pieces import tag_piece_exceptions, tag_piece_forms
+    from .tag_pieces import tag_piece_exceptions, tag_piece_forms, vocabulary_words
     from .words import sentence_break_shares, sentence_endings, word_exceptions
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
@@ -387,7 +387,7 @@ def train_ecg_model(
         sentence_breaks=sentence_break_shares(((s.tokens, {span.start for span in s.spans}) for s in corpus), endings),
         label_names=_iob2_label_names(corpus),
         tag_pieces=piece_forms,
-        tag_piece_exceptions=tag_piece_exceptions(piece_forms, (s.tokens for s in corpus)),
+        tag_piece_exceptions=tag_piece_exceptions(piece_forms, (s.tokens for s in corpus), vocabulary_words(tokenizer)),
         tag_scheme=corpus.scheme,
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
