@@ -33,8 +33,10 @@ __all__ = ["MIN_FORM_LENGTH", "TagPieceFinder", "tag_piece_exceptions", "tag_pie
 MIN_FORM_LENGTH = 3
 #: A type name's beginnings this long are forms too (``Chem``, ``Diseas``: a name cut off).
 MIN_PREFIX_LENGTH = 4
-#: Shorter vocabulary words do not count as what a glued piece goes on with.
-MIN_WORD_LENGTH = 3
+#: Shorter vocabulary words do not count as what a glued piece goes on with (``protein`` + ``ase`` is a word),
+#: but for the short words that glue to a leaked name (``Diseaseand``).
+MIN_WORD_LENGTH = 4
+SHORT_GLUE_WORDS = frozenset({"and", "the", "for", "are", "was", "not", "but", "has", "had", "its", "can", "may"})
 _PARTS = re.compile(r"[^\w]+")  # a word's parts: between punctuation marks (``_`` belongs to a part)
 
 
@@ -56,12 +58,12 @@ def tag_piece_forms(tokenizer: Any, entity_types: Iterable[str]) -> dict[str, li
 
 def vocabulary_words(tokenizer: Any) -> frozenset[str]:
     """The words ``tokenizer``'s vocabulary holds whole (a token that begins a word, ``Ġdaily`` or ``▁daily``,
-    letters only, :data:`MIN_WORD_LENGTH` or more), lower-cased."""
+    letters only, :data:`MIN_WORD_LENGTH` or more), lower-cased, and :data:`SHORT_GLUE_WORDS`."""
     words = set()
     for token in tokenizer.get_vocab():
         if token[:1] in ("Ġ", "▁") and token[1:].isalpha() and len(token) > MIN_WORD_LENGTH:
             words.add(token[1:].lower())
-    return frozenset(words)
+    return frozenset(words | SHORT_GLUE_WORDS)
 
 
 def tag_piece_exceptions(
@@ -97,7 +99,7 @@ class TagPieceFinder:
         # Forms a vocabulary word may follow: the type names, and the forms that are no word themselves
         # (``line`` + ``age`` is a word, ``Dise`` + ``ase`` + ``and`` is not).
         self._glue = [f for f in self.forms if f in forms or f.lower() not in self.words]
-        self._rest_pieces = self.words | {f.lower() for f in self.forms}
+        self._rest_pieces = (self.words | {f.lower() for f in self.forms}) if self.words else frozenset()
 
     def is_piece(self, word: str) -> bool:
         """Whether ``word`` spells a tag's name (and is not one of the exceptions)."""
@@ -126,7 +128,7 @@ class TagPieceFinder:
         """Whether ``rest`` is vocabulary words and forms run together (``daily``, ``treatment``, ``and``)."""
         ends = {0}
         for end in range(1, len(rest) + 1):
-            if any(rest[start:end] in self._rest_pieces for start in ends if end - start >= MIN_WORD_LENGTH):
+            if any(rest[start:end] in self._rest_pieces for start in ends if end - start >= 3):
                 ends.add(end)
         return len(rest) in ends
 
