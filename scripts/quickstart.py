@@ -70,7 +70,7 @@ def main() -> int:
         print(f"  {marked(row['tokens'], [names[i] for i in row['ner_tags']])}")
     total, complete = synthetic.num_rows, sum(synthetic["complete"])
     forced = sum(1 for count in synthetic["forced_tags"] if count)
-    pieces = sum(1 for count in synthetic["tag_pieces"] if count)
+    pieces = sum(1 for count in synthetic["tag_pieces"] if count) if "tag_pieces" in synthetic.column_names else 0
     print(
         f"\nhealth: {complete} of {total} sentences complete ({100 * complete / total:.0f}%), "
         f"{forced} with a forced tag ({100 * forced / total:.0f}%), "

@@ -624,20 +624,21 @@ def test_a_folder_begun_before_the_spans_column_resumes_with_its_columns(model_d
 
 
 def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tmp_path):
-    old_rules = {"redraw_unended": False, "redraw_repetition": False, "redraw_run_on": False}  # an older hf_ecg
+    old_rules = {"redraw_unended": False, "redraw_repetition": False, "redraw_run_on": False,
+                 "redraw_tag_pieces": False}  # an older hf_ecg: none of these rules  # fmt: skip
     settings = {
         "samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=2, **old_rules)
     }  # fmt: skip
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)
     manifest_path = tmp_path / "old" / "ecg_generation.json"
     manifest = json.loads(manifest_path.read_text())
-    for option in ("end_at_sentence_end", *old_rules):
+    for option in ("end_at_sentence_end", "redraw_unrequested_tag", *old_rules):
         del manifest["decoding"][option]  # as an older hf_ecg wrote it
     assert manifest["mentions"] == {"source": "bank", "strategy": "random", "bank": "generator"}
     manifest["mentions"] = None  # before the mentions record, the default was written as null
     manifest_path.write_text(json.dumps(manifest))
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)  # the same settings: resumes, no error
-    for changed in ({"end_at_sentence_end": True}, {"redraw_unended": True}, {"redraw_run_on": True}, {}):
+    for changed in ({"end_at_sentence_end": True}, {"redraw_unended": True}, {"redraw_tag_pieces": True}, {}):
         # today's redraw defaults differ from what the folder was written with: refused, not mixed
         other = DecodingConfig(max_block_tokens=4, batch_size=2, **{**old_rules, **changed}) if changed else None
         other = other or DecodingConfig(max_block_tokens=4, batch_size=2)

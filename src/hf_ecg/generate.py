@@ -223,7 +223,7 @@ def generate_dataset(
 
 
 #: Decoding options that changed the default output when they were added (older folders ran without them).
-_ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on")
+_ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on", "redraw_tag_pieces")
 
 
 def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> bool:
