@@ -95,7 +95,7 @@ class TagPieceFinder:
         self.forms = sorted(found, key=len)
         self.exceptions = frozenset(w.lower() for w in exceptions)
         self.words = frozenset(words)
-        self._whole = frozenset(self.forms)
+        self._whole = frozenset(self.forms)  # case as written: Dise, not dise
         # Forms a vocabulary word may follow: the type names, and the forms that are no word themselves
         # (``line`` + ``age`` is a word, ``Dise`` + ``ase`` + ``and`` is not).
         self._glue = [f for f in self.forms if f in forms or f.lower() not in self.words]
@@ -110,7 +110,7 @@ class TagPieceFinder:
     def _part_is_piece(self, part: str) -> bool:
         if not part or part.lower() in self.exceptions:
             return False
-        if self._spelt_by_forms(part):
+        if self._spelt_by(part, self._whole):
             return True
         for form in self.forms:
             if len(part) > len(form) and part.startswith(form):
@@ -119,26 +119,23 @@ class TagPieceFinder:
                     return True
         if self.words and part.lower() not in self.words:
             return any(
-                len(part) > len(form) and part.startswith(form) and self._spelt_by_words(part[len(form) :].lower())
+                len(part) > len(form)
+                and part.startswith(form)
+                and self._spelt_by(part[len(form) :].lower(), self._rest_pieces)
                 for form in self._glue
             )
         return False
 
-    def _spelt_by_words(self, rest: str) -> bool:
-        """Whether ``rest`` is vocabulary words and forms run together (``daily``, ``treatment``, ``and``)."""
+    @staticmethod
+    def _spelt_by(text: str, pieces: frozenset[str]) -> bool:
+        """Whether ``text`` is one of ``pieces`` or several run together: forms (``Dise``, ``DiseDise``,
+        ``asease``), or vocabulary words and forms (``daily``, ``treatment``, ``and``). Every piece has at
+        least :data:`MIN_FORM_LENGTH` characters."""
         ends = {0}
-        for end in range(1, len(rest) + 1):
-            if any(rest[start:end] in self._rest_pieces for start in ends if end - start >= 3):
+        for end in range(MIN_FORM_LENGTH, len(text) + 1):
+            if any(text[start:end] in pieces for start in ends if end - start >= MIN_FORM_LENGTH):
                 ends.add(end)
-        return len(rest) in ends
-
-    def _spelt_by_forms(self, part: str) -> bool:
-        """Whether ``part`` is one form or several run together (``Dise``, ``DiseDise``, ``asease``)."""
-        ends = {0}
-        for end in range(1, len(part) + 1):
-            if any(end - len(f) in ends and part[end - len(f) : end] == f for f in self.forms):
-                ends.add(end)
-        return len(part) in ends
+        return len(text) in ends
 
     def __call__(self, words: Sequence[str], labels: Sequence[str] | None = None) -> list[int]:
         """Positions of the tag pieces among ``words``; with ``labels`` (IOB tags), only where the label is ``O``."""
