@@ -43,7 +43,7 @@ def test_a_cut_off_type_name_and_a_piece_glued_to_a_word_are_pieces():
 
 def test_vocabulary_words_are_the_tokenizer_s_whole_words():
     tokenizer = tiny_tokenizer(["daily treatment of the patients daily"])
-    words = vocabulary_words(tokenizer)
+    words = vocabulary_words(tokenizer.get_vocab())
     assert "daily" in words and all(w.isalpha() and w == w.lower() and len(w) >= 3 for w in words)
 
 

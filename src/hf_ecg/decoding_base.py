@@ -105,9 +105,7 @@ class BlockDecoder:
         forms = ecg_config.tag_pieces
         if forms is None:  # a model trained before they were recorded
             forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
-        self._tag_pieces = TagPieceFinder(
-            forms, ecg_config.tag_piece_exceptions or (), words=vocabulary_words(tokenizer)
-        )
+        self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=vocabulary_words(vocab))
         self._stop_set = frozenset(self.stop_ids)
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id

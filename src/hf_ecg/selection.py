@@ -369,7 +369,7 @@ def filter_generated(
             from transformers import AutoTokenizer
 
             tag_pieces = ECGConfig.from_pretrained(manifest["model"]).tag_pieces
-            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(manifest["model"]))
+            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(manifest["model"]).get_vocab())
         except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
             pass
     selection = select_samples(

@@ -16,7 +16,7 @@ and the training corpus never writes it (any label, any case: JNLPBA's ``protein
 BC5CDR's ``disease`` are words, not pieces). Forms under 3 characters are left out (``c`` of
 ``c orpor ation`` would catch ``cDNA``). :func:`tag_piece_forms` and :func:`tag_piece_exceptions` run at
 training (``ECGConfig.tag_pieces``, ``ECGConfig.tag_piece_exceptions``); :class:`TagPieceFinder` finds
-the words in generated text, with :func:`vocabulary_words` of the model's tokenizer.
+the words in generated text, with the :func:`vocabulary_words` of the model's tokenizer.
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ def tag_piece_forms(tokenizer: Any, entity_types: Iterable[str]) -> dict[str, li
     return forms
 
 
-def vocabulary_words(tokenizer: Any) -> frozenset[str]:
-    """The words ``tokenizer``'s vocabulary holds whole (a token that begins a word, ``Ġdaily`` or ``▁daily``,
-    letters only, :data:`MIN_WORD_LENGTH` or more), lower-cased, and :data:`SHORT_GLUE_WORDS`."""
+def vocabulary_words(vocabulary: Iterable[str]) -> frozenset[str]:
+    """The words a tokenizer's ``vocabulary`` (its tokens: ``tokenizer.get_vocab()``) holds whole (a token that
+    begins a word, ``Ġdaily`` or ``▁daily``, letters only, :data:`MIN_WORD_LENGTH` or more), lower-cased, and
+    :data:`SHORT_GLUE_WORDS`."""
     words = set()
-    for token in tokenizer.get_vocab():
+    for token in vocabulary:
         if token[:1] in ("Ġ", "▁") and token[1:].isalpha() and len(token) > MIN_WORD_LENGTH:
             words.add(token[1:].lower())
     return frozenset(words | SHORT_GLUE_WORDS)

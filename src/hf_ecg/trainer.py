@@ -387,7 +387,9 @@ def train_ecg_model(
         sentence_breaks=sentence_break_shares(((s.tokens, {span.start for span in s.spans}) for s in corpus), endings),
         label_names=_iob2_label_names(corpus),
         tag_pieces=piece_forms,
-        tag_piece_exceptions=tag_piece_exceptions(piece_forms, (s.tokens for s in corpus), vocabulary_words(tokenizer)),
+        tag_piece_exceptions=tag_piece_exceptions(
+            piece_forms, (s.tokens for s in corpus), vocabulary_words(tokenizer.get_vocab())
+        ),
         tag_scheme=corpus.scheme,
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,

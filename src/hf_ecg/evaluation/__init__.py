@@ -60,8 +60,7 @@ def load_source(spec: str | os.PathLike) -> Corpus:
 
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:
     """The decoder's per-sample columns (``entities``, ``forced_tags``, ``cut_blocks``, ``complete``,
-    ``tag_pieces``) of a
-    generated dataset folder, in id order, as far as it has them (read through
+    ``tag_pieces``) of a generated dataset folder, in id order, as far as it has them (read through
     :func:`~hf_ecg.dataset_format.read_generated`); ``None`` for a corpus file or a folder hf_ecg did not write."""
     from ..dataset_format import MANIFEST_NAME, read_generated
 
