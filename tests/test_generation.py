@@ -271,7 +271,7 @@ def test_a_block_at_its_limit_is_drawn_again_before_its_tag_is_forced(tiny):
     model, tokenizer, config = tiny
     sequences = [("Chemical", "Disease"), ("Gene",), ()] * 3
     for attempts in (1, 3):
-        settings = DecodingConfig(batch_size=4, max_block_tokens=4, max_attempts=attempts, seed=1)
+        settings = DecodingConfig(batch_size=4, max_block_tokens=4, max_attempts=attempts, seed=1, redraw_budget=None)
         decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences)
         for sequence, result in zip(sequences, decoded, strict=True):
             assert result.entities == sequence and result.template.entity_types == sequence
@@ -282,6 +282,32 @@ def test_a_block_at_its_limit_is_drawn_again_before_its_tag_is_forced(tiny):
             assert result.num_tokens <= 4 * blocks  # tokens of the kept blocks only
         total_blocks = sum(len(sequence) + 1 for sequence in sequences)
         assert (sum(r.attempts for r in decoded) > total_blocks) == (attempts > 1)  # blocks were drawn again
+
+
+@pytest.mark.parametrize("mode", ["batched", "sequential"])
+def test_the_redraw_budget_bounds_the_tokens_thrown_away(tiny, mode):
+    """An untrained model never ends a block itself: with no bound every block is drawn max_attempts times;
+    under a budget the redrawn tokens stay within ratio x kept + allowance + one block, the redraws it refused
+    are counted, and every sample still carries exactly its requested entities."""
+    model, tokenizer, config = tiny
+    sequences = [("Chemical", "Disease"), ("Gene",), ()] * 4
+
+    def run(budget: float | None) -> tuple[list, ChainedDecoder]:
+        settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=4, max_attempts=6, seed=1,
+                                  redraw_budget=budget)  # fmt: skip
+        decoder = ChainedDecoder(model, tokenizer, config, settings)
+        return decoder.decode(sequences), decoder
+
+    free, unbounded = run(None)
+    capped, bounded = run(0.5)
+    kept, redrawn = sum(r.num_tokens for r in capped), sum(r.discarded_tokens for r in capped)
+    assert (bounded.budget.kept, bounded.budget.redrawn) == (kept, redrawn)
+    assert redrawn <= 0.5 * kept + bounded.budget.allowance + 4
+    assert sum(r.discarded_tokens for r in free) > 2 * redrawn
+    assert unbounded.budget.refused == 0 and sum(r.refused_redraws for r in free) == 0
+    assert sum(r.refused_redraws for r in capped) == bounded.budget.refused > 0
+    for sequence, result in zip(sequences, capped, strict=True):
+        assert result.entities == sequence and result.template.entity_types == sequence
 
 
 def test_blocks_that_leave_a_fragment_or_loop_are_drawn_again(tiny):
@@ -298,9 +324,11 @@ def test_blocks_that_leave_a_fragment_or_loop_are_drawn_again(tiny):
     sequences = [("Chemical",), ("Disease", "Gene"), ()] * 6
     try:
 
-        def run(mode: str = "batched", **redraw: bool) -> list:
-            settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=2, **redraw)
-            decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences)
+        def run(mode: str = "batched", ecg_config: ECGConfig = config, **redraw: bool) -> list:
+            settings = DecodingConfig(
+                mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=2, redraw_budget=None, **redraw
+            )
+            decoded = ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences)
             assert [r.template.entity_types for r in decoded] == sequences
             return decoded
 
@@ -312,6 +340,11 @@ def test_blocks_that_leave_a_fragment_or_loop_are_drawn_again(tiny):
             assert all(r.complete and r.template.tokens[-1] == "." for r in redrawn), mode
             assert not any(has_repetition(r.template.tokens) for r in redrawn), mode
             assert sum(r.attempts for r in redrawn) > sum(r.attempts for r in plain)
+        # a corpus whose sentences often end on a word (tweets): redraw_unended does not apply, the loop rule does
+        tweets = run(ecg_config=replace(config, unended_share=0.46))
+        assert not all(r.complete for r in tweets)
+        assert not any(has_repetition(r.template.tokens) for r in tweets)
+        assert all(r.complete for r in run(ecg_config=replace(config, unended_share=0.01)))
     finally:
         handle.remove()
 
@@ -338,7 +371,8 @@ def test_a_block_that_begins_a_second_sentence_is_drawn_again(tiny):
         return sentence_breaks(tokens, ["."], entities)
 
     def run(ecg_config: ECGConfig, mode: str = "batched", **options: bool) -> list[DecodedTemplate]:
-        settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=3, **options)
+        settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=3,
+                                  redraw_budget=None, **options)  # fmt: skip
         decoded = ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences)
         assert [r.template.entity_types for r in decoded] == sequences
         return decoded
@@ -352,6 +386,11 @@ def test_a_block_that_begins_a_second_sentence_is_drawn_again(tiny):
             assert not any(breaks(r) for r in redrawn), mode
             assert all(r.complete for r in redrawn), mode
             assert sum(r.attempts for r in redrawn) > sum(r.attempts for r in plain)
+        # a corpus whose sentences often end on a word (tweets): redraw_unended does not apply, the loop rule does
+        tweets = run(ecg_config=replace(config, unended_share=0.46))
+        assert not all(r.complete for r in tweets)
+        assert not any(has_repetition(r.template.tokens) for r in tweets)
+        assert all(r.complete for r in run(ecg_config=replace(config, unended_share=0.01)))
     finally:
         handle.remove()
 

@@ -102,7 +102,9 @@ def test_the_decoder_pushed_toward_a_forbidden_tag_writes_no_piece_of_its_name(p
     sequences = [("Chemical",), (), ("Chemical", "Chemical"), ("Disease",)] * 4
 
     def run(**redraw: bool) -> list:
-        settings = DecodingConfig(batch_size=4, max_block_tokens=12, max_attempts=60, seed=5, **redraw)
+        settings = DecodingConfig(
+            batch_size=4, max_block_tokens=12, max_attempts=60, seed=5, redraw_budget=None, **redraw
+        )
         decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences)
         assert [r.template.entity_types for r in decoded] == sequences
         for r in decoded:  # the per-sample count is the finder's, on the O words

@@ -282,6 +282,7 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
     saved = ECGConfig.load(tmp_path / "m")
     assert saved.sentence_endings == ["."]
     assert saved.sentence_breaks == {"capital": 0.0, "digit": 0.0, "entity": 0.0}  # one sentence each
+    assert saved.unended_share == 0.0
 
 
 def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tmp_path):

@@ -17,6 +17,7 @@ from hf_ecg.words import (
     sentence_breaks,
     sentence_endings,
     split_word,
+    unended_share,
     word_exceptions,
 )
 
@@ -117,3 +118,9 @@ def test_sentence_split_corpora_almost_never_hold_a_second_sentence():
     assert all(share < 0.01 for share in shares["jnlpba/devel.tsv"].values())
     assert shares["bc5cdr/train.tsv"]["capital"] < 0.01 and shares["bc5cdr/train.tsv"]["entity"] < 0.01
     assert shares["bc5cdr/train.tsv"]["digit"] > 0.05
+
+
+def test_unended_share_counts_the_sentences_that_end_on_a_word():
+    sentences = ["Cells died .".split(), "lol so tired".split(), [], "Why ?".split()]
+    assert unended_share(sentences, [".", "?"]) == 1 / 3  # empty sentences do not count
+    assert unended_share([], ["."]) == 0.0

@@ -43,6 +43,9 @@ class ECGConfig:
     # Per kind of opening word, the share of its sentences that hold a second one (words.sentence_break_shares);
     # None: not recorded (models trained before it was).
     sentence_breaks: dict[str, float] | None = None
+    # The share of its sentences that end without one of sentence_endings (words.unended_share): the decoder's
+    # redraw_unended applies only where it is small. None: not recorded (the rule applies).
+    unended_share: float | None = None
     # The training corpus's ClassLabel names in their order, when it was a ClassLabel dataset: generated
     # ner_tags use them, so generated data concatenates with it (None: sorted IOB2 names, generate.bio_labels).
     label_names: list[str] | None = None

@@ -14,7 +14,7 @@ from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWar
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .config import ECGConfig
 from .decoding_cache import new_cache
-from .decoding_config import DecodedTemplate, DecodingConfig
+from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .layout import SegmentIds, prompt_ids
 from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
@@ -23,6 +23,7 @@ from .words import (
     RARE_IN_TRAINING_SHARE,
     REPETITION_MAX_N,
     REPETITION_TIMES,
+    UNENDED_RULE_MAX_SHARE,
     WordSplitter,
     has_repetition,
     repeats_at_end,
@@ -49,6 +50,7 @@ class Row:
     discarded: int = 0  # tokens of blocks drawn again
     attempts: int = 1  # tries of the current block
     retries: int = 0  # blocks drawn again so far
+    refused: int = 0  # blocks the redraw budget kept with tries left
     checked_words: int = 0  # complete words of the current block checked for a loop
     cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
     prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
@@ -111,6 +113,9 @@ class BlockDecoder:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
         self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
+        # redraw_unended draws again only what the training sentences rarely do (tweets often end on a word).
+        unended = ecg_config.unended_share
+        self._redraw_unended = self.config.redraw_unended and (unended is None or unended < UNENDED_RULE_MAX_SHARE)
         # redraw_run_on looks for the second-sentence openings the training sentences (almost) never have.
         breaks = ecg_config.sentence_breaks or {}  # empty: a model trained before it was recorded
         self._break_kinds = frozenset(
@@ -127,6 +132,8 @@ class BlockDecoder:
                 warpers.append(TopPLogitsWarper(self.config.top_p))
         self._warpers = LogitsProcessorList(warpers)
         self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
+        #: What the current (or last) decode call kept and threw away; progress bars read it.
+        self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens)
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
 
     @property
@@ -154,6 +161,8 @@ class BlockDecoder:
                 )
         if not sequences:
             return []
+        rows = 1 if self.config.mode == "sequential" else min(self.config.batch_size, len(sequences))
+        self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * rows)
         generator = torch.Generator(device=self.device)
         generator.manual_seed(
             self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63)
@@ -222,10 +231,11 @@ class BlockDecoder:
         cut: int = 0,
         attempts: int = 0,
         discarded: int = 0,
+        refused: int = 0,
     ) -> DecodedTemplate:
         return DecodedTemplate(
             entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
-            discarded_tokens=discarded, attempts=attempts, cut_blocks=cut,
+            discarded_tokens=discarded, refused_redraws=refused, attempts=attempts, cut_blocks=cut,
             complete=bool(words) and words[-1] in self._endings,
             tag_pieces=len(self._tag_pieces([w for w in words if tag_label(w) is None])),
         )  # fmt: skip
@@ -250,7 +260,8 @@ class BlockDecoder:
         unended = torch.tensor([self._may_not_end(row) for row in rows], device=scores.device)
         opened = None
         if open_tags and self.config.redraw_unrequested_tag and self.config.block_end == "target":
-            opened = torch.tensor([self._tries_left(row.attempts) for row in rows], device=scores.device) & ~full
+            may = [self._tries_left(row.attempts) and self.budget.allows() for row in rows]
+            opened = torch.tensor(may, device=scores.device) & ~full
             tag_ids = self._tag_id_list.to(scores.device)
             tag_scores = scores[:, tag_ids]
             opened = opened.unsqueeze(1) & (tag_ids.unsqueeze(0) != targets.to(scores.device).unsqueeze(1))
@@ -299,19 +310,22 @@ class BlockDecoder:
         if not self._tries_left(row.attempts):
             return False
         if self._full(row):
-            return True
+            return self._budget_allows(row, len(row.block_ids))
         if not (self.config.redraw_repetition or self._break_kinds or self.config.redraw_tag_pieces):
+            return False
+        if not self.budget.allows():  # no word checks: the block is judged (and the refusal counted) at its end
             return False
         complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
         checked = row.checked_words
         if len(complete) <= checked:
             return False
         row.checked_words = len(complete)
-        if self.config.redraw_tag_pieces and self._tag_pieces(complete[checked:]):
-            return True
-        if self._starts_sentence(row.words + complete[:checked], complete[checked:]):
-            return True
-        return self.config.redraw_repetition and repeats_at_end(row.words[-_REPETITION_SPAN:] + complete)
+        rejected = (
+            (self.config.redraw_tag_pieces and self._tag_pieces(complete[checked:]))
+            or self._starts_sentence(row.words + complete[:checked], complete[checked:])
+            or (self.config.redraw_repetition and repeats_at_end(row.words[-_REPETITION_SPAN:] + complete))
+        )
+        return bool(rejected) and self._budget_allows(row, len(row.block_ids))
 
     def _full(self, row: Row) -> bool:
         """Whether the row's block has room for its tag only (``max_block_tokens``): the tag is then forced."""
@@ -321,6 +335,17 @@ class BlockDecoder:
         """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
         return self.config.do_sample and attempts < self.config.max_attempts
 
+    def _budget_allows(self, row: Row, cost: int) -> bool:
+        """Whether the run's redraw budget lets a rejected block with tries left, ``cost`` tokens so far, be
+        drawn again: if so they are spent now (the budget holds before each redraw, so a run redraws at most
+        ``ratio * kept + allowance + max_block_tokens`` tokens); a refusal counts in the row's ``refused``."""
+        if self.budget.allows():
+            self.budget.redrawn += cost
+            return True
+        row.refused += 1
+        self.budget.refused += 1
+        return False
+
     def _rejects_block(self, words: list[str], block: list[str], *, tag: str | None) -> bool:
         """Whether a block the model ended (its ``block`` words after the sentence's ``words``, then ``tag``, or
         None for the last block) is drawn again: the last block leaves the sentence without a sentence ending
@@ -329,7 +354,7 @@ class BlockDecoder:
         a tag's name (``redraw_tag_pieces``)."""
         if self.config.redraw_tag_pieces and self._tag_pieces(block):
             return True
-        if self.config.redraw_unended and tag is None and (block or words or [""])[-1] not in self._endings:
+        if self._redraw_unended and tag is None and (block or words or [""])[-1] not in self._endings:
             return True
         if self._starts_sentence(words, block if tag is None else [*block, tag]):
             return True

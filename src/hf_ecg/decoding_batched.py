@@ -58,10 +58,14 @@ class ChainedDecoder(BlockDecoder):
             last = row.block == len(row.targets) - 1
             tag = None if last else self.ecg_config.tag_tokens[sequences[row.index][row.block]]
             forced = self._full(row)  # its tag was forced: keep it
-            if not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, tag=tag):
+            if (
+                not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, tag=tag)
+                and self._budget_allows(row, len(row.block_ids) + 1)
+            ):  # fmt: skip
                 row.redraw(tag_sampled=True)
                 waiting.append(row)
                 return
+            self.budget.kept += len(row.block_ids) + 1
             row.words.extend(words)
             row.emitted += 1
             row.retries += row.attempts - 1
@@ -74,7 +78,7 @@ class ChainedDecoder(BlockDecoder):
                 return
             results[row.index] = self._result(
                 sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut,
-                attempts=len(row.targets) + row.retries, discarded=row.discarded,
+                attempts=len(row.targets) + row.retries, discarded=row.discarded, refused=row.refused,
             )  # fmt: skip
             in_flight -= 1
             remaining -= 1
@@ -289,6 +293,7 @@ class ChainedDecoder(BlockDecoder):
         for slot, row, token in zip(live, rows, next_tokens, strict=True):
             if self._unrequested(row, token):  # it wanted an entity it may not have here: draw the block again
                 row.discarded += 1
+                self.budget.redrawn += len(row.block_ids) + 1
                 retried.append(slot)
                 continue
             row.emitted += token != row.target

@@ -7,14 +7,16 @@ from dataclasses import dataclass, field
 
 from .blocks import Template
 
-__all__ = ["BLOCK_ENDS", "DECODING_MODES", "MAX_BLOCK_TOKENS_LIMIT", "MAX_ENTITIES_LIMIT", "DecodedTemplate",
-           "DecodingConfig"]  # fmt: skip
+__all__ = ["BLOCK_ENDS", "DECODING_MODES", "DEFAULT_REDRAW_BUDGET", "MAX_BLOCK_TOKENS_LIMIT", "MAX_ENTITIES_LIMIT",
+           "DecodedTemplate", "DecodingConfig", "RedrawBudget"]  # fmt: skip
 
 DECODING_MODES = ("batched", "sequential")
 BLOCK_ENDS = ("target", "any-stop")
 #: Refuse requests beyond these: they are mistakes, not workloads.
 MAX_ENTITIES_LIMIT = 256
 MAX_BLOCK_TOKENS_LIMIT = 1024
+#: Tokens of redrawn blocks allowed per kept token (DecodingConfig.redraw_budget).
+DEFAULT_REDRAW_BUDGET = 1.0
 
 
 @dataclass
@@ -66,7 +68,8 @@ class DecodingConfig:
         metadata={
             "help": "When sampling, draw the last block again (up to max_attempts) when the sentence it closes does "
             "not end like the training sentences (sentence_endings, e.g. '.'): the model stopped mid-phrase. A "
-            "rejection, not a mask: the model is never made to write on, so it does not fall into loops."
+            "rejection, not a mask: the model is never made to write on, so it does not fall into loops. Only for "
+            "models whose training sentences almost all end so (ecg_config.unended_share under 5%; not tweets)."
         },
     )
     redraw_repetition: bool = field(
@@ -109,9 +112,22 @@ class DecodingConfig:
         default=10,
         metadata={
             "help": "Tries per block. A block that reaches max_block_tokens without its tag, or that a redraw_* "
-            "rule rejects, is drawn again (when sampling) while tries are left; then a full block "
-            "gets its tag forced and a rejected one is kept as it is (its sample's flags say so). Sequential mode: "
+            "rule rejects, is drawn again (when sampling) while tries are left and redraw_budget allows; then a "
+            "full block gets its tag forced and a rejected one is kept as it is (its sample's flags say so). "
+            "Sequential mode: "
             "the paper's regenerate-until-tag loop, with the same rejections."
+        },
+    )
+    redraw_budget: float | None = field(
+        default=DEFAULT_REDRAW_BUDGET,
+        metadata={
+            "help": "Bound on the tokens of blocks drawn again, as a multiple of the tokens kept so far in the run "
+            "(one decode call; generate_dataset: one shard), plus one block limit per batch row for the first "
+            "blocks: once it is reached a block gets no more tries (a full block gets its tag forced, a rejected "
+            "one is kept; its sample's flags say so) until kept text earns more. With the default 1.0 a run "
+            "costs at most about twice what its kept text costs, whatever the model; converged generators "
+            "redraw 0.2-0.6 tokens per kept token and never reach it, barely trained ones would otherwise "
+            "redraw 4 or more. None: no bound (every block gets max_attempts)."
         },
     )
     seed: int | None = field(
@@ -138,8 +154,26 @@ class DecodingConfig:
             problems.append(f"max_entities must be in [0, {MAX_ENTITIES_LIMIT}], got {self.max_entities}")
         if self.max_attempts < 1:
             problems.append(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.redraw_budget is not None and not self.redraw_budget >= 0:
+            problems.append(f"redraw_budget must be >= 0 or None (no bound), got {self.redraw_budget}")
         if problems:
             raise ValueError("invalid decoding settings: " + "; ".join(problems))
+
+
+@dataclass
+class RedrawBudget:
+    """The tokens one decode call keeps and throws away (blocks drawn again), and whether it may draw
+    another block again: while ``redrawn < ratio * kept + allowance`` (``ratio`` None: always). The
+    ``allowance`` (one block limit per batch row) lets the first blocks be drawn again before any is kept."""
+
+    ratio: float | None
+    allowance: int
+    kept: int = 0  # tokens of kept blocks, tags included
+    redrawn: int = 0  # tokens of blocks drawn again
+    refused: int = 0  # redraws the budget refused (the block had tries left)
+
+    def allows(self) -> bool:
+        return self.ratio is None or self.redrawn < self.ratio * self.kept + self.allowance
 
 
 @dataclass(frozen=True)
@@ -151,6 +185,7 @@ class DecodedTemplate:
     forced_tags: int = 0  # blocks that reached max_block_tokens and got their tag forced
     num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
     discarded_tokens: int = 0  # tokens of the blocks drawn again (their cost: the model sampled them too)
+    refused_redraws: int = 0  # blocks the redraw budget kept as they were (tries were left)
     attempts: int = 0  # block generations, retries included
     cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
     complete: bool = False  # ends like the training sentences end (its last token is one of their endings)

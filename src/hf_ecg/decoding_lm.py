@@ -86,6 +86,7 @@ class TemplateLMDecoder(BlockDecoder):
                 input_ids=torch.tensor(feed, device=self.device)[:, None], attention_mask=mask,
                 position_ids=positions, cache=cache,
             )  # fmt: skip
+        self.budget.kept += sum(row.emitted for row in rows)
         return [
             self._result(sequence, row.words, forced=row.forced, emitted=row.emitted, cut=row.cut)
             for sequence, row in zip(sequences, rows, strict=True)

@@ -26,8 +26,9 @@ def decode_sequential(
     results = []
     for sequence in sequences:
         words: list[str] = []
-        forced = attempts = emitted = discarded = 0
+        forced = attempts = emitted = discarded = refused = 0
         targets = decoder._targets(sequence)
+        budget = decoder.budget
         for block, target in enumerate(targets):
             prompt = torch.tensor([decoder._prompt_ids(words, target)], device=decoder.device)
             for attempt in range(1, decoder.config.max_attempts + 1):
@@ -37,23 +38,35 @@ def decode_sequential(
                     eos_token_id=decoder.stop_ids, pad_token_id=decoder.pad_id, **sampling,
                 )  # fmt: skip
                 new = out[0, prompt.shape[1] :].tolist()
-                if new and new[-1] == target:
+                ended = bool(new) and new[-1] == target
+                if ended:
                     tag = decoder.ecg_config.tag_tokens[sequence[block]] if block < len(sequence) else None
                     rejected = decoder._rejects_block(words, decoder._block_words(new[:-1]), tag=tag)
                     if not (rejected and decoder._tries_left(attempt)):
                         break
+                if attempt == decoder.config.max_attempts:
+                    break
+                if not budget.allows():  # the block is kept as it is (its tag forced if it has none)
+                    refused += 1
+                    budget.refused += 1
+                    break
                 discarded += len(new)
-            else:  # the paper loops until the tag appears; we stop and force it
+                budget.redrawn += len(new)
+            if not ended:  # the paper loops until the tag appears; we stop and force it
                 forced += 1
                 kept = [t for t in new if t not in decoder.stop_ids][: decoder.config.max_block_tokens - 1]
-                discarded -= len(kept)
+                discarded += len(new) - len(kept)
+                budget.redrawn += len(new) - len(kept)
                 new = [*kept, target]
+            budget.kept += len(new)
             emitted += len(new)
             words.extend(decoder._block_words(new[:-1]))
             if block < len(sequence):
                 words.append(decoder.ecg_config.tag_tokens[sequence[block]])
         results.append(
-            decoder._result(sequence, words, forced=forced, emitted=emitted, attempts=attempts, discarded=discarded)
+            decoder._result(
+                sequence, words, forced=forced, emitted=emitted, attempts=attempts, discarded=discarded, refused=refused
+            )
         )
         if progress is not None:
             progress(1)

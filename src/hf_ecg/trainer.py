@@ -329,7 +329,7 @@ def train_ecg_model(
     from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
     from .stats import CorpusStatistics
     from .tag_pieces import tag_piece_exceptions, tag_piece_forms, vocabulary_words
-    from .words import sentence_break_shares, sentence_endings, word_exceptions
+    from .words import sentence_break_shares, sentence_endings, unended_share, word_exceptions
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     if args.push_to_hub:  # before hours of training, not after
@@ -385,6 +385,7 @@ def train_ecg_model(
         word_exceptions=word_exceptions(s.tokens for s in corpus),
         sentence_endings=endings,
         sentence_breaks=sentence_break_shares(((s.tokens, {span.start for span in s.spans}) for s in corpus), endings),
+        unended_share=unended_share((s.tokens for s in corpus), endings),
         label_names=_iob2_label_names(corpus),
         tag_pieces=piece_forms,
         tag_piece_exceptions=tag_piece_exceptions(

@@ -21,6 +21,7 @@ __all__ = [
     "RARE_IN_TRAINING_SHARE",
     "REPETITION_MAX_N",
     "REPETITION_TIMES",
+    "UNENDED_RULE_MAX_SHARE",
     "WordSplitter",
     "empty_slots",
     "has_repetition",
@@ -30,6 +31,7 @@ __all__ = [
     "sentence_breaks",
     "sentence_endings",
     "split_word",
+    "unended_share",
     "word_exceptions",
     "words_before_punctuation",
 ]
@@ -68,6 +70,17 @@ def sentence_endings(sentences: Iterable[Sequence[str]], *, min_share: float = 0
     total = sum(last.values())
     endings = sorted(t for t, n in last.items() if n >= min_share * total and not any(c.isalnum() for c in t))
     return endings or list(DEFAULT_SENTENCE_ENDINGS)
+
+
+#: The decoder's redraw_unended applies to models whose training sentences end with a sentence ending at least
+#: this often (not tweets, about half of which end on a word): it draws again what the corpus rarely writes.
+UNENDED_RULE_MAX_SHARE = 0.05
+
+
+def unended_share(sentences: Iterable[Sequence[str]], endings: Collection[str]) -> float:
+    """The share of the (non-empty) sentences whose last token is not one of ``endings``."""
+    last = [tokens[-1] for tokens in sentences if tokens]
+    return sum(token not in endings for token in last) / len(last) if last else 0.0
 
 
 #: What can open a second sentence right after a sentence ending (:func:`sentence_breaks`).
