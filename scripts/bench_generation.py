@@ -15,28 +15,37 @@ kept blocks, tags included) compare it with raw generation. Blocks drawn again (
 limit, one that leaves the sentence unended or loops) cost tokens that are not kept: the
 ``sampled`` figure counts them too, and so measures the decoder's machinery alone. The last lines are::
 
-    speedup_vs_paper: <batched samples/s ÷ paper samples/s>
-    decoder_efficiency: <batched kept tokens/s ÷ raw generate tokens/s>
     decoder_efficiency_sampled: <batched sampled tokens/s (kept + drawn again) ÷ raw generate tokens/s>
     position_rate_vs_raw: <positions the model computes per second, batched ÷ raw generate>
+    speedup_vs_paper: <batched samples/s ÷ paper samples/s>
+    decoder_efficiency: <batched kept tokens/s ÷ raw generate tokens/s>
 
 A position is one input id of a forward pass (padding included). On a CPU a batch of 32 is
 compute-bound, so a forward costs about its positions: ``position_rate_vs_raw`` near 1 says the
 decoder's machinery runs the model as fast as ``generate`` does, and the line before it says how many
 positions each kept token costs (each block is encoded again in the next prompt, as in training).
+
+All three run in ``--dtype`` (default ``auto``: bfloat16 where the CPU or GPU computes it natively, as
+``hf-ecg generate`` does). Before the last lines a second table runs the batched decoder alone on the
+first ``--compare-samples`` sequences of each model (this one and every ``--compare DIR``: a barely
+trained model, a converged one) in float32 and in the faster dtype: samples/s, kept tokens/s, the share
+of drawn tokens that were redrawn, positions per kept token, complete sentences, and the faster path's
+samples/s as a multiple of float32's. The first line names the device.
 """
 
 from __future__ import annotations
 
 import argparse
+import platform
 import random
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from hf_ecg.decoding import ChainedDecoder, DecodingConfig
-from hf_ecg.modeling import load_ecg_model
+from hf_ecg.modeling import INFERENCE_DTYPES, inference_dtype, load_ecg_model
 from hf_ecg.sampling import make_sampler
 from hf_ecg.stats import CorpusStatistics
 
@@ -54,11 +63,20 @@ def main() -> None:
     parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")
     parser.add_argument("--max-block-tokens", type=int, default=64, help="block limit (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--dtype", choices=INFERENCE_DTYPES, default="auto", help="dtype of the three "
+                        "procedures (default auto: bfloat16 where the hardware computes it natively)")  # fmt: skip
+    parser.add_argument("--compare", nargs="*", default=[], metavar="DIR", help="more models for the float32 vs "
+                        "faster-dtype table (e.g. a barely trained one and a converged one)")  # fmt: skip
+    parser.add_argument("--compare-samples", type=int, default=64, help="samples per model and dtype in that "
+                        "table (default 64; 0 skips it)")  # fmt: skip
     args = parser.parse_args()
-    if not Path(args.model).is_dir():
-        raise SystemExit(f"{args.model} not found: run `make quickstart` first, or pass --model DIR")
+    for folder in [args.model, *args.compare]:
+        if not Path(folder).is_dir():
+            raise SystemExit(f"{folder} not found: run `make quickstart` first, or pass --model DIR")
 
-    model, tokenizer, ecg_config = load_ecg_model(args.model)
+    dtype = inference_dtype(args.dtype)
+    print(f"device: {device_description()}; dtype {dtype}", flush=True)
+    model, tokenizer, ecg_config = load_ecg_model(args.model, dtype=getattr(torch, dtype))
     model.eval()
     stats = CorpusStatistics.from_dict(ecg_config.corpus_statistics)
     sequences = make_sampler("gold", stats).sample(args.num_samples, random.Random(args.seed))
@@ -67,8 +85,11 @@ def main() -> None:
     print(f"model {args.model}; {args.num_samples} gold-sampled entity sequences (mean {mean_entities:.2f} "
           f"entities); torch threads {torch.get_num_threads()}", flush=True)  # fmt: skip
 
-    # Warm-up (allocator, kernels) outside every timing.
-    ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=4, **settings)).decode(sequences[:4])
+    # Warm-up (allocator, kernels: oneDNN builds them per shape, bfloat16 ones especially) outside every timing,
+    # for each procedure at its own batch size; the warm-up sequences come from beyond the timed ones.
+    warm_up = make_sampler("gold", stats).sample(args.batch_size, random.Random(args.seed + 1))
+    ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=args.batch_size, **settings)).decode(warm_up)
+    ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(mode="sequential", **settings)).decode(warm_up[:2])
 
     def timed(decoder: ChainedDecoder, requested: list) -> tuple[list, float, int]:
         """The decoder's results, wall seconds, and tokens it emitted for the kept blocks."""
@@ -106,12 +127,14 @@ def main() -> None:
     raw_tokens, raw_s, raw_positions = 0, 0.0, 0
     torch.manual_seed(args.seed)
     with torch.inference_mode():
-        for _ in range(args.raw_batches):
+        for batch in range(args.raw_batches + 1):  # the first one warms up
             start = time.perf_counter()
             out = model.generate(
                 input_ids, attention_mask=attention_mask.to(model.device), do_sample=True, top_k=50, top_p=1.0,
                 temperature=1.0, max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=pad,
             )  # fmt: skip
+            if not batch:
+                continue
             raw_s += time.perf_counter() - start
             raw_tokens += (out.shape[1] - width) * out.shape[0]
             raw_positions += out.shape[0] * (out.shape[1] - 1)  # the prompt once, then one position per step
@@ -126,7 +149,8 @@ def main() -> None:
         per_sample = f"{n / seconds:10.3f}" if n else f"{'-':>10}"
         print(f"{name:<20} {n or '-':>8} {seconds:9.1f} {per_sample} {tokens / seconds:9.1f}")
     print(f"batched: {sum(r.attempts for r in results)} block draws for {blocks} blocks, {forced} tags forced at "
-          f"the block limit, {discarded} tokens of blocks drawn again; batch size {args.batch_size}")  # fmt: skip
+          f"the block limit, {discarded} tokens of blocks drawn again ({discarded / (discarded + batched_tokens):.0%} "
+          f"of those drawn; redraw budget {batched.config.redraw_budget}); batch size {args.batch_size}")  # fmt: skip
     computed = positions["prefill"] + positions["step"]
     print(f"batched: the model computed {computed} positions ({positions['step']} in decode steps, "
           f"{positions['prefill']} in prompt prefills, padding included) for {batched_tokens} kept tokens: "
@@ -135,10 +159,69 @@ def main() -> None:
     print(f"paper: {attempts} block generations for {paper_blocks} blocks "
           f"({sum(r.forced_tags for r in paper_results)} forced after {paper.config.max_attempts} tries)")  # fmt: skip
     print(f"raw generate: batch {args.batch_size}, {new_tokens} new tokens per row (the decoder's mean per sample)")
-    print(f"speedup_vs_paper: {(len(results) / batched_s) / (len(paper_results) / paper_s):.2f}")
-    print(f"decoder_efficiency: {(batched_tokens / batched_s) / (raw_tokens / raw_s):.3f}")
+    if args.compare_samples:
+        del model
+        compare_dtypes([args.model, *args.compare], dtype, args.compare_samples, settings, args.batch_size, args.seed)
     print(f"decoder_efficiency_sampled: {((batched_tokens + discarded) / batched_s) / (raw_tokens / raw_s):.3f}")
     print(f"position_rate_vs_raw: {(computed / batched_s) / (raw_positions / raw_s):.3f}")
+    print(f"speedup_vs_paper: {(len(results) / batched_s) / (len(paper_results) / paper_s):.2f}")
+    print(f"decoder_efficiency: {(batched_tokens / batched_s) / (raw_tokens / raw_s):.3f}")
+
+
+def device_description() -> str:
+    """The CPU (model, threads, bfloat16 instructions) or GPU the benchmark runs on."""
+    if torch.cuda.is_available():
+        return f"cuda {torch.cuda.get_device_name()}"
+    name = platform.processor() or platform.machine()
+    try:
+        name = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    native = getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)()
+    return f"cpu {name}, {torch.get_num_threads()} threads, {'with' if native else 'no'} AVX-512 BF16"
+
+
+def decoder_run(model: Any, tokenizer: Any, ecg_config: Any, sequences: list, settings: dict, batch_size: int) -> dict:
+    """The batched decoder on ``sequences``: seconds, samples, kept and redrawn tokens, positions computed."""
+    decoder = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=batch_size, **settings))
+    positions = [0]
+
+    def count(module: torch.nn.Module, args_: tuple, kwargs: dict) -> None:
+        positions[0] += kwargs.get("input_ids", args_[0] if args_ else None).numel()
+
+    hook = model.register_forward_pre_hook(count, with_kwargs=True)
+    start = time.perf_counter()
+    results = decoder.decode(sequences)
+    seconds = time.perf_counter() - start
+    hook.remove()
+    return {
+        "seconds": seconds, "samples": len(results), "kept": decoder.budget.kept, "redrawn": decoder.budget.redrawn,
+        "positions": positions[0], "complete": sum(r.complete for r in results),
+    }  # fmt: skip
+
+
+def compare_dtypes(models: list[str], fast: str, num_samples: int, settings: dict, batch_size: int, seed: int) -> None:
+    """The batched decoder alone per model, float32 then ``fast``, on the model's first gold-sampled sequences."""
+    dtypes = ["float32"] + ([fast] if fast != "float32" else [])
+    print(f"\nbatched decoder alone, {num_samples} samples per model and dtype, batch {batch_size}:")
+    print(f"{'model':<40} {'dtype':<9} {'samples/s':>9} {'kept tok/s':>10} {'redrawn':>8} {'pos/kept':>8} "
+          f"{'complete':>8} {'vs f32':>7}")  # fmt: skip
+    for folder in models:
+        base = None
+        for dtype in dtypes:
+            model, tokenizer, ecg_config = load_ecg_model(folder, dtype=getattr(torch, dtype))
+            stats = CorpusStatistics.from_dict(ecg_config.corpus_statistics)
+            sequences = make_sampler("gold", stats).sample(num_samples, random.Random(seed))
+            decoder_run(model, tokenizer, ecg_config, sequences[:4], settings, 4)  # warm-up
+            run = decoder_run(model, tokenizer, ecg_config, sequences, settings, batch_size)
+            rate = run["samples"] / run["seconds"]
+            base = base or rate
+            drawn = run["kept"] + run["redrawn"]
+            print(f"{folder[-40:]:<40} {dtype:<9} {rate:9.3f} {run['kept'] / run['seconds']:10.1f} "
+                  f"{run['redrawn'] / drawn:8.1%} {run['positions'] / run['kept']:8.2f} "
+                  f"{run['complete'] / run['samples']:8.1%} {rate / base:6.2f}x", flush=True)  # fmt: skip
+            del model
+    print()
 
 
 if __name__ == "__main__":

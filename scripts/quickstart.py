@@ -15,6 +15,7 @@ to use your own corpus. Steps, all offline on the CPU:
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -59,7 +60,9 @@ def main() -> int:
         print(err, file=sys.stderr)
         return 1
     print(f"[2/2] generating {args.num_samples} labelled sentences", flush=True)
-    generate_dataset(model_dir, data_dir, args.num_samples, decoding=DecodingConfig(**DEMO_DECODING), overwrite=True)
+    # A folder with the same settings would be resumed as it is; the model was just trained again.
+    shutil.rmtree(data_dir, ignore_errors=True)
+    generate_dataset(model_dir, data_dir, args.num_samples, decoding=DecodingConfig(**DEMO_DECODING))
 
     import datasets
 

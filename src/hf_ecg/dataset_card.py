@@ -101,6 +101,8 @@ class ECGDatasetCardData:
     mentions: dict[str, str] | str | None = None
     seed: int = 0
     decoding: dict[str, Any] = field(default_factory=dict)
+    dtype: str | None = None  # the generator's dtype (None: written before it was recorded, float32)
+    generation_cost: dict[str, Any] | None = None  # the manifest's record (generate.generation_cost)
     entity_counts: dict[str, int] = field(default_factory=dict)
     num_tokens: int = 0
     num_blocks: int = 0
@@ -177,6 +179,8 @@ class ECGDatasetCardData:
             "mentions": mentions.to_dict() if mentions else None,
             "seed": manifest.get("seed", 0),
             "decoding": manifest.get("decoding", {}),
+            "dtype": manifest.get("dtype"),
+            "generation_cost": manifest.get("generation_cost"),
             "entity_counts": entity_counts,
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,

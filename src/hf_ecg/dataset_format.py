@@ -146,12 +146,15 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             "complete": datasets.Value("bool"),
             # Words of the O text that spell a tag's name (Dise, ase: hf_ecg.tag_pieces).
             "tag_pieces": datasets.Value("int32"),
+            # What the sample cost: the generator's tokens for its kept blocks, and for blocks drawn again.
+            "model_tokens": datasets.Value("int32"),
+            "redrawn_tokens": datasets.Value("int32"),
         }
     )
 
 
 #: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
-ADDED_COLUMNS = ("spans", "tag_pieces")
+ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens")
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

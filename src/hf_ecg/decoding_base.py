@@ -51,6 +51,7 @@ class Row:
     attempts: int = 1  # tries of the current block
     retries: int = 0  # blocks drawn again so far
     refused: int = 0  # blocks the redraw budget kept with tries left
+    force_tag: bool = False  # the block broke a rule, the budget refused a redraw: it ends now, its tag forced
     checked_words: int = 0  # complete words of the current block checked for a loop
     cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
     prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
@@ -65,7 +66,7 @@ class Row:
         its tokens, and its tag when the model wrote one, count as discarded."""
         self.emitted -= len(self.block_ids)
         self.discarded += len(self.block_ids) + tag_sampled
-        self.block_ids, self.attempts, self.checked_words = [], self.attempts + 1, 0
+        self.block_ids, self.attempts, self.checked_words, self.force_tag = [], self.attempts + 1, 0, False
 
 
 #: Words before a block that a repetition through it can reach.
@@ -161,8 +162,9 @@ class BlockDecoder:
                 )
         if not sequences:
             return []
+        # Before any block is kept, a quarter of the batch's first blocks may be drawn again at full length.
         rows = 1 if self.config.mode == "sequential" else min(self.config.batch_size, len(sequences))
-        self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * rows)
+        self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * -(-rows // 4))
         generator = torch.Generator(device=self.device)
         generator.manual_seed(
             self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63)
@@ -313,8 +315,6 @@ class BlockDecoder:
             return self._budget_allows(row, len(row.block_ids))
         if not (self.config.redraw_repetition or self._break_kinds or self.config.redraw_tag_pieces):
             return False
-        if not self.budget.allows():  # no word checks: the block is judged (and the refusal counted) at its end
-            return False
         complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
         checked = row.checked_words
         if len(complete) <= checked:
@@ -325,11 +325,17 @@ class BlockDecoder:
             or self._starts_sentence(row.words + complete[:checked], complete[checked:])
             or (self.config.redraw_repetition and repeats_at_end(row.words[-_REPETITION_SPAN:] + complete))
         )
-        return bool(rejected) and self._budget_allows(row, len(row.block_ids))
+        if not rejected:
+            return False
+        if self._budget_allows(row, len(row.block_ids)):
+            return True
+        row.force_tag = True  # a rambling block ends at its first sign, rather than at max_block_tokens
+        return False
 
     def _full(self, row: Row) -> bool:
-        """Whether the row's block has room for its tag only (``max_block_tokens``): the tag is then forced."""
-        return len(row.block_ids) + 1 >= self.config.max_block_tokens
+        """Whether the row's block has room for its tag only (``max_block_tokens``), or broke a block rule when the
+        redraw budget was spent (``Row.force_tag``): the tag is then forced."""
+        return row.force_tag or len(row.block_ids) + 1 >= self.config.max_block_tokens
 
     def _tries_left(self, attempts: int) -> bool:
         """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""

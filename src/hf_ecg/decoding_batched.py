@@ -73,7 +73,7 @@ class ChainedDecoder(BlockDecoder):
             if tag is not None:
                 row.words.append(tag)
                 row.block += 1
-                row.block_ids, row.checked_words = [], 0
+                row.block_ids, row.checked_words, row.force_tag = [], 0, False
                 waiting.append(row)
                 return
             results[row.index] = self._result(

@@ -122,9 +122,10 @@ class DecodingConfig:
         default=DEFAULT_REDRAW_BUDGET,
         metadata={
             "help": "Bound on the tokens of blocks drawn again, as a multiple of the tokens kept so far in the run "
-            "(one decode call; generate_dataset: one shard), plus one block limit per batch row for the first "
-            "blocks: once it is reached a block gets no more tries (a full block gets its tag forced, a rejected "
-            "one is kept; its sample's flags say so) until kept text earns more. With the default 1.0 a run "
+            "(one decode call; generate_dataset: one shard), plus a block limit per 4 batch rows for the first "
+            "blocks: once it is reached a block gets no more tries (a block that breaks a rule as it is written "
+            "ends there, its tag forced; a full block gets its tag forced; a rejected one is kept; its sample's "
+            "flags say so) until kept text earns more. With the default 1.0 a run "
             "costs at most about twice what its kept text costs, whatever the model; converged generators "
             "redraw 0.2-0.6 tokens per kept token and never reach it, barely trained ones would otherwise "
             "redraw 4 or more. None: no bound (every block gets max_attempts)."
@@ -164,7 +165,7 @@ class DecodingConfig:
 class RedrawBudget:
     """The tokens one decode call keeps and throws away (blocks drawn again), and whether it may draw
     another block again: while ``redrawn < ratio * kept + allowance`` (``ratio`` None: always). The
-    ``allowance`` (one block limit per batch row) lets the first blocks be drawn again before any is kept."""
+    ``allowance`` (a block limit per 4 batch rows) lets the first blocks be drawn again before any is kept."""
 
     ratio: float | None
     allowance: int

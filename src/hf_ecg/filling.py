@@ -85,7 +85,8 @@ class MentionFiller:
     def fill(self, decoded: DecodedTemplate, rng: random.Random) -> dict[str, Any]:
         """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``spans`` (character offsets
         into ``text`` and types), ``template``, ``entities``, and the decoder's flags ``complete``,
-        ``forced_tags``, ``cut_blocks`` and ``tag_pieces``."""
+        ``forced_tags``, ``cut_blocks`` and ``tag_pieces``, and its cost, ``model_tokens`` (the generator's
+        tokens of the kept blocks) and ``redrawn_tokens`` (of the blocks drawn again)."""
         mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
         tokens, spans = recompose(decoded.template, mentions)
         return {
@@ -99,4 +100,6 @@ class MentionFiller:
             "cut_blocks": decoded.cut_blocks,
             "complete": decoded.complete,
             "tag_pieces": decoded.tag_pieces,
+            "model_tokens": decoded.num_tokens,
+            "redrawn_tokens": decoded.discarded_tokens,
         }

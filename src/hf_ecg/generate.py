@@ -91,6 +91,7 @@ def generate_dataset(
     label_names: Sequence[str] | None = None,
     card_fields: Mapping[str, Any] | None = None,
     resume_command: str | None = None,
+    dtype: str = "auto",
 ) -> Path:
     """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
 
@@ -113,18 +114,26 @@ def generate_dataset(
             written when the run completes (``license``, ``language``, ``source_datasets``, ``pretty_name``).
         resume_command: how to resume this run, shown by the readers of an unfinished folder (the CLI gives
             its command line; default: "the same generate_dataset call").
+        dtype: ``float32``, ``bfloat16`` or ``auto`` (bfloat16 where the hardware computes it natively:
+            :func:`~hf_ecg.modeling.inference_dtype`); the one used is recorded in the manifest.
+
+    The progress bar shows the generator's tokens kept and drawn and the share redrawn (blocks drawn again:
+    ``decoding.redraw_budget`` bounds it); when the run ends the manifest records what it cost
+    (``generation_cost``, :func:`generation_cost`) and the log says it in one line, with a warning when most
+    of it was redrawn (the model is undertrained).
 
     ``output_dir`` must be new, empty or a dataset hf_ecg wrote: a file, or a folder with other files, is
     refused (``FileExistsError``) before anything is loaded or written.
 
     Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
+    import torch
     from tqdm.auto import tqdm
 
     from accelerate import PartialState
 
     from .corpus import load_corpus
-    from .modeling import load_ecg_model
+    from .modeling import inference_dtype, load_ecg_model
 
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
@@ -137,7 +146,8 @@ def generate_dataset(
     data_dir, unfinished_dir = output_dir / "data", output_dir / UNFINISHED_DIR
 
     model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=trust_remote_code)
-    model_obj.to(state.device)
+    dtype = inference_dtype(dtype, state.device)
+    model_obj.to(state.device, getattr(torch, dtype))
     corpus_bank = stats = None
     if corpus is not None:
         gold = load_corpus(corpus)
@@ -166,6 +176,7 @@ def generate_dataset(
         "mentions": MentionsRecord.from_mentions(mentions, filler.bank, corpus is not None).to_dict(),
         "corpus": None if corpus is None else str(corpus),
         "decoding": {k: v for k, v in asdict(decoding).items() if k != "seed"},
+        "dtype": dtype,
         "entity_types": list(ecg_config.entity_types),
         "label_names": ner_label_names(ecg_config.entity_types, label_names or ecg_config.label_names),
     }
@@ -197,6 +208,7 @@ def generate_dataset(
     for tmp in unfinished_dir.glob(".tmp-*"):
         if tmp.name.startswith(f".tmp-{state.process_index}-"):
             tmp.unlink()
+    spent = [0, 0]  # generator tokens kept, redrawn: the shards this run finished
     for shard in todo:
         ids = shard_range(shard)
         if draw is None:
@@ -204,7 +216,16 @@ def generate_dataset(
         else:
             requested = draw.sample(len(ids), random.Random(_shard_seed(seed, shard, "entities")))
         config = DecodingConfig(**{**asdict(decoding), "seed": _shard_seed(seed, shard, "decoding")})
-        decoded = make_decoder(model_obj, tokenizer, ecg_config, config).decode(requested, progress=bar.update)
+        decoder = make_decoder(model_obj, tokenizer, ecg_config, config)
+
+        def progress(n: int, decoder: Any = decoder) -> None:
+            budget = decoder.budget  # the decode call's
+            bar.set_postfix_str(_cost_postfix(spent[0] + budget.kept, spent[1] + budget.redrawn), refresh=False)
+            bar.update(n)
+
+        decoded = decoder.decode(requested, progress=progress)
+        spent[0] += decoder.budget.kept
+        spent[1] += decoder.budget.redrawn
         rng = random.Random(_shard_seed(seed, shard, "mentions"))
         rows = [{"id": i, **filler.fill(d, rng)} for i, d in zip(ids, decoded, strict=True)]
         write_shard(rows, features, unfinished_dir, shard, state.process_index)
@@ -214,6 +235,13 @@ def generate_dataset(
         if not all(shard_done(s) for s in range(num_shards)):
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
         finish_folder(output_dir)
+        cost = generation_cost(data_dir, decoding.redraw_budget)
+        if cost is not None:
+            write_manifest(output_dir, {**manifest, "generation_cost": cost})
+            logger.info("%s", cost_line(cost))
+            if cost["undertrained"]:
+                logger.warning("%.0f%% of the generator's tokens were redrawn: %s", 100 * cost["redrawn_share"],
+                               UNDERTRAINED_ADVICE)  # fmt: skip
         from .dataset_card import write_dataset_card
 
         write_dataset_card(output_dir, **(card_fields or {}))
@@ -224,6 +252,64 @@ def generate_dataset(
 
 #: Decoding options that changed the default output when they were added (older folders ran without them).
 _ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on", "redraw_tag_pieces")
+#: Settings added later, as folders written before them ran: every redraw allowed, float32.
+_BEFORE_ADDED = {**dict.fromkeys(_ADDED_REDRAW_RULES, False), "redraw_budget": None}
+
+#: Above this share of redrawn tokens (of all the generator drew) a run says the model looks undertrained:
+#: converged generators redraw 17-38% (0.2-0.6 tokens per kept token), barely trained ones the budget's bound.
+UNDERTRAINED_REDRAWN_SHARE = 0.45
+
+
+def _cost_postfix(kept: int, redrawn: int) -> str:
+    """The progress bar's ``kept 11.2k tok, drawn 14.0k, redrawn 20%``."""
+
+    def short(n: int) -> str:
+        return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+    drawn = kept + redrawn
+    return f"kept {short(kept)} tok, drawn {short(drawn)}, redrawn {redrawn / drawn if drawn else 0:.0%}"
+
+
+def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, Any] | None:
+    """What the generator spent on a folder's samples, from their ``model_tokens``/``redrawn_tokens`` columns
+    (None for a folder begun before they existed): both totals, the share redrawn, the budget, and whether the
+    share says the model is undertrained (:data:`UNDERTRAINED_REDRAWN_SHARE`)."""
+    import pyarrow.parquet as pq
+
+    kept = redrawn = 0
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if "model_tokens" not in pq.read_schema(shard).names:
+            return None
+        table = pq.read_table(shard, columns=["model_tokens", "redrawn_tokens"])
+        kept += sum(table.column("model_tokens").to_pylist())
+        redrawn += sum(table.column("redrawn_tokens").to_pylist())
+    share = redrawn / (kept + redrawn) if kept + redrawn else 0.0
+    return {
+        "model_tokens": kept,
+        "redrawn_tokens": redrawn,
+        "redrawn_share": round(share, 4),
+        "redraw_budget": redraw_budget,
+        "undertrained": share > UNDERTRAINED_REDRAWN_SHARE,
+    }
+
+
+def cost_line(cost: Mapping[str, Any]) -> str:
+    """One line on what a run cost (past :data:`UNDERTRAINED_REDRAWN_SHARE`, the run also logs a warning with
+    :data:`UNDERTRAINED_ADVICE`)."""
+    kept, redrawn = cost["model_tokens"], cost["redrawn_tokens"]
+    line = (
+        f"the generator wrote {kept + redrawn} tokens: {kept} kept, {redrawn} ({cost['redrawn_share']:.0%}) in "
+        "blocks drawn again"
+    )
+    if cost.get("redraw_budget") is not None:
+        line += f" (redraw_budget {cost['redraw_budget']:g}: about {cost['redraw_budget']:g}x the kept tokens at most)"
+    return line
+
+
+UNDERTRAINED_ADVICE = (
+    "most blocks break the redraw rules, so the generator looks undertrained: train it with the `hf-ecg train` "
+    "defaults (LoRA to the lowest held-out loss) for better text at a lower cost"
+)
 
 
 def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> bool:
@@ -235,7 +321,9 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         # A decoding option added by a later version: the folder was written with the behaviour before it,
         # which is the option's default or, for the redraw rules, off.
         defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}
-        defaults.update(dict.fromkeys(_ADDED_REDRAW_RULES, False))
+        defaults.update(_BEFORE_ADDED)
+        previous.pop("generation_cost", None)  # what the finished run spent, not a setting
+        previous.setdefault("dtype", "float32")  # folders before it ran in float32
         previous.setdefault("label_names", bio_labels(previous.get("entity_types", [])))  # folders before it
         record = MentionsRecord.from_manifest(previous)  # folders before the record: a string or null
         previous["mentions"] = None if record is None else record.to_dict()

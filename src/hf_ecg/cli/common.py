@@ -228,10 +228,23 @@ def add_config_options(parser: Any, config_class: type, names: Sequence[str]) ->
                 parser.add_argument(f"--{flag}", dest=name, action="store_true", help=text)
             continue
         kind = hints[name]
+        optional = type(None) in typing.get_args(kind)
         kind = next((arg for arg in typing.get_args(kind) if arg is not type(None)), kind)  # X | None -> X
+        if optional:  # X | None: "none" gives None
+            kind = _or_none(kind)
         shown = "none" if default is None else default
         parser.add_argument(f"--{flag}", dest=name, type=kind, default=default, choices=field.metadata.get("choices"),
                             help=text if "default" in text else f"{text} (default: {shown})")  # fmt: skip
+
+
+def _or_none(kind: type) -> Any:
+    """An argparse type for an ``X | None`` field: ``none`` (any case) or a value of ``kind``."""
+
+    def parse(text: str) -> Any:
+        return None if text.lower() == "none" else kind(text)
+
+    parse.__name__ = f"{kind.__name__} or none"  # argparse names it in its error
+    return parse
 
 
 def config_values(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:

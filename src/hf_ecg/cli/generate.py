@@ -8,6 +8,7 @@ from typing import Any
 
 from ..decoding_config import DecodingConfig
 from ..mentions import FILL_STRATEGIES
+from ..modeling import INFERENCE_DTYPES
 from ..sampling import STATISTICS_SAMPLERS
 from ..selection import DEFAULT_RULES
 from ..selection import RULES as RULE_CHOICES
@@ -27,7 +28,7 @@ from .common import (
 #: The DecodingConfig fields ``hf-ecg generate`` takes as options (its --seed is the generation's).
 DECODING_OPTIONS = ("batch_size", "temperature", "top_k", "top_p", "max_block_tokens", "block_end",
                     "end_at_sentence_end", "max_attempts", "redraw_unended", "redraw_repetition", "redraw_run_on",
-                    "redraw_unrequested_tag", "redraw_tag_pieces",
+                    "redraw_unrequested_tag", "redraw_tag_pieces", "redraw_budget",
                     "mode")  # fmt: skip
 
 
@@ -67,6 +68,11 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
     generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
+    generate.add_argument(
+        "--dtype", choices=INFERENCE_DTYPES, default="auto",
+        help="the generator's dtype: auto (default) is bfloat16 on a CPU with AVX-512 BF16 or AMX and on a GPU "
+        "that supports it, float32 elsewhere; recorded in OUTPUT/ecg_generation.json",
+    )  # fmt: skip
     add_config_options(
         generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS
     )
@@ -120,15 +126,21 @@ def _run_generate(args: argparse.Namespace) -> int:
         mentions=mentions, corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard,
         decoding=decoding, overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
         label_names=label_names_option(args.label_names), card_fields=dataset_card_fields(args),
-        resume_command=args.command_line,
+        resume_command=args.command_line, dtype=args.dtype,
     )  # fmt: skip
     from accelerate import PartialState
+
+    from ..dataset_format import read_manifest
+    from ..generate import cost_line
 
     if not PartialState().is_main_process:
         return 0
     written = args.num_samples * args.over_generate
     print(f"wrote {written} samples to {output}/data/ (Parquet shards), {output}/ecg_generation.json (settings) "
           f"and {output}/README.md (dataset card)")  # fmt: skip
+    cost = read_manifest(output).get("generation_cost")
+    if cost:
+        print(cost_line(cost))
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
