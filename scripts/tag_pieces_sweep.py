@@ -10,6 +10,10 @@ training statistics and prints one JSON line: the share of samples with tag piec
 (``hf_ecg.tag_pieces``) and their count, the health shares (complete, under 5 tokens, repetition,
 second sentence, mean length), forced blocks, block draws per block and tokens thrown away per kept
 token (what the redraws cost), and the seconds it took (alone on the machine to compare them).
+
+``--dtype`` (repeat) runs each rule set in each dtype (default float32, as the results in
+``results/tag-pieces/`` were measured): ``--rules tag-pieces --dtype float32 --dtype bfloat16`` compares the
+faster path's health with float32's on the same sequences and seed (keys ``RULES@DTYPE``).
 """
 
 from __future__ import annotations
@@ -36,7 +40,11 @@ def main() -> int:
     parser.add_argument("--rules", action="append", choices=sorted(RULE_SETS), help="rule set (repeat; default all)")
     parser.add_argument("--seed", type=int, default=1, help="entity sequences and decoding seed (default 1)")
     parser.add_argument("--output", type=Path, default=None, help="also write the results as JSON here")
+    parser.add_argument("--dtype", action="append", choices=("float32", "bfloat16"), help="dtype (repeat; "
+                        "default float32)")  # fmt: skip
     args = parser.parse_args()
+
+    import torch
 
     from hf_ecg.blocks import tag_label
     from hf_ecg.decoding import ChainedDecoder, DecodingConfig
@@ -51,8 +59,14 @@ def main() -> int:
     sequences = make_sampler("gold", statistics).sample(args.num_samples, random.Random(args.seed))
     endings = ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS
     results = {}
-    for name in args.rules or list(RULE_SETS):
-        decoder = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(seed=args.seed, **RULE_SETS[name]))
+    dtypes = args.dtype or ["float32"]
+    runs = [(rules, dtype) for dtype in dtypes for rules in args.rules or list(RULE_SETS)]
+    for rules, dtype in runs:
+        name = rules if len(dtypes) == 1 else f"{rules}@{dtype}"
+        model.to(getattr(torch, dtype))
+        settings = DecodingConfig(seed=args.seed, **RULE_SETS[rules])
+        ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences[: settings.batch_size])  # warm-up
+        decoder = ChainedDecoder(model, tokenizer, ecg_config, settings)
         started = time.perf_counter()
         decoded = decoder.decode(sequences)
         seconds = time.perf_counter() - started

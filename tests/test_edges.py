@@ -352,3 +352,17 @@ def test_a_push_that_fails_after_training_says_where_the_model_is(models, tmp_pa
         f"push it with `hf-ecg push-model --model {out} --repo-id org/m`"
     )
     assert (out / "model.safetensors").is_file() and (out / "ecg_config.json").is_file()
+
+
+def test_inference_dtype_is_bfloat16_only_where_the_hardware_computes_it():
+    import torch
+
+    from hf_ecg.modeling import inference_dtype
+
+    assert inference_dtype("float32", "cpu") == "float32"
+    assert inference_dtype("bfloat16", "cpu") == "bfloat16"
+    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    assert inference_dtype("auto", "cpu") == ("bfloat16" if native else "float32")
+    assert inference_dtype("auto", "meta") == "float32"
+    with pytest.raises(ValueError, match="unknown dtype 'fp8'; known: auto, float32, bfloat16"):
+        inference_dtype("fp8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import subprocess
@@ -24,9 +25,9 @@ from hf_ecg.cli import main
 from hf_ecg.config import ECGConfig
 from hf_ecg.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
 from hf_ecg.decoding_base import Row
-from hf_ecg.decoding_cache import SlotLayer, live_columns
+from hf_ecg.decoding_cache import PASS_OVERHEAD_TOKENS, SlotLayer, length_groups, live_columns
 from hf_ecg.filling import MentionFiller
-from hf_ecg.generate import align_labels, bio_labels, generate_dataset
+from hf_ecg.generate import UNDERTRAINED_REDRAWN_SHARE, align_labels, bio_labels, cost_line, generate_dataset
 from hf_ecg.mentions import MentionBank
 from hf_ecg.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.tags import tags_to_spans
@@ -671,18 +672,47 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)
     manifest_path = tmp_path / "old" / "ecg_generation.json"
     manifest = json.loads(manifest_path.read_text())
-    for option in ("end_at_sentence_end", "redraw_unrequested_tag", *old_rules):
+    for option in ("end_at_sentence_end", "redraw_unrequested_tag", "redraw_budget", *old_rules):
         del manifest["decoding"][option]  # as an older hf_ecg wrote it
+    assert manifest.pop("dtype") in ("float32", "bfloat16")  # before it was recorded, runs were float32
+    manifest.pop("generation_cost")
     assert manifest["mentions"] == {"source": "bank", "strategy": "random", "bank": "generator"}
     manifest["mentions"] = None  # before the mentions record, the default was written as null
     manifest_path.write_text(json.dumps(manifest))
-    generate_dataset(model_dir, tmp_path / "old", 3, **settings)  # the same settings: resumes, no error
+    old_settings = {**settings, "decoding": replace(settings["decoding"], redraw_budget=None), "dtype": "float32"}
+    generate_dataset(model_dir, tmp_path / "old", 3, **old_settings)  # the same settings: resumes, no error
     for changed in ({"end_at_sentence_end": True}, {"redraw_unended": True}, {"redraw_tag_pieces": True}, {}):
         # today's redraw defaults differ from what the folder was written with: refused, not mixed
         other = DecodingConfig(max_block_tokens=4, batch_size=2, **{**old_rules, **changed}) if changed else None
         other = other or DecodingConfig(max_block_tokens=4, batch_size=2)
         with pytest.raises(ValueError, match="other settings"):
             generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "decoding": other})
+    with pytest.raises(ValueError, match="differing: decoding"):  # today's default budget: not the folder's
+        generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "dtype": "float32"})
+    with pytest.raises(ValueError, match="differing: dtype"):
+        generate_dataset(model_dir, tmp_path / "old", 3, **{**old_settings, "dtype": "bfloat16"})
+
+
+def test_a_run_records_what_it_cost_in_its_manifest_card_and_columns(model_dir, tmp_path, caplog):
+    """The tiny model never ends a block: every sample is costly, the budget bounds it, the run says so."""
+    decoding = DecodingConfig(max_block_tokens=6, batch_size=4, max_attempts=5)
+    with caplog.at_level(logging.INFO, logger="hf_ecg.generate"):
+        generate_dataset(model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
+    manifest = json.loads((tmp_path / "gen" / "ecg_generation.json").read_text())
+    ds = load(tmp_path / "gen")
+    cost = manifest["generation_cost"]
+    assert manifest["dtype"] == "float32" and cost["redraw_budget"] == 1.0
+    assert cost["model_tokens"] == sum(ds["model_tokens"]) > 0
+    assert cost["redrawn_tokens"] == sum(ds["redrawn_tokens"]) > 0
+    assert cost["redrawn_tokens"] <= cost["model_tokens"] + 6 * 1 + 6  # 1x kept + the allowance (4 rows) + 1 block
+    assert cost["undertrained"] == (cost["redrawn_share"] > UNDERTRAINED_REDRAWN_SHARE)
+    assert cost_line(cost) in caplog.text
+    assert ("looks undertrained" in caplog.text) == cost["undertrained"]
+    card = (tmp_path / "gen" / "README.md").read_text()
+    assert f"{cost['model_tokens']} kept, {cost['redrawn_tokens']} (" in card
+    assert "| `redrawn_tokens` | int32 |" in card
+    # finished: the same call again changes nothing (the cost record is not a setting)
+    generate_dataset(model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
 
 
 def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys):
@@ -692,15 +722,19 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
     code = main(["generate", "--model", str(model_dir), "-n", "5", "-o", str(out), "--entities", "Chemical,Disease",
                  "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5",
                  "--batch-size", "2", "--block-end", "target", "--max-attempts", "2",
-                 "--no-redraw-unended", "--no-redraw-run-on"])  # fmt: skip
+                 "--no-redraw-unended", "--no-redraw-run-on", "--redraw-budget", "none",
+                 "--dtype", "float32"])  # fmt: skip
     assert code == 0
-    assert f"wrote 5 samples to {out}/data/" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"wrote 5 samples to {out}/data/" in printed
+    assert "the generator wrote " in printed and "in blocks drawn again" in printed
     manifest = json.loads((out / "ecg_generation.json").read_text())
     assert manifest["mentions"] == {"source": "file", "path": str(mentions)}
     decoding = manifest["decoding"]
     assert decoding["block_end"] == "target" and decoding["max_attempts"] == 2
     assert decoding["redraw_unended"] is False and decoding["redraw_repetition"] is True
-    assert decoding["redraw_run_on"] is False
+    assert decoding["redraw_run_on"] is False and decoding["redraw_budget"] is None
+    assert manifest["dtype"] == "float32"
     ds = load(out).sort("id")
     assert ds["entities"] == [["Chemical", "Disease"], [], ["Chemical", "Disease"], [], ["Chemical", "Disease"]]
     assert "zz-chem" in ds[0]["tokens"] and "zz-dis" in ds[0]["tokens"]
@@ -750,3 +784,26 @@ def test_accelerate_two_processes_split_the_shards(model_dir, tmp_path):
     parallel = load(out).sort("id")
     assert parallel["id"] == list(range(10))
     assert parallel.to_list() == load(single).sort("id").to_list()  # the same dataset, whoever wrote it
+
+
+@given(st.lists(st.integers(1, 64), max_size=9), st.integers(1, 4))
+def test_prefill_groups_partition_the_rows_at_the_least_padded_cost(lengths, max_groups):
+    """The passes hold every row once, at most max_groups of them, and cost what the best split of the sorted
+    lengths into contiguous passes costs (brute force), padding and per-pass overhead included."""
+    from itertools import combinations
+
+    groups = length_groups(lengths, max_groups=max_groups)
+    assert sorted(j for group in groups for j in group) == list(range(len(lengths)))
+    assert len(groups) <= max_groups and all(groups)
+
+    def cost(parts: list[list[int]]) -> int:
+        return sum(len(p) * max(p) for p in parts) + PASS_OVERHEAD_TOKENS * max(0, len(parts) - 1)
+
+    sizes = sorted(lengths)
+    best = min(
+        (cost([sizes[a:b] for a, b in zip((0, *cuts), (*cuts, len(sizes)), strict=True)])
+         for n in range(min(max_groups, len(sizes)))
+         for cuts in combinations(range(1, len(sizes)), n)),
+        default=0,
+    )  # fmt: skip
+    assert cost([[lengths[j] for j in group] for group in groups]) == best

@@ -15,17 +15,30 @@ __all__ = ["PASS_OVERHEAD_TOKENS", "SlotLayer", "length_groups", "live_columns",
 PASS_OVERHEAD_TOKENS = 32
 
 
-def length_groups(lengths: list[int]) -> list[list[int]]:
-    """Split a prefill (indices into ``lengths``) into at most two passes by prompt length when that
-    saves more padding than a pass costs: short and long prompts rarely share a pass well."""
+def length_groups(lengths: list[int], *, max_groups: int = 4) -> list[list[int]]:
+    """Split a prefill (indices into ``lengths``) into at most ``max_groups`` passes of similar prompt lengths,
+    the split that computes the fewest positions, padding included, counting each pass beyond the first as
+    :data:`PASS_OVERHEAD_TOKENS` more (an exact dynamic programme over the sorted lengths): finished blocks
+    run from 1 to 64 tokens, and one pass over all of them was a third padding."""
     order = sorted(range(len(lengths)), key=lambda j: lengths[j])
     sizes = [lengths[j] for j in order]
-    best_cost, best_cut = len(sizes) * sizes[-1], len(sizes)
-    for cut in range(1, len(sizes)):
-        cost = cut * sizes[cut - 1] + (len(sizes) - cut) * sizes[-1] + PASS_OVERHEAD_TOKENS
-        if cost < best_cost:
-            best_cost, best_cut = cost, cut
-    return [group for group in (order[:best_cut], order[best_cut:]) if group]
+    n = len(sizes)
+    # best[g][i]: the cost of the first i sorted prompts in g passes; a pass over sizes[k:i] costs (i - k) * sizes[i-1].
+    inf = float("inf")
+    best = [[0.0] + [inf] * n] + [[inf] * (n + 1) for _ in range(max_groups)]
+    cut = [[0] * (n + 1) for _ in range(max_groups + 1)]
+    for g in range(1, max_groups + 1):
+        for i in range(1, n + 1):
+            for k in range(g - 1, i):
+                cost = best[g - 1][k] + (i - k) * sizes[i - 1] + (PASS_OVERHEAD_TOKENS if g > 1 else 0)
+                if cost < best[g][i]:
+                    best[g][i], cut[g][i] = cost, k
+    groups = min(range(1, max_groups + 1), key=lambda g: (best[g][n], g)) if n else 0
+    bounds, end = [], n
+    for g in range(groups, 0, -1):
+        bounds.append((cut[g][end], end))
+        end = cut[g][end]
+    return [order[start:stop] for start, stop in reversed(bounds)]
 
 
 def live_columns(states: torch.Tensor, row: int, length: int, columns: torch.Tensor | None) -> torch.Tensor:
