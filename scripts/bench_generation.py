@@ -58,8 +58,9 @@ def main() -> None:
                         "one shard of generate_dataset)")  # fmt: skip
     parser.add_argument("--paper-samples", type=int, default=32, help="of those, samples for the paper's "
                         "procedure, which is slow (default 32)")  # fmt: skip
-    parser.add_argument("--batch-size", type=int, default=32, help="batch size of the decoder and of raw "
-                        "generate (default 32)")  # fmt: skip
+    batch = DecodingConfig().batch_size
+    parser.add_argument("--batch-size", type=int, default=batch, help="batch size of the decoder and of raw "
+                        f"generate (default {batch}, the decoder's)")  # fmt: skip
     parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")
     parser.add_argument("--max-block-tokens", type=int, default=64, help="block limit (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
@@ -67,8 +68,8 @@ def main() -> None:
                         "procedures (default auto: bfloat16 where the hardware computes it natively)")  # fmt: skip
     parser.add_argument("--compare", nargs="*", default=[], metavar="DIR", help="more models for the float32 vs "
                         "faster-dtype table (e.g. a barely trained one and a converged one)")  # fmt: skip
-    parser.add_argument("--compare-samples", type=int, default=64, help="samples per model and dtype in that "
-                        "table (default 64; 0 skips it)")  # fmt: skip
+    parser.add_argument("--compare-samples", type=int, default=128, help="samples per model and dtype in that "
+                        "table (default 128; 0 skips it)")  # fmt: skip
     args = parser.parse_args()
     for folder in [args.model, *args.compare]:
         if not Path(folder).is_dir():

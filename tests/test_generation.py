@@ -27,7 +27,7 @@ from hf_ecg.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
 from hf_ecg.decoding_base import Row
 from hf_ecg.decoding_cache import PASS_OVERHEAD_TOKENS, SlotLayer, length_groups, live_columns
 from hf_ecg.filling import MentionFiller
-from hf_ecg.generate import UNDERTRAINED_REDRAWN_SHARE, align_labels, bio_labels, cost_line, generate_dataset
+from hf_ecg.generate import UNDERTRAINED_REFUSED_SHARE, align_labels, bio_labels, cost_line, generate_dataset
 from hf_ecg.mentions import MentionBank
 from hf_ecg.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.tags import tags_to_spans
@@ -434,8 +434,8 @@ def test_dataset_keydataset_and_generator_inputs_stream_in_batches(gen, monkeypa
         assert [[s["entities"] for s in samples] for samples in results] == [[r] for r in requests]
         assert decoded == [(2, 2), (2, 2), (1, 2)]  # batch_size requests at a time, in order
     decoded.clear()
-    gen(requests, num_return_sequences=2, max_block_tokens=4)  # a list: the default batch, 32 requests
-    assert decoded == [(10, 32)]
+    gen(requests, num_return_sequences=2, max_block_tokens=4)  # a list: the default batch, 64 requests
+    assert decoded == [(10, 64)]
     # Equal requests in two batches are drawn from two seeds.
     twice = list(gen((["Chemical"] for _ in range(2)), batch_size=1, max_block_tokens=6, seed=3))
     assert twice[0][0]["template"] != twice[1][0]["template"] or twice[0][0]["tokens"] != twice[1][0]["tokens"]
@@ -705,7 +705,10 @@ def test_a_run_records_what_it_cost_in_its_manifest_card_and_columns(model_dir, 
     assert cost["model_tokens"] == sum(ds["model_tokens"]) > 0
     assert cost["redrawn_tokens"] == sum(ds["redrawn_tokens"]) > 0
     assert cost["redrawn_tokens"] <= cost["model_tokens"] + 6 * 1 + 6  # 1x kept + the allowance (4 rows) + 1 block
-    assert cost["undertrained"] == (cost["redrawn_share"] > UNDERTRAINED_REDRAWN_SHARE)
+    assert cost["refused_redraws"] == sum(ds["refused_redraws"]) > 0 and cost["blocks"] == 8 + sum(
+        map(len, ds["entities"])
+    )
+    assert cost["undertrained"] == (cost["refused_redraws"] > UNDERTRAINED_REFUSED_SHARE * cost["blocks"])
     assert cost_line(cost) in caplog.text
     assert ("looks undertrained" in caplog.text) == cost["undertrained"]
     card = (tmp_path / "gen" / "README.md").read_text()

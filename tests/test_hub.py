@@ -180,6 +180,12 @@ dataset_info:
     dtype: bool
   - name: tag_pieces
     dtype: int32
+  - name: model_tokens
+    dtype: int32
+  - name: redrawn_tokens
+    dtype: int32
+  - name: refused_redraws
+    dtype: int32
   splits:
   - name: train
     num_bytes: 1234
@@ -240,7 +246,8 @@ filled with mentions.
 - **Generator:** [`org/bc5cdr-ecg`](https://huggingface.co/org/bc5cdr-ecg), fine-tuned from [`HuggingFaceTB/SmolLM2-135M-Instruct`](https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct) on 45 sentences of bc5cdr
 - **Entity sequences:** drawn from the generator's training corpus: each is the entity sequence of a random gold sentence, so the synthetic distribution mimics the gold one
 - **Mentions:** drawn from the generator's mention bank, the real mentions of its training corpus, in proportion to their frequency there
-- **Decoding:** temperature=1.0, max_block_tokens=48; seed 7
+- **Decoding:** temperature=1.0, max_block_tokens=48; seed 7; bfloat16
+- **Cost:** the generator wrote 80 tokens: 60 kept, 20 (25.0%) in blocks drawn again by the redraw rules (redraw budget: about 1.0× the kept tokens)
 - **Forced tags:** 2 of 8 blocks (25.0%) reached the length limit and had their tag forced; 1 (12.5%) were cut where the generator wrote another stop
 
 ## Sentence health
@@ -308,7 +315,9 @@ def test_dataset_card_renders_exactly():
         entity_types=["Chemical", "Disease"], num_samples=4, repo_id="org/bc5cdr-synth",
         pretty_name="BC5CDR synthetic", license="cc-by-4.0", generator="org/bc5cdr-ecg",
         base_model="HuggingFaceTB/SmolLM2-135M-Instruct", corpus_name="bc5cdr", corpus_sentences=45, sampler="gold",
-        mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48},
+        mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48}, dtype="bfloat16",
+        generation_cost={"model_tokens": 60, "redrawn_tokens": 20, "redrawn_share": 0.25, "blocks": 8,
+                         "refused_redraws": 0, "redraw_budget": 1.0, "undertrained": False},
         entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, cut_blocks=1,
         complete_samples=3, tag_piece_samples=1, short_samples=1, second_sentence_samples=1, num_bytes=1234,
         quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},

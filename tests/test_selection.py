@@ -232,7 +232,8 @@ def generated(tmp_path_factory):
         entities = [t[2:] for t in tags if t.startswith("B-")]
         rows.append({"id": i, "tokens": tokens, "ner_tags": [names.index(t) for t in tags], "entities": entities,
                      "template": text, "text": text, "spans": text_spans(tokens, tags_to_spans(tags)[0]),
-                     "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == ".", "tag_pieces": 0})  # fmt: skip
+                     "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == ".", "tag_pieces": 0,
+                     "model_tokens": 0, "redrawn_tokens": 0, "refused_redraws": 0})  # fmt: skip
     for shard, start in enumerate(range(0, 12, 5)):
         write_shard(rows[start : start + 5], features, output / "data", shard, 0)
     return output

@@ -74,6 +74,9 @@ def mention_replacement(
                 "cut_blocks": 0,
                 "complete": bool(tokens) and tokens[-1] in endings,
                 "tag_pieces": 0,  # the gold sentences' own words
+                "model_tokens": 0,  # no generator wrote them
+                "redrawn_tokens": 0,
+                "refused_redraws": 0,
             }
         )
     return rows

@@ -149,12 +149,14 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             # What the sample cost: the generator's tokens for its kept blocks, and for blocks drawn again.
             "model_tokens": datasets.Value("int32"),
             "redrawn_tokens": datasets.Value("int32"),
+            # Blocks kept as they were (tries left) because the redraw budget was spent.
+            "refused_redraws": datasets.Value("int32"),
         }
     )
 
 
 #: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
-ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens")
+ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens", "refused_redraws")
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

@@ -86,7 +86,8 @@ class MentionFiller:
         """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``spans`` (character offsets
         into ``text`` and types), ``template``, ``entities``, and the decoder's flags ``complete``,
         ``forced_tags``, ``cut_blocks`` and ``tag_pieces``, and its cost, ``model_tokens`` (the generator's
-        tokens of the kept blocks) and ``redrawn_tokens`` (of the blocks drawn again)."""
+        tokens of the kept blocks), ``redrawn_tokens`` (of the blocks drawn again) and ``refused_redraws`` (blocks
+        kept as they were because the redraw budget was spent)."""
         mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
         tokens, spans = recompose(decoded.template, mentions)
         return {
@@ -102,4 +103,5 @@ class MentionFiller:
             "tag_pieces": decoded.tag_pieces,
             "model_tokens": decoded.num_tokens,
             "redrawn_tokens": decoded.discarded_tokens,
+            "refused_redraws": decoded.refused_redraws,
         }

@@ -240,8 +240,11 @@ def generate_dataset(
             write_manifest(output_dir, {**manifest, "generation_cost": cost})
             logger.info("%s", cost_line(cost))
             if cost["undertrained"]:
-                logger.warning("%.0f%% of the generator's tokens were redrawn: %s", 100 * cost["redrawn_share"],
-                               UNDERTRAINED_ADVICE)  # fmt: skip
+                logger.warning(
+                    "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
+                    "redraw budget was spent: %s", 100 * cost["redrawn_share"], cost["refused_redraws"],
+                    cost["blocks"], UNDERTRAINED_ADVICE,
+                )  # fmt: skip
         from .dataset_card import write_dataset_card
 
         write_dataset_card(output_dir, **(card_fields or {}))
@@ -255,9 +258,10 @@ _ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on", "
 #: Settings added later, as folders written before them ran: every redraw allowed, float32.
 _BEFORE_ADDED = {**dict.fromkeys(_ADDED_REDRAW_RULES, False), "redraw_budget": None}
 
-#: Above this share of redrawn tokens (of all the generator drew) a run says the model looks undertrained:
-#: converged generators redraw 17-38% (0.2-0.6 tokens per kept token), barely trained ones the budget's bound.
-UNDERTRAINED_REDRAWN_SHARE = 0.45
+#: A run says the generator looks undertrained when the redraw budget kept more than this share of its blocks
+#: as they were (converged generators, which redraw 17-43% of their tokens, never reach the budget), or, with no
+#: budget, when it redrew more tokens than it kept.
+UNDERTRAINED_REFUSED_SHARE = 0.05
 
 
 def _cost_postfix(kept: int, redrawn: int) -> str:
@@ -271,30 +275,36 @@ def _cost_postfix(kept: int, redrawn: int) -> str:
 
 
 def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, Any] | None:
-    """What the generator spent on a folder's samples, from their ``model_tokens``/``redrawn_tokens`` columns
-    (None for a folder begun before they existed): both totals, the share redrawn, the budget, and whether the
-    share says the model is undertrained (:data:`UNDERTRAINED_REDRAWN_SHARE`)."""
+    """What the generator spent on a folder's samples, from their ``model_tokens``, ``redrawn_tokens`` and
+    ``refused_redraws`` columns (None for a folder begun before they existed): the token totals, the share
+    redrawn, the blocks and how many the budget kept as they were, the budget, and whether the generator looks
+    undertrained (:data:`UNDERTRAINED_REFUSED_SHARE`)."""
     import pyarrow.parquet as pq
 
-    kept = redrawn = 0
+    columns = ["model_tokens", "redrawn_tokens", "refused_redraws"]
+    kept = redrawn = refused = blocks = 0
     for shard in sorted(data_dir.glob("*.parquet")):
-        if "model_tokens" not in pq.read_schema(shard).names:
+        if not set(columns) <= set(pq.read_schema(shard).names):
             return None
-        table = pq.read_table(shard, columns=["model_tokens", "redrawn_tokens"])
+        table = pq.read_table(shard, columns=[*columns, "entities"])
         kept += sum(table.column("model_tokens").to_pylist())
         redrawn += sum(table.column("redrawn_tokens").to_pylist())
+        refused += sum(table.column("refused_redraws").to_pylist())
+        blocks += sum(len(entities) + 1 for entities in table.column("entities").to_pylist())
     share = redrawn / (kept + redrawn) if kept + redrawn else 0.0
     return {
         "model_tokens": kept,
         "redrawn_tokens": redrawn,
         "redrawn_share": round(share, 4),
+        "blocks": blocks,
+        "refused_redraws": refused,
         "redraw_budget": redraw_budget,
-        "undertrained": share > UNDERTRAINED_REDRAWN_SHARE,
+        "undertrained": refused > UNDERTRAINED_REFUSED_SHARE * blocks or redrawn > kept,
     }
 
 
 def cost_line(cost: Mapping[str, Any]) -> str:
-    """One line on what a run cost (past :data:`UNDERTRAINED_REDRAWN_SHARE`, the run also logs a warning with
+    """One line on what a run cost (when the generator looks undertrained the run also logs a warning with
     :data:`UNDERTRAINED_ADVICE`)."""
     kept, redrawn = cost["model_tokens"], cost["redrawn_tokens"]
     line = (
@@ -307,7 +317,7 @@ def cost_line(cost: Mapping[str, Any]) -> str:
 
 
 UNDERTRAINED_ADVICE = (
-    "most blocks break the redraw rules, so the generator looks undertrained: train it with the `hf-ecg train` "
+    "its blocks often break the redraw rules, so the generator looks undertrained: train it with the `hf-ecg train` "
     "defaults (LoRA to the lowest held-out loss) for better text at a lower cost"
 )
 

@@ -81,7 +81,7 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     Inputs are what other pipelines take: one request, a list, or a stream (a ``datasets.Dataset``
     whose rows have ``entities``, a ``KeyDataset``, a generator), which gives an iterator of results.
-    ``batch_size`` (default :class:`~hf_ecg.decoding.DecodingConfig`'s, 32) requests are decoded together.
+    ``batch_size`` (default :class:`~hf_ecg.decoding.DecodingConfig`'s, 64) requests are decoded together.
     """
 
     _load_tokenizer = True
