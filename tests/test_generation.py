@@ -810,3 +810,34 @@ def test_prefill_groups_partition_the_rows_at_the_least_padded_cost(lengths, max
         default=0,
     )  # fmt: skip
     assert cost([[lengths[j] for j in group] for group in groups]) == best
+
+
+def test_a_block_that_writes_a_line_break_is_drawn_again(tiny):
+    """No corpus sentence holds a line break: a model pushed towards one has its blocks drawn again the moment
+    it writes it (redraw_run_on), and with the rule off the breaks stay in the block text."""
+    model, tokenizer, config = tiny
+    vocab = tokenizer.get_vocab()
+    line_break = vocab["Ċ"]
+    bonus = torch.zeros(model.get_output_embeddings().weight.shape[0])
+    for token in [ENDTEXT, *config.tag_tokens.values()]:
+        bonus[vocab[token]] = 5.5  # blocks end soon, on their own
+    bonus[vocab["."]], bonus[line_break] = 6.0, 5.0
+    handle = model.get_output_embeddings().register_forward_hook(lambda module, inputs, output: output + bonus)
+    sequences = [("Chemical",), ("Disease", "Gene")] * 4
+    written = []
+    try:
+        for run_on in (False, True):
+            settings = DecodingConfig(batch_size=4, max_block_tokens=16, max_attempts=40, seed=4, redraw_budget=None,
+                                      redraw_run_on=run_on)  # fmt: skip
+            decoder = ChainedDecoder(model, tokenizer, config, settings)
+            feed = decoder._block_words
+            blocks = []
+            decoder._block_words = lambda ids, feed=feed, blocks=blocks: blocks.append(list(ids)) or feed(ids)
+            decoded = decoder.decode(sequences)
+            assert [r.template.entity_types for r in decoded] == sequences
+            written.append((sum(r.attempts for r in decoded), blocks))
+    finally:
+        handle.remove()
+    (plain_attempts, plain_blocks), (attempts, _) = written
+    assert any(line_break in ids for ids in plain_blocks)  # the push works: breaks are written without the rule
+    assert attempts > plain_attempts  # with it, those blocks were drawn again

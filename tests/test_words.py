@@ -124,3 +124,12 @@ def test_unended_share_counts_the_sentences_that_end_on_a_word():
     sentences = ["Cells died .".split(), "lol so tired".split(), [], "Why ?".split()]
     assert unended_share(sentences, [".", "?"]) == 1 / 3  # empty sentences do not count
     assert unended_share([], ["."]) == 0.0
+
+
+def test_numbers_read_by_their_shape_make_a_changing_number_loop_a_loop():
+    from hf_ecg.words import number_shape
+
+    soup = "of 6.5 % of 2.5 % of 3.1 % of 8.1 %".split()
+    assert not has_repetition(soup)
+    assert has_repetition([number_shape(w) for w in soup])
+    assert [number_shape(w) for w in ["IL-12", "1,500", "cells"]] == ["IL-0", "0,0", "cells"]

@@ -26,6 +26,7 @@ from .words import (
     UNENDED_RULE_MAX_SHARE,
     WordSplitter,
     has_repetition,
+    number_shape,
     repeats_at_end,
     sentence_breaks,
 )
@@ -73,6 +74,12 @@ class Row:
 _REPETITION_SPAN = REPETITION_MAX_N * REPETITION_TIMES - 1
 
 
+def _shapes(words: list[str]) -> list[str]:
+    """The words as redraw_repetition compares them: numbers as their shape, so a loop of changing numbers
+    (``20 % of 30 % of 50 % of``, the number soup a generator writes until its block limit) is a loop."""
+    return [number_shape(word) for word in words]
+
+
 class BlockDecoder:
     """What both decoders share: the ECG tokens of the model, the per-row constraint on the next token
     (:meth:`_sample`), the block rules (when a block is drawn again), prompts and results. A subclass
@@ -110,6 +117,9 @@ class BlockDecoder:
             forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
         self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=vocabulary_words(vocab))
         self._stop_set = frozenset(self.stop_ids)
+        # Tokens that write a line break (byte-level BPE: "Ċ"; byte fallback: <0x0A>): redraw_run_on.
+        self._line_breaks = frozenset(i for token, i in vocab.items() if "\n" in token or "Ċ" in token
+                                      or token == "<0x0A>")  # fmt: skip
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
@@ -313,6 +323,8 @@ class BlockDecoder:
             return False
         if self._full(row):
             return self._budget_allows(row, len(row.block_ids))
+        if self.config.redraw_run_on and row.block_ids and row.block_ids[-1] in self._line_breaks:
+            return self._redraw_or_end(row)  # a line break: no corpus sentence holds one
         if not (self.config.redraw_repetition or self._break_kinds or self.config.redraw_tag_pieces):
             return False
         complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
@@ -323,13 +335,16 @@ class BlockDecoder:
         rejected = (
             (self.config.redraw_tag_pieces and self._tag_pieces(complete[checked:]))
             or self._starts_sentence(row.words + complete[:checked], complete[checked:])
-            or (self.config.redraw_repetition and repeats_at_end(row.words[-_REPETITION_SPAN:] + complete))
+            or (self.config.redraw_repetition and repeats_at_end(_shapes(row.words[-_REPETITION_SPAN:] + complete)))
         )
-        if not rejected:
-            return False
+        return bool(rejected) and self._redraw_or_end(row)
+
+    def _redraw_or_end(self, row: Row) -> bool:
+        """A block in progress broke a rule: drawn again if the budget allows, else it ends now, its tag forced
+        (a rambling block ends at its first sign, rather than at max_block_tokens)."""
         if self._budget_allows(row, len(row.block_ids)):
             return True
-        row.force_tag = True  # a rambling block ends at its first sign, rather than at max_block_tokens
+        row.force_tag = True
         return False
 
     def _full(self, row: Row) -> bool:
@@ -366,6 +381,7 @@ class BlockDecoder:
             return True
         if self.config.redraw_repetition:
             recent = words[-_REPETITION_SPAN:]
+            recent, block = _shapes(recent), _shapes(block)
             return has_repetition(recent + block) and not has_repetition(recent)
         return False
 

@@ -82,7 +82,8 @@ class DecodingConfig:
         default=True,
         metadata={
             "help": "When sampling, draw a block again (up to max_attempts) when it repeats an n-gram of up to 4 "
-            "words 3 times in a row ('36-I 36-I 36-I'), the loop a small model falls into."
+            "words 3 times in a row ('36-I 36-I 36-I'), the loop a small model falls into; numbers count by their "
+            "shape ('20 % of 30 % of 50 % of')."
         },
     )
     redraw_run_on: bool = field(
@@ -90,7 +91,8 @@ class DecodingConfig:
         metadata={
             "help": "When sampling, draw a block again (up to max_attempts) as soon as it ends a sentence and begins "
             "another: a sentence ending followed by a capitalised word, a number or an entity ('cells . The', "
-            "'cells . 4 5 6', 'cells . IM-9'), each kind only where under 1% of the training sentences have it "
+            "'cells . 4 5 6', 'cells . IM-9') or a line break, each kind only where under 1% of the training sentences "
+            "have it "
             "(ecg_config.sentence_breaks: sentence-split corpora, not tweets; BC5CDR writes 'P = 0 . 047'). "
             "Without it a rambling block runs on to its token limit."
         },

@@ -10,6 +10,7 @@ whole, so on the training corpus the split is the identity.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
@@ -25,6 +26,7 @@ __all__ = [
     "WordSplitter",
     "empty_slots",
     "has_repetition",
+    "number_shape",
     "opening_kind",
     "repeats_at_end",
     "sentence_break_shares",
@@ -162,6 +164,16 @@ class WordSplitter:
 REPETITION_MAX_N = 4
 #: ... repeated this many times in a row.
 REPETITION_TIMES = 3
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def number_shape(token: str) -> str:
+    """``token`` with each run of digits as ``0`` (``6.5`` → ``0.0``, ``IL-12`` → ``IL-0``): a loop whose numbers
+    change (``20 % of 30 % of 50 % of``) repeats in shapes. Under 0.5% of BC5CDR's and JNLPBA's gold sentences
+    repeat a shape three times in a row (number lists: ``0 , 5 , 7 , 11 , 21``)."""
+    return _DIGITS.sub("0", token)
 
 
 def has_repetition(tokens: Sequence[str], *, max_n: int = REPETITION_MAX_N, times: int = REPETITION_TIMES) -> bool:
