@@ -20,7 +20,10 @@ Two procedures:
   write, the mask leaves it the nearest tokens, the pieces of the tag's name); optionally also whenever
   the model draws such a tag (``redraw_unrequested_tag``, off: it costs more and leaves more pieces).
   Rejection sampling, so the model is never pushed to write on. Every sample counts the tag pieces
-  left in its text (``tag_pieces``). Under
+  left in its text (``tag_pieces``). What the redraws cost is bounded (``redraw_budget``, default 1.0:
+  the tokens of blocks drawn again stay under that multiple of the tokens kept so far in the run; past
+  it a block gets no more tries, and one that breaks a rule as it is written ends there with its tag
+  forced), so a barely trained model costs about twice its kept text, not ten times. Under
   ``block_end="any-stop"`` the model may also end a block with another tag or ``<ENDTEXT>``, which is
   replaced by the target and counted in ``cut_blocks``: such a block ends where the model wanted to
   write something else.
