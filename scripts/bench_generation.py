@@ -25,8 +25,8 @@ compute-bound, so a forward costs about its positions: ``position_rate_vs_raw`` 
 decoder's machinery runs the model as fast as ``generate`` does, and the line before it says how many
 positions each kept token costs (each block is encoded again in the next prompt, as in training).
 
-All three run in ``--dtype`` (default ``float32``, as ``hf-ecg generate``; ``auto``: bfloat16 where the
-CPU or GPU computes it natively). Before the last lines a second table runs the batched decoder alone on the
+All three run in ``--dtype`` (default ``auto``, as ``hf-ecg generate``: bfloat16 where the CPU or GPU
+computes it natively). Before the last lines a second table runs the batched decoder alone on the
 first ``--compare-samples`` sequences of each model (this one and every ``--compare DIR``: a barely
 trained model, a converged one) in float32 and in the faster dtype: samples/s, kept tokens/s, the share
 of drawn tokens that were redrawn, positions per kept token, complete sentences, and the faster path's
@@ -64,9 +64,9 @@ def main() -> None:
     parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")
     parser.add_argument("--max-block-tokens", type=int, default=64, help="block limit (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    parser.add_argument("--dtype", choices=INFERENCE_DTYPES, default="float32", help="dtype of the three "
-                        "procedures (default float32, as hf-ecg generate; auto: bfloat16 where the hardware "
-                        "computes it natively)")  # fmt: skip
+    parser.add_argument("--dtype", choices=INFERENCE_DTYPES, default="auto", help="dtype of the three "
+                        "procedures (default auto, as hf-ecg generate: bfloat16 where the hardware computes it "
+                        "natively)")  # fmt: skip
     parser.add_argument("--compare", nargs="*", default=[], metavar="DIR", help="more models for the float32 vs "
                         "faster-dtype table (e.g. a barely trained one and a converged one)")  # fmt: skip
     parser.add_argument("--compare-samples", type=int, default=128, help="samples per model and dtype in that "

@@ -69,11 +69,10 @@ def add_parser(sub: Any) -> None:
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
     generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
     generate.add_argument(
-        "--dtype", choices=INFERENCE_DTYPES, default="float32",
-        help="the generator's dtype (default float32; recorded in OUTPUT/ecg_generation.json). bfloat16 writes about "
-        "1.5x the samples/s on a CPU with AVX-512 BF16 at the same sentence health, but one of two measured sets "
-        "trained a weaker tagger (docs/results.md); auto: bfloat16 on a CPU with AVX-512 BF16 or AMX and on a GPU "
-        "that supports it, float32 elsewhere",
+        "--dtype", choices=INFERENCE_DTYPES, default="auto",
+        help="the generator's dtype: auto (default) is bfloat16 on a CPU with AVX-512 BF16 or AMX and on a GPU that "
+        "supports it (about 1.5x the samples/s at the same sentence health and tagger F1: docs/results.md), float32 "
+        "elsewhere; recorded in OUTPUT/ecg_generation.json",
     )  # fmt: skip
     add_config_options(
         generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS
