@@ -358,13 +358,10 @@ class BlockDecoder:
 
     def _budget_allows(self, row: Row, cost: int) -> bool:
         """Whether the run's redraw budget lets a rejected block with tries left, ``cost`` tokens so far, be
-        drawn again: if so they are spent now (the budget holds before each redraw, so a run redraws at most
-        ``ratio * kept + allowance + max_block_tokens`` tokens); a refusal counts in the row's ``refused``."""
-        if self.budget.allows():
-            self.budget.redrawn += cost
+        drawn again (:meth:`RedrawBudget.spend`); a refusal also counts in the row's ``refused``."""
+        if self.budget.spend(cost):
             return True
         row.refused += 1
-        self.budget.refused += 1
         return False
 
     def _rejects_block(self, words: list[str], block: list[str], *, tag: str | None) -> bool:
@@ -380,8 +377,7 @@ class BlockDecoder:
         if self._starts_sentence(words, block if tag is None else [*block, tag]):
             return True
         if self.config.redraw_repetition:
-            recent = words[-_REPETITION_SPAN:]
-            recent, block = _shapes(recent), _shapes(block)
+            recent, block = _shapes(words[-_REPETITION_SPAN:]), _shapes(block)
             return has_repetition(recent + block) and not has_repetition(recent)
         return False
 

@@ -184,6 +184,15 @@ class RedrawBudget:
     def allows(self) -> bool:
         return self.ratio is None or self.redrawn < self.ratio * self.kept + self.allowance
 
+    def spend(self, cost: int) -> bool:
+        """Draw a block again at ``cost`` tokens if the budget allows (spent now, so a run redraws at most
+        ``ratio * kept + allowance`` plus one block); a refusal is counted."""
+        if self.allows():
+            self.redrawn += cost
+            return True
+        self.refused += 1
+        return False
+
 
 @dataclass(frozen=True)
 class DecodedTemplate:

@@ -46,12 +46,10 @@ def decode_sequential(
                         break
                 if attempt == decoder.config.max_attempts:
                     break
-                if not budget.allows():  # the block is kept as it is (its tag forced if it has none)
+                if not budget.spend(len(new)):  # the block is kept as it is (its tag forced if it has none)
                     refused += 1
-                    budget.refused += 1
                     break
                 discarded += len(new)
-                budget.redrawn += len(new)
             if not ended:  # the paper loops until the tag appears; we stop and force it
                 forced += 1
                 kept = [t for t in new if t not in decoder.stop_ids][: decoder.config.max_block_tokens - 1]
