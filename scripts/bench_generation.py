@@ -39,6 +39,8 @@ import argparse
 import platform
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,18 +101,9 @@ def main() -> None:
         results = decoder.decode(requested)
         return results, time.perf_counter() - start, sum(r.num_tokens for r in results)
 
-    # Positions the model computes (input ids, padding included), per forward kind: on a CPU a forward costs
-    # about its positions, so these say where the decoder's time goes beyond what it keeps.
-    positions = {"prefill": 0, "step": 0}
-
-    def count_positions(module: torch.nn.Module, args_: tuple, kwargs: dict) -> None:
-        ids = kwargs.get("input_ids", args_[0] if args_ else None)
-        positions["step" if ids.shape[1] == 1 else "prefill"] += ids.numel()
-
     batched = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=args.batch_size, **settings))
-    hook = model.register_forward_pre_hook(count_positions, with_kwargs=True)
-    results, batched_s, batched_tokens = timed(batched, sequences)
-    hook.remove()
+    with counted_positions(model) as positions:
+        results, batched_s, batched_tokens = timed(batched, sequences)
     forced = sum(r.forced_tags for r in results)
     blocks = sum(len(r.entities) + 1 for r in results)
     discarded = sum(r.discarded_tokens for r in results)
@@ -170,6 +163,24 @@ def main() -> None:
     print(f"decoder_efficiency: {(batched_tokens / batched_s) / (raw_tokens / raw_s):.3f}")
 
 
+@contextmanager
+def counted_positions(model: torch.nn.Module) -> Iterator[dict[str, int]]:
+    """Count the positions the model computes (input ids, padding included) per forward kind, ``prefill`` and
+    ``step``, while the block runs: on a CPU a forward costs about its positions, so these say where the
+    decoder's time goes beyond what it keeps."""
+    positions = {"prefill": 0, "step": 0}
+
+    def count(module: torch.nn.Module, args_: tuple, kwargs: dict) -> None:
+        ids = kwargs.get("input_ids", args_[0] if args_ else None)
+        positions["step" if ids.shape[1] == 1 else "prefill"] += ids.numel()
+
+    hook = model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        yield positions
+    finally:
+        hook.remove()
+
+
 def device_description() -> str:
     """The CPU (model, threads, bfloat16 instructions) or GPU the benchmark runs on."""
     if torch.cuda.is_available():
@@ -186,19 +197,13 @@ def device_description() -> str:
 def decoder_run(model: Any, tokenizer: Any, ecg_config: Any, sequences: list, settings: dict, batch_size: int) -> dict:
     """The batched decoder on ``sequences``: seconds, samples, kept and redrawn tokens, positions computed."""
     decoder = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=batch_size, **settings))
-    positions = [0]
-
-    def count(module: torch.nn.Module, args_: tuple, kwargs: dict) -> None:
-        positions[0] += kwargs.get("input_ids", args_[0] if args_ else None).numel()
-
-    hook = model.register_forward_pre_hook(count, with_kwargs=True)
-    start = time.perf_counter()
-    results = decoder.decode(sequences)
-    seconds = time.perf_counter() - start
-    hook.remove()
+    with counted_positions(model) as positions:
+        start = time.perf_counter()
+        results = decoder.decode(sequences)
+        seconds = time.perf_counter() - start
     return {
         "seconds": seconds, "samples": len(results), "kept": decoder.budget.kept, "redrawn": decoder.budget.redrawn,
-        "positions": positions[0], "complete": sum(r.complete for r in results),
+        "positions": sum(positions.values()), "complete": sum(r.complete for r in results),
     }  # fmt: skip
 
 
