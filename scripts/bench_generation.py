@@ -2,7 +2,7 @@
 
 All three run in this one process on the same model, with the same sampling settings:
 
-- **batched**: :class:`hf_ecg.decoding.ChainedDecoder` (constrained, refilled batches) on N entity
+- **batched**: :class:`hf_ecg.runtime.decoding.ChainedDecoder` (constrained, refilled batches) on N entity
   sequences drawn from the model's training statistics (gold sampler);
 - **paper**: the same decoder in ``sequential`` mode (one sample at a time, ``model.generate`` each
   block, regenerate until it ends with its tag) on the first ``--paper-samples`` of the same sequences;
@@ -46,10 +46,10 @@ from typing import Any
 
 import torch
 
-from hf_ecg.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.data.statistics import CorpusStatistics
 from hf_ecg.modeling import INFERENCE_DTYPES, inference_dtype, load_ecg_model
-from hf_ecg.sampling import make_sampler
-from hf_ecg.stats import CorpusStatistics
+from hf_ecg.runtime.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.synthetic.entity_sequences import make_sampler
 
 
 def main() -> None:

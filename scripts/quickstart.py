@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from hf_ecg.decoding import DecodingConfig
 from hf_ecg.demo import DEMO_DECODING, build_demo_model, shipped_corpus
-from hf_ecg.generate import generate_dataset
-from hf_ecg.tags import tags_to_spans
+from hf_ecg.runtime.decoding import DecodingConfig
+from hf_ecg.runtime.tags import tags_to_spans
+from hf_ecg.synthetic.generate import generate_dataset
 
 
 def marked(tokens: list[str], tags: list[str]) -> str:

@@ -17,10 +17,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from hf_ecg.generate import generate_dataset
-from hf_ecg.hub import push_dataset, push_model
-from hf_ecg.trainer import train_ecg_model
-from hf_ecg.training_args import ECGTrainingArguments
+from hf_ecg.hub.push import push_dataset, push_model
+from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.training.trainer import train_ecg_model
+from hf_ecg.training.training_args import ECGTrainingArguments
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

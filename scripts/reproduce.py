@@ -14,7 +14,7 @@ Stages (DESIGN §4-5):
 2. train ECG-QALM and the ECG-LM ablation (SmolLM2-135M + LoRA, the same epochs; 10% of the gold
    sentences held out, the checkpoint with the lowest held-out answer loss kept);
 3. synthetic sets: ECG-QALM over-generated (--over-generate × N; the extended curve's largest
-   --scales multiple in a folder of its own), the selected ECG-QALM samples (hf_ecg.selection,
+   --scales multiple in a folder of its own), the selected ECG-QALM samples (hf_ecg.synthetic.selection,
    --rule; the extended tables also select with each other rule set), ECG-LM and mention
    replacement (N each);
 4. generation quality against gold and sentence health;
@@ -134,8 +134,8 @@ def thread_env(workers: int) -> dict[str, str]:
 def train_generators(args: argparse.Namespace, gold_path: Path, outputs: dict[str, Path]) -> dict[str, float]:
     """Train a generator per layout (``qa``: ECG-QALM, ``lm``: ECG-LM) into ``outputs[layout]``, one at a time
     with every thread, so that each one's training time is its own; a trained one is kept. Minutes by layout."""
-    from hf_ecg.trainer import train_ecg_model
-    from hf_ecg.training_args import ECGTrainingArguments
+    from hf_ecg.training.trainer import train_ecg_model
+    from hf_ecg.training.training_args import ECGTrainingArguments
 
     minutes = {}
     for layout, out in outputs.items():
@@ -167,8 +167,8 @@ def record_training(model_dir: Path, minutes: float) -> None:
 
 
 def generate(args: argparse.Namespace, model: Path, output: Path, num_samples: int) -> Path:
-    from hf_ecg.decoding import DecodingConfig
-    from hf_ecg.generate import generate_dataset
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
 
     log(f"{num_samples} samples with {model.name} in {output} (shards already written are kept)")
     decoding = DecodingConfig(batch_size=args.generation_batch_size, max_block_tokens=args.max_block_tokens,
@@ -183,7 +183,7 @@ def synthetic_sets(
     """Stage 3 (before selection): the over-generated ECG-QALM pool that every selection draws from, ECG-LM and
     mention replacement (N each), and the curve's ECG-QALM folder when its ``largest`` multiple is beyond the
     pool (so that the core run's pool, and what was selected from it, stays as it was). Folders by method."""
-    from hf_ecg.baselines import mention_replacement, write_dataset
+    from hf_ecg.synthetic.baselines import mention_replacement, write_dataset
 
     n = len(gold)
     dirs = {
@@ -206,7 +206,7 @@ def select_sets(args: argparse.Namespace, gold: Any, test: Any, dev: Any, config
     protocol: trained once, its score saved as that run). Returns the folders with the selected ones added,
     and ``rows`` less those whose selection kept nothing."""
     from hf_ecg.evaluation.ner import score_tagger, train_tagger
-    from hf_ecg.selection import DEFAULT_RULES, SelectionConfig, filter_generated
+    from hf_ecg.synthetic.selection import DEFAULT_RULES, SelectionConfig, filter_generated
 
     seeds = config.seeds
     rules = args.rule or list(DEFAULT_RULES)

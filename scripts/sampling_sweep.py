@@ -49,10 +49,10 @@ def main() -> int:
     parser.add_argument("--output", type=Path, default=Path("outputs/sampling-sweep"), help="folder for the sets")
     args = parser.parse_args()
 
-    from hf_ecg.decoding import DecodingConfig
     from hf_ecg.evaluation import load_flags, load_labelled
     from hf_ecg.evaluation.quality import quality_reports
-    from hf_ecg.generate import generate_dataset
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
 
     gold = load_labelled(args.gold, first_n=args.first_n)
     sets, flags, seconds = {}, {}, {}

@@ -7,7 +7,7 @@ Rule sets (``--rules``, repeat; default all four): ``mask`` (neither rule: the m
 ``tag-pieces`` (``redraw_tag_pieces``, the default), ``unrequested-tag`` (``redraw_unrequested_tag``) and
 ``both``. For each it decodes ``--num-samples`` templates of entity sequences drawn from the generator's
 training statistics and prints one JSON line: the share of samples with tag pieces in their O text
-(``hf_ecg.tag_pieces``) and their count, the health shares (complete, under 5 tokens, repetition,
+(``hf_ecg.runtime.tag_pieces``) and their count, the health shares (complete, under 5 tokens, repetition,
 second sentence, mean length), forced blocks, block draws per block and tokens thrown away per kept
 token (what the redraws cost), and the seconds it took (alone on the machine to compare them).
 
@@ -46,13 +46,13 @@ def main() -> int:
 
     import torch
 
-    from hf_ecg.blocks import tag_label
-    from hf_ecg.decoding import ChainedDecoder, DecodingConfig
+    from hf_ecg.data.statistics import CorpusStatistics
     from hf_ecg.evaluation.quality import surface_health
     from hf_ecg.modeling import load_ecg_model
-    from hf_ecg.sampling import make_sampler
-    from hf_ecg.stats import CorpusStatistics
-    from hf_ecg.words import DEFAULT_SENTENCE_ENDINGS
+    from hf_ecg.runtime.blocks import tag_label
+    from hf_ecg.runtime.decoding import ChainedDecoder, DecodingConfig
+    from hf_ecg.runtime.words import DEFAULT_SENTENCE_ENDINGS
+    from hf_ecg.synthetic.entity_sequences import make_sampler
 
     model, tokenizer, ecg_config = load_ecg_model(args.model)
     statistics = CorpusStatistics.from_dict(ecg_config.corpus_statistics)

@@ -85,8 +85,8 @@ class Generator:
         statistics = self.pipe.ecg_config.corpus_statistics
         self.sampler = None
         if statistics:
-            from hf_ecg.sampling import make_sampler
-            from hf_ecg.stats import CorpusStatistics
+            from hf_ecg.data.statistics import CorpusStatistics
+            from hf_ecg.synthetic.entity_sequences import make_sampler
 
             self.sampler = make_sampler("gold", CorpusStatistics.from_dict(statistics))
 

@@ -7,14 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import labelled_sentences
-from hf_ecg.baselines import mention_replacement
-from hf_ecg.blocks import decompose
 from hf_ecg.cli import main
-from hf_ecg.corpus import Corpus, Sentence, read_conll
-from hf_ecg.dataset_card import ECGDatasetCardData
-from hf_ecg.dataset_format import bio_labels, read_generated
-from hf_ecg.mentions import MentionBank
-from hf_ecg.tags import tags_to_spans
+from hf_ecg.data.corpus import Corpus, Sentence, read_conll
+from hf_ecg.data.dataset_format import bio_labels, read_generated
+from hf_ecg.hub.dataset_card import ECGDatasetCardData
+from hf_ecg.runtime.blocks import decompose
+from hf_ecg.runtime.mentions import MentionBank
+from hf_ecg.runtime.tags import tags_to_spans
+from hf_ecg.synthetic.baselines import mention_replacement
 from tiny import toy_corpus
 
 
@@ -72,7 +72,7 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
 
 
 def test_lm_sample_is_the_whole_template_after_its_tags():
-    from hf_ecg.blocks import ENDTEXT, Template, lm_sample
+    from hf_ecg.runtime.blocks import ENDTEXT, Template, lm_sample
 
     sample = lm_sample(Template(("<Chemical>", "cures", "<Disease>", ".")))
     assert (sample.context, sample.question) == ("", "<Chemical> <Disease>")
@@ -84,9 +84,9 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
     """`hf-ecg train --layout lm` (the ECG-LM ablation) -> generate_dataset dispatches to TemplateLMDecoder."""
     import json
 
-    from hf_ecg.dataset_card import ECGDatasetCardData
-    from hf_ecg.decoding import DecodingConfig
-    from hf_ecg.generate import generate_dataset
+    from hf_ecg.hub.dataset_card import ECGDatasetCardData
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
     from tiny import save_tiny_model
 
     data = toy_corpus(tmp_path / "toy.tsv", repeat=3)
@@ -114,7 +114,7 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
 
 def test_ecg_lm_decoding_does_not_depend_on_batching():
     """Greedy: left padding, cache and finished rows must not change any row's template."""
-    from hf_ecg.decoding import DecodingConfig, TemplateLMDecoder
+    from hf_ecg.runtime.decoding import DecodingConfig, TemplateLMDecoder
     from tiny import tiny_ecg_model
 
     model, tokenizer, config = tiny_ecg_model()

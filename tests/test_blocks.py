@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 
 from conftest import labelled_sentences
-from hf_ecg.blocks import (
+from hf_ecg.runtime.blocks import (
     ENDTEXT,
     QASample,
     Template,
@@ -16,7 +16,7 @@ from hf_ecg.blocks import (
     template_from_qa,
     verify_roundtrip,
 )
-from hf_ecg.tags import Span, spans_to_tags, tags_to_spans
+from hf_ecg.runtime.tags import Span, spans_to_tags, tags_to_spans
 
 # The DESIGN's example sentence.
 TOKENS = "Selegiline induced postural hypotension in Parkinson 's disease".split()

@@ -6,9 +6,9 @@ import re
 import datasets
 import pytest
 
-from hf_ecg.blocks import ENDTEXT, QASample, Template, template_from_qa
-from hf_ecg.builder import BLOCK_FEATURES, ECGBlocksBuilder
-from hf_ecg.corpus import CorpusFormatError, read_conll
+from hf_ecg.data.builder import BLOCK_FEATURES, ECGBlocksBuilder
+from hf_ecg.data.corpus import CorpusFormatError, read_conll
+from hf_ecg.runtime.blocks import ENDTEXT, QASample, Template, template_from_qa
 
 TRAIN = "Aspirin\tB-Chemical\ncures\tO\nbad\tB-Disease\nheadache\tI-Disease\n\nno\tO\nentity\tO\n\nx\tB-Disease\n\n"
 DEV = "ibuprofen\tB-Chemical\n.\tO\n"
@@ -97,7 +97,7 @@ def test_builder_needs_data(tmp_path):
 def test_save_blocks_writes_the_splits_and_statistics_and_verify_names_the_failing_sentence(files, tmp_path):
     import json
 
-    from hf_ecg.blocks import RoundTripError
+    from hf_ecg.runtime.blocks import RoundTripError
 
     data_files = {"train": str(files / "train.tsv"), "validation": str(files / "dev.tsv")}
     builder = ECGBlocksBuilder(cache_dir=str(tmp_path / "cache"), data_files=data_files)

@@ -6,8 +6,8 @@ import re
 import datasets
 import pytest
 
-from hf_ecg.corpus import CorpusFormatError, from_hf_dataset, load_corpus, read_conll, read_jsonl
-from hf_ecg.tags import Span
+from hf_ecg.data.corpus import CorpusFormatError, from_hf_dataset, load_corpus, read_conll, read_jsonl
+from hf_ecg.runtime.tags import Span
 
 
 def write(tmp_path, name, text):

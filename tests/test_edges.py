@@ -75,7 +75,7 @@ def test_a_killed_generation_is_no_dataset_and_resumes_to_the_identical_one(mode
     # A process that SIGKILLs itself right after its second shard is on disk: no cleanup, no finally.
     driver = textwrap.dedent(f"""
         import os, signal, sys
-        import hf_ecg.generate as generate
+        import hf_ecg.synthetic.generate as generate
         real, written = generate.write_shard, []
         def write_then_die(*args):
             real(*args)
@@ -315,7 +315,7 @@ def test_generate_and_lora_training_raise_no_future_warning(models, tmp_path, ca
 
 
 def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(tmp_path):
-    from hf_ecg.corpus import read_conll
+    from hf_ecg.data.corpus import read_conll
     from hf_ecg.demo import MIN_READABLE, readable_sentences
 
     def line(words: list[str]) -> str:
@@ -335,13 +335,13 @@ def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(
 
 
 def test_a_push_that_fails_after_training_says_where_the_model_is(models, tmp_path, capsys, monkeypatch):
-    import hf_ecg.hub
-    from hf_ecg.hub import HubUploadError
+    import hf_ecg.hub.push
+    from hf_ecg.hub.push import HubUploadError
 
     def refuse(folder, repo_id, repo_type, private, token):  # the network boundary: the Hub says no
         raise HubUploadError(f"could not upload to the model repo {repo_id} (403)")
 
-    monkeypatch.setattr(hf_ecg.hub, "_upload", refuse)
+    monkeypatch.setattr(hf_ecg.hub.push, "_upload", refuse)
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
     out = tmp_path / "model"
     assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),

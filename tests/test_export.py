@@ -7,13 +7,13 @@ import json
 import datasets
 import pytest
 
-from hf_ecg.baselines import mention_replacement, write_dataset
 from hf_ecg.cli import main
-from hf_ecg.config import ECGConfig
-from hf_ecg.corpus import read_conll, read_jsonl
-from hf_ecg.decoding import DecodingConfig
-from hf_ecg.export import export_generated
-from hf_ecg.generate import generate_dataset
+from hf_ecg.data.corpus import read_conll, read_jsonl
+from hf_ecg.data.export import export_generated
+from hf_ecg.runtime.decoding import DecodingConfig
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.synthetic.baselines import mention_replacement, write_dataset
+from hf_ecg.synthetic.generate import generate_dataset
 from tiny import save_tiny_ecg_model, toy_corpus
 
 

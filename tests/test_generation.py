@@ -20,18 +20,18 @@ from hypothesis import strategies as st
 from transformers import pipeline
 
 import hf_ecg
-from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.cli import main
-from hf_ecg.config import ECGConfig
-from hf_ecg.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
-from hf_ecg.decoding_base import Row
-from hf_ecg.decoding_cache import PASS_OVERHEAD_TOKENS, SlotLayer, length_groups, live_columns
-from hf_ecg.filling import MentionFiller
-from hf_ecg.generate import UNDERTRAINED_REFUSED_SHARE, align_labels, bio_labels, cost_line, generate_dataset
-from hf_ecg.mentions import MentionBank
-from hf_ecg.pipeline import EntityControlledGenerationPipeline
-from hf_ecg.tags import tags_to_spans
-from hf_ecg.words import WordSplitter, has_repetition, sentence_breaks
+from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
+from hf_ecg.runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
+from hf_ecg.runtime.decoding_base import Row
+from hf_ecg.runtime.decoding_cache import PASS_OVERHEAD_TOKENS, SlotLayer, length_groups, live_columns
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.runtime.filling import MentionFiller
+from hf_ecg.runtime.mentions import MentionBank
+from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
+from hf_ecg.runtime.tags import tags_to_spans
+from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks
+from hf_ecg.synthetic.generate import UNDERTRAINED_REFUSED_SHARE, align_labels, bio_labels, cost_line, generate_dataset
 from tiny import save_tiny_ecg_model, tiny_ecg_model
 
 TYPES = ("Chemical", "Disease", "Gene")
@@ -471,8 +471,8 @@ def test_user_mentions_fill_the_tags(gen):
 
 def test_weighted_filling_follows_mention_frequencies():
     bank = MentionBank({"Chemical": {("common",): 99, ("rare",): 1}})
-    from hf_ecg.blocks import Template
-    from hf_ecg.decoding import DecodedTemplate
+    from hf_ecg.runtime.blocks import Template
+    from hf_ecg.runtime.decoding import DecodedTemplate
 
     decoded = DecodedTemplate(("Chemical",), Template(("take", "<Chemical>")))
     import random
@@ -616,7 +616,7 @@ def test_the_readme_mixing_example_runs_as_written(model_dir, tmp_path, monkeypa
 
 
 def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_path, monkeypatch):
-    import hf_ecg.generate as generate_module
+    import hf_ecg.synthetic.generate as generate_module
 
     settings = {"samples_per_shard": 4, "seed": 1, "decoding": DecodingConfig(max_block_tokens=5, batch_size=3)}
     generate_dataset(model_dir, tmp_path / "whole", 14, **settings)
@@ -696,7 +696,7 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
 def test_a_run_records_what_it_cost_in_its_manifest_card_and_columns(model_dir, tmp_path, caplog):
     """The tiny model never ends a block: every sample is costly, the budget bounds it, the run says so."""
     decoding = DecodingConfig(max_block_tokens=6, batch_size=4, max_attempts=5)
-    with caplog.at_level(logging.INFO, logger="hf_ecg.generate"):
+    with caplog.at_level(logging.INFO, logger="hf_ecg.synthetic.generate"):
         generate_dataset(model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
     manifest = json.loads((tmp_path / "gen" / "ecg_generation.json").read_text())
     ds = load(tmp_path / "gen")

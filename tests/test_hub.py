@@ -15,10 +15,10 @@ from huggingface_hub import DatasetCard, ModelCard
 
 from hf_ecg.citation import CITATION
 from hf_ecg.cli import main
-from hf_ecg.config import ECGConfig
-from hf_ecg.dataset_card import ECGDatasetCardData
-from hf_ecg.generate import bio_labels, generate_dataset
-from hf_ecg.hub import push_dataset
+from hf_ecg.hub.dataset_card import ECGDatasetCardData
+from hf_ecg.hub.push import push_dataset
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.synthetic.generate import bio_labels, generate_dataset
 from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
 
 TYPES = ("Chemical", "Disease")
@@ -32,7 +32,7 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def generated(model_dir, tmp_path_factory):
-    from hf_ecg.decoding import DecodingConfig
+    from hf_ecg.runtime.decoding import DecodingConfig
 
     out = tmp_path_factory.mktemp("gen")
     config = DecodingConfig(batch_size=4, max_block_tokens=6)
@@ -339,8 +339,8 @@ def test_dataset_card_says_where_user_mentions_come_from(mentions):
 
 
 def test_mentions_record_reads_every_manifest_form():
-    from hf_ecg.dataset_format import MentionsRecord
-    from hf_ecg.mentions import MentionBank
+    from hf_ecg.data.dataset_format import MentionsRecord
+    from hf_ecg.runtime.mentions import MentionBank
 
     bank = {"source": "bank", "strategy": "weighted", "bank": "corpus"}
     assert MentionsRecord.from_manifest({"mentions": bank}).to_dict() == bank
@@ -395,7 +395,7 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
 
 
 def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypatch, capsys):
-    import hf_ecg.hub
+    import hf_ecg.hub.push
 
     uploaded = {}
 
@@ -405,7 +405,7 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
                                if p.is_file()})  # fmt: skip
         return f"https://huggingface.co/{repo_id}"
 
-    monkeypatch.setattr(hf_ecg.hub, "_upload", upload)
+    monkeypatch.setattr(hf_ecg.hub.push, "_upload", upload)
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")  # checked before training; the upload above never sends it
     trained = tmp_path / "trained"
     code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
@@ -490,7 +490,7 @@ def test_upload_errors_are_one_line_and_never_show_the_token(generated, tmp_path
 
 def test_the_card_modules_load_without_torch_or_transformers():
     """Rendering a card needs neither: a Space or a CI job can write cards without a deep-learning stack."""
-    code = "import sys, hf_ecg.cards, hf_ecg.model_card, hf_ecg.dataset_card; " \
+    code = "import sys, hf_ecg.hub.model_card, hf_ecg.hub.dataset_card; " \
         "print(sorted({'torch', 'transformers'} & set(sys.modules)))"  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"

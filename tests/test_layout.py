@@ -7,11 +7,11 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_ecg.blocks import ENDTEXT, decompose, lm_sample, qa_samples
-from hf_ecg.decoding import ChainedDecoder, DecodingConfig, TemplateLMDecoder
-from hf_ecg.layout import SegmentIds, context_prefix, prompt_ids, training_sample
-from hf_ecg.tags import Span
-from hf_ecg.trainer import encode_blocks
+from hf_ecg.runtime.blocks import ENDTEXT, decompose, lm_sample, qa_samples
+from hf_ecg.runtime.decoding import ChainedDecoder, DecodingConfig, TemplateLMDecoder
+from hf_ecg.runtime.layout import SegmentIds, context_prefix, prompt_ids, training_sample
+from hf_ecg.runtime.tags import Span
+from hf_ecg.training.trainer import encode_blocks
 from tiny import tiny_ecg_model
 
 TYPES = ("Chemical", "Disease")

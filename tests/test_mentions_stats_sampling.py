@@ -5,9 +5,11 @@ from collections import Counter
 
 import pytest
 
-from hf_ecg.corpus import Corpus, Sentence
-from hf_ecg.mentions import MentionBank
-from hf_ecg.sampling import (
+from hf_ecg.data.corpus import Corpus, Sentence
+from hf_ecg.data.statistics import CorpusStatistics
+from hf_ecg.runtime.mentions import MentionBank
+from hf_ecg.runtime.tags import Span
+from hf_ecg.synthetic.entity_sequences import (
     FixedSampler,
     GoldSampler,
     TargetDistributionSampler,
@@ -15,8 +17,6 @@ from hf_ecg.sampling import (
     UniformSampler,
     make_sampler,
 )
-from hf_ecg.stats import CorpusStatistics
-from hf_ecg.tags import Span
 
 
 def sentence(text: str, *spans: tuple[int, int, str]) -> Sentence:

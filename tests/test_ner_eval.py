@@ -12,7 +12,7 @@ from seqeval.metrics import f1_score, precision_score, recall_score
 from sklearn.metrics import f1_score as sk_f1
 
 from hf_ecg.cli import main
-from hf_ecg.corpus import read_conll
+from hf_ecg.data.corpus import read_conll
 from hf_ecg.evaluation.ner import (
     NERConfig,
     entity_scores,
@@ -92,8 +92,8 @@ def test_predictions_stay_with_their_sentences(tmp_path, group_by_length):
 
 
 def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
-    from hf_ecg.decoding import DecodingConfig
-    from hf_ecg.generate import generate_dataset
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
 
     generated = generate_dataset(save_tiny_ecg_model(tmp_path / "gen"), tmp_path / "synthetic", 5,
                                  decoding=DecodingConfig(max_block_tokens=4), progress_bar=False)  # fmt: skip
@@ -135,7 +135,7 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
 
 
 def _corpus(n, name):
-    from hf_ecg.corpus import Corpus, Sentence
+    from hf_ecg.data.corpus import Corpus, Sentence
 
     return Corpus([Sentence(tokens=(f"{name}{i}",), spans=()) for i in range(n)], name=name)
 
@@ -171,8 +171,8 @@ def test_recipes_stages():
 
 def test_two_stage_ends_on_gold_and_knows_the_synthetic_types(tmp_path):
     """Stage one learns a made-up synthetic corpus; stage two must still leave a tagger that knows gold by heart."""
-    from hf_ecg.corpus import Corpus, Sentence
-    from hf_ecg.tags import Span
+    from hf_ecg.data.corpus import Corpus, Sentence
+    from hf_ecg.runtime.tags import Span
 
     gold = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     noise = Corpus([Sentence(tokens=("Aspirin", "cures", "headache", "."),

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_ecg.cli import main
-from hf_ecg.corpus import read_conll
+from hf_ecg.data.corpus import read_conll
 from hf_ecg.evaluation.quality import (
     block_health,
     distinct_n,
@@ -142,8 +142,8 @@ def test_batched_padded_perplexity_equals_one_text_at_a_time():
 
 
 def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
-    from hf_ecg.decoding import DecodingConfig
-    from hf_ecg.generate import generate_dataset
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
 
     model_dir = save_tiny_ecg_model(tmp_path / "gen-model")
     generated = generate_dataset(model_dir, tmp_path / "synthetic", 6, decoding=DecodingConfig(max_block_tokens=5),

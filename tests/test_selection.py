@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from hf_ecg.cli import main
-from hf_ecg.corpus import read_conll
-from hf_ecg.dataset_card import ECGDatasetCardData
-from hf_ecg.decoding import DecodingConfig
+from hf_ecg.data.corpus import read_conll
 from hf_ecg.evaluation.ner import NERConfig, train_tagger
-from hf_ecg.generate import generate_dataset
-from hf_ecg.selection import SelectionConfig, filter_generated, select_samples
+from hf_ecg.hub.dataset_card import ECGDatasetCardData
+from hf_ecg.runtime.decoding import DecodingConfig
+from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select_samples
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
 
 # The toy corpus (tests/tiny.py):
@@ -170,7 +170,7 @@ def test_unknown_types_and_rules(gold, tagger):
 
 
 def test_an_ensemble_averages_the_taggers(tmp_path, gold, tagger):
-    from hf_ecg.selection import _ensemble_proba
+    from hf_ecg.synthetic.selection import _ensemble_proba
 
     other = train_tagger([gold], NERConfig(model=tagger.config.model, epochs=1, batch_size=4), seed=2)
     sentences = [IBUPROFEN, "No effect was seen .".split()]
@@ -217,8 +217,8 @@ SAMPLES = [
 def generated(tmp_path_factory):
     """A folder `generate_dataset` wrote (12 samples, shards of 5) whose rows are then replaced by SAMPLES,
     in the same schema: a random tiny generator writes nothing a selection would keep."""
-    from hf_ecg.dataset_format import dataset_features, write_shard
-    from hf_ecg.tags import tags_to_spans, text_spans
+    from hf_ecg.data.dataset_format import dataset_features, write_shard
+    from hf_ecg.runtime.tags import tags_to_spans, text_spans
 
     directory = tmp_path_factory.mktemp("generated")
     model = save_tiny_ecg_model(directory / "model")

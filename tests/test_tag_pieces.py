@@ -7,11 +7,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hf_ecg.blocks import ENDTEXT
-from hf_ecg.config import ECGConfig
-from hf_ecg.decoding import ChainedDecoder, DecodingConfig
 from hf_ecg.modeling import add_ecg_tokens
-from hf_ecg.tag_pieces import TagPieceFinder, tag_piece_exceptions, tag_piece_forms, vocabulary_words
+from hf_ecg.runtime.blocks import ENDTEXT
+from hf_ecg.runtime.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, tag_piece_forms, vocabulary_words
 from tiny import tiny_gpt2, tiny_tokenizer
 
 DISEASE = {"Disease": ["Dise", "Disease", "ase"]}

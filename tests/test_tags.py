@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import labelled_sentences
-from hf_ecg.tags import (
+from hf_ecg.runtime.tags import (
     SCHEMES,
     Span,
     TagError,

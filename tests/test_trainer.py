@@ -13,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser, TrainerCallback
 
-from hf_ecg.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
-from hf_ecg.builder import ECGBlocksBuilder
 from hf_ecg.cli import build_parser, main
-from hf_ecg.config import ECGConfig
+from hf_ecg.data.builder import ECGBlocksBuilder
 from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
-from hf_ecg.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks, train_ecg_model
+from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.training.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks, train_ecg_model
 from tiny import save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
 
 TYPES = ["Chemical", "Disease"]
@@ -286,9 +286,9 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
 
 
 def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tmp_path):
-    from hf_ecg.corpus import read_conll
-    from hf_ecg.decoding import DecodingConfig
-    from hf_ecg.generate import generate_dataset
+    from hf_ecg.data.corpus import read_conll
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
 
     names = ["O", "B-Disease", "I-Disease", "B-Chemical", "I-Chemical"]  # not the sorted order
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=2))
@@ -312,7 +312,7 @@ def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tm
 
 
 def test_hold_out_moves_whole_sentences():
-    from hf_ecg.trainer import hold_out_sentences
+    from hf_ecg.training.trainer import hold_out_sentences
 
     train = datasets.Dataset.from_dict(
         {"sentence_id": [0, 0, 1, 2, 2, 2, 3, 4], "block_index": [0, 1, 0, 0, 1, 2, 0, 0]}
@@ -422,7 +422,7 @@ The weights are those of step 20, the lowest validation loss \(1\.7500\)\.
 
 
 def test_model_card_renders_exactly(tmp_path):
-    from hf_ecg.model_card import ECGModelCardData
+    from hf_ecg.hub.model_card import ECGModelCardData
 
     card = ECGModelCardData(
         base_model="gpt2",
@@ -442,7 +442,7 @@ def test_model_card_renders_exactly(tmp_path):
 
 
 def test_model_card_of_an_ecg_lm_model_says_so():
-    from hf_ecg.model_card import ECGModelCardData
+    from hf_ecg.hub.model_card import ECGModelCardData
 
     card = ECGModelCardData(base_model="gpt2", entity_types=TYPES, hyperparameters={"layout": "lm"})
     text = str(card.to_model_card())

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hf_ecg.corpus import read_conll
-from hf_ecg.words import (
+from hf_ecg.data.corpus import read_conll
+from hf_ecg.runtime.words import (
     WordSplitter,
     has_repetition,
     repeats_at_end,
@@ -127,7 +127,7 @@ def test_unended_share_counts_the_sentences_that_end_on_a_word():
 
 
 def test_numbers_read_by_their_shape_make_a_changing_number_loop_a_loop():
-    from hf_ecg.words import number_shape
+    from hf_ecg.runtime.words import number_shape
 
     soup = "of 6.5 % of 2.5 % of 3.1 % of 8.1 %".split()
     assert not has_repetition(soup)

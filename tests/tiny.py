@@ -84,8 +84,8 @@ def save_tiny_model(directory: Path, n_positions: int = 256) -> Path:
 
 def tiny_ecg_model(entity_types: Iterable[str] = ("Chemical", "Disease"), seed: int = 0):
     """An untrained tiny GPT-2 with the ECG tokens of ``entity_types`` added: (model, tokenizer, ECGConfig)."""
-    from hf_ecg.config import ECGConfig
     from hf_ecg.modeling import add_ecg_tokens
+    from hf_ecg.runtime.ecg_config import ECGConfig
 
     tokenizer = tiny_tokenizer()
     model = tiny_gpt2(len(tokenizer), seed=seed)
@@ -98,9 +98,9 @@ def save_tiny_ecg_model(
 ) -> Path:
     """An untrained tiny ECG model saved as `hf-ecg train` writes it: weights, tokenizer and an
     ``ecg_config.json`` with corpus statistics (of the toy corpus) and a mention bank (``mentions``)."""
-    from hf_ecg.corpus import read_conll
-    from hf_ecg.mentions import MentionBank
-    from hf_ecg.stats import CorpusStatistics
+    from hf_ecg.data.corpus import read_conll
+    from hf_ecg.data.statistics import CorpusStatistics
+    from hf_ecg.runtime.mentions import MentionBank
 
     model, tokenizer, config = tiny_ecg_model(entity_types)
     directory.mkdir(parents=True, exist_ok=True)

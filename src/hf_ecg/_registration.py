@@ -25,8 +25,8 @@ _TARGET = "transformers.pipelines"
 
 def _register() -> None:
     try:
-        from .pipeline import register_pipeline
-    except ImportError:  # hf_ecg.pipeline is mid-import (it imported transformers); it registers itself
+        from .runtime.pipeline import register_pipeline
+    except ImportError:  # hf_ecg.runtime.pipeline is mid-import (it imported transformers); it registers itself
         return
     register_pipeline()
 

@@ -39,7 +39,7 @@ MIN_READABLE = 100
 
 
 def readable_sentences(corpus: Any, limit: int) -> Any:
-    """The first ``limit`` sentences of ``corpus`` (a :class:`~hf_ecg.corpus.Corpus`) that a reader takes
+    """The first ``limit`` sentences of ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) that a reader takes
     for ordinary tweets: 6 to 30 tokens, at least one entity, no link, no @-handle, mostly words.
     A few minutes of training learn their shape; WNUT-16's link lists and handle chains teach noise. A
     corpus with fewer than :data:`MIN_READABLE` such sentences gives its first ``limit`` unfiltered."""
@@ -71,13 +71,13 @@ def build_demo_model(
     """Train the demo generator into ``output_dir`` (about 4 minutes on 2 CPU cores) and return it.
 
     The training sentences are the first ``first_n`` :func:`readable_sentences` of the corpus; then
-    :func:`~hf_ecg.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
+    :func:`~hf_ecg.training.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
     --learning_rate 1e-3 --validation_split 0`` runs: a short run, far from converged, that keeps the demo
     within minutes; ``hf-ecg train``'s defaults train to the lowest held-out loss instead.
     """
-    from .corpus import load_corpus
-    from .trainer import train_ecg_model
-    from .training_args import ECGTrainingArguments
+    from .data.corpus import load_corpus
+    from .training.trainer import train_ecg_model
+    from .training.training_args import ECGTrainingArguments
 
     source = Path(corpus or shipped_corpus())
     sentences = readable_sentences(load_corpus(source), first_n)

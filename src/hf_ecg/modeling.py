@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .blocks import ENDTEXT, SEGMENT_TOKENS, tag_token, token_description
+from .runtime.blocks import ENDTEXT, SEGMENT_TOKENS, tag_token, token_description
 
 __all__ = [
     "INFERENCE_DTYPES",
@@ -254,7 +254,7 @@ def load_ecg_model(
     name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any
 ) -> tuple[Any, Any, Any]:
     """Load a model trained by hf_ecg: ``(model, tokenizer, ECGConfig)`` from a folder or Hub id."""
-    from .config import ECGConfig
+    from .runtime.ecg_config import ECGConfig
 
     ecg_config = ECGConfig.from_pretrained(name)  # first: a folder that is no ECG model fails before loading
     model, tokenizer = load_causal_lm(name, trust_remote_code=trust_remote_code, **model_kwargs)

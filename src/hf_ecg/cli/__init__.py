@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from ..corpus import CorpusFormatError
+from ..data.corpus import CorpusFormatError
 from . import baseline, blocks, evaluate, export, generate, push, train
 from . import filter as filter_command
 from .common import CLIError
@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    from ..hub import HubUploadError
+    from ..hub.push import HubUploadError
     from ..modeling import ModelNotFoundError
 
     # A command that prints JSON keeps stdout for it: whatever else is printed meanwhile (the Trainer's

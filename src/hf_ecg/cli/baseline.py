@@ -34,8 +34,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_mention_replacement(args: argparse.Namespace) -> int:
-    from ..baselines import mention_replacement, write_dataset
     from ..evaluation import load_source
+    from ..synthetic.baselines import mention_replacement, write_dataset
 
     gold = load_source(args.data)
     rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability)

@@ -43,8 +43,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_blocks(args: argparse.Namespace) -> int:
-    from ..blocks import RoundTripError
-    from ..builder import ECGBlocksBuilder
+    from ..data.builder import ECGBlocksBuilder
+    from ..runtime.blocks import RoundTripError
 
     data_files = {"train": args.data}
     for split in ("validation", "test"):

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..selection import DEFAULT_RULES
+from ..data.selection_rules import DEFAULT_RULES
 
 
 class CLIError(Exception):
@@ -135,7 +135,7 @@ SELECTION_OPTIONS = ("near_copy_threshold", "extra_threshold", "tagger_model", "
 def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
     """SelectionConfig's options (:data:`SELECTION_OPTIONS`, ``--target-size`` where the command has no size of
     its own, ``--tagger-seeds``), defaults and help from the dataclass."""
-    from ..selection import SelectionConfig
+    from ..synthetic.selection import SelectionConfig
 
     add_config_options(parser, SelectionConfig, [*SELECTION_OPTIONS, *(["target_size"] if target_size else [])])
     add_seeds_option(parser, "--tagger-seeds", SelectionConfig().tagger_seeds,
@@ -188,7 +188,7 @@ def label_names_option(value: str | None) -> list[str] | None:
 
 
 def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
-    from ..selection import SelectionConfig
+    from ..synthetic.selection import SelectionConfig
 
     values = {"rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
               "tagger_seeds": parse_seeds(args.tagger_seeds, "--tagger-seeds"),
@@ -199,7 +199,7 @@ def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
 def report_selection(output: Path) -> None:
     import json
 
-    from ..dataset_format import MANIFEST_NAME
+    from ..data.dataset_format import MANIFEST_NAME
 
     selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"

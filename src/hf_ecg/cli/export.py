@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from ..export import export_generated
+    from ..data.export import export_generated
 
     output = export_generated(args.data, args.output, args.format, scheme=args.scheme, overwrite=args.overwrite)
     lines = sum(1 for _ in output.open(encoding="utf-8"))

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..selection import DEFAULT_RULES
-from ..selection import RULES as RULE_CHOICES
+from ..data.selection_rules import DEFAULT_RULES
+from ..data.selection_rules import RULES as RULE_CHOICES
 from .common import (
     LABEL_NAMES_HELP,
     add_dataset_card_options,
@@ -57,7 +57,7 @@ def add_parser(sub: Any) -> None:
 
 def _run_filter(args: argparse.Namespace) -> int:
     from ..evaluation import load_source
-    from ..selection import filter_generated
+    from ..synthetic.selection import filter_generated
 
     output = filter_generated(args.generated, load_source(args.gold), args.output, selection_config(args),
                               overwrite=args.overwrite, label_names=label_names_option(args.label_names),

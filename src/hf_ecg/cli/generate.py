@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..decoding_config import DecodingConfig
-from ..mentions import FILL_STRATEGIES
+from ..data.selection_rules import DEFAULT_RULES
+from ..data.selection_rules import RULES as RULE_CHOICES
 from ..modeling import INFERENCE_DTYPES
-from ..sampling import STATISTICS_SAMPLERS
-from ..selection import DEFAULT_RULES
-from ..selection import RULES as RULE_CHOICES
+from ..runtime.decoding_config import DecodingConfig
+from ..runtime.mentions import FILL_STRATEGIES
+from ..synthetic.entity_sequences import STATISTICS_SAMPLERS
 from .common import (
     LABEL_NAMES_HELP,
     CLIError,
@@ -105,7 +105,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from ..generate import generate_dataset
+    from ..synthetic.generate import generate_dataset
 
     entities = None
     if args.entities is not None:
@@ -131,8 +131,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     )  # fmt: skip
     from accelerate import PartialState
 
-    from ..dataset_format import read_manifest
-    from ..generate import cost_line
+    from ..data.dataset_format import read_manifest
+    from ..synthetic.generate import cost_line
 
     if not PartialState().is_main_process:
         return 0
@@ -146,7 +146,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
     from ..evaluation import load_source
-    from ..selection import filter_generated
+    from ..synthetic.selection import filter_generated
 
     config = selection_config(args, target_size=args.num_samples)
     selected = filter_generated(raw, load_source(args.gold), args.output, config, overwrite=args.overwrite,

@@ -96,7 +96,7 @@ def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
 def _run_push_dataset(args: argparse.Namespace) -> int:
     import json
 
-    from ..hub import push_dataset
+    from ..hub.push import push_dataset
 
     quality = None
     if args.quality is not None:
@@ -117,7 +117,7 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
 
 
 def _run_push_model(args: argparse.Namespace) -> int:
-    from ..hub import push_model
+    from ..hub.push import push_model
 
     where = push_model(
         args.model, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,

@@ -74,7 +74,7 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
     import yaml
     from transformers import HfArgumentParser
 
-    from ..training_args import ECGTrainingArguments
+    from ..training.training_args import ECGTrainingArguments
 
     values: dict[str, Any] = {}
     if args.config:
@@ -103,7 +103,7 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
 
 
 def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
-    from ..trainer import train_ecg_model
+    from ..training.trainer import train_ecg_model
 
     corpus_file(args.data, "--data")
     if args.validation is not None:

@@ -6,7 +6,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..corpus import Corpus, load_corpus
+from ..data.corpus import Corpus, load_corpus
 
 __all__ = ["load_flags", "load_labelled", "load_source"]
 
@@ -21,7 +21,7 @@ def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> C
     if path.is_dir():
         import datasets
 
-        from ..dataset_format import MANIFEST_NAME, read_generated
+        from ..data.dataset_format import MANIFEST_NAME, read_generated
 
         if (path / MANIFEST_NAME).is_file():
             read_generated(path, ["id"])  # an unfinished folder is refused, with the command that resumes it
@@ -61,8 +61,8 @@ def load_source(spec: str | os.PathLike) -> Corpus:
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:
     """The decoder's per-sample columns (``entities``, ``forced_tags``, ``cut_blocks``, ``complete``,
     ``tag_pieces``) of a generated dataset folder, in id order, as far as it has them (read through
-    :func:`~hf_ecg.dataset_format.read_generated`); ``None`` for a corpus file or a folder hf_ecg did not write."""
-    from ..dataset_format import MANIFEST_NAME, read_generated
+    :func:`~hf_ecg.data.dataset_format.read_generated`); ``None`` for a corpus file or a folder hf_ecg did not write."""
+    from ..data.dataset_format import MANIFEST_NAME, read_generated
 
     path = Path(source)
     if not (path / MANIFEST_NAME).is_file():

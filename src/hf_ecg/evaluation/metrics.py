@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ..tags import tags_to_spans
+from ..runtime.tags import tags_to_spans
 
 __all__ = ["Tags", "entity_scores", "per_type_scores", "token_macro_f1"]
 

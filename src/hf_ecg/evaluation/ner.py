@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..corpus import Corpus, Sentence
+from ..data.corpus import Corpus, Sentence
 from .metrics import entity_scores, per_type_scores, token_macro_f1
 
 __all__ = [
@@ -245,7 +245,7 @@ def train_tagger(
         TrainingArguments,
     )
 
-    from ..dataset_format import bio_labels
+    from ..data.dataset_format import bio_labels
     from ..modeling import resolve_model
 
     stages = [(sentences, epochs) for sentences, epochs in training_stages(train, synthetic, config) if sentences]

@@ -21,11 +21,12 @@ Surface health, for the generated and the gold set alike (perplexity and distinc
 fragments: a set that was 57% fragments had perplexity 1.54× and distinct-3 0.99× gold):
 
 - ``complete_*``: share of sentences that end like the gold sentences end (their last token is one
-  of the punctuation tokens that end at least 1% of gold sentences, :func:`hf_ecg.words.sentence_endings`);
+  of the punctuation tokens that end at least 1% of gold sentences, :func:`hf_ecg.runtime.words.sentence_endings`);
 - ``short_*``: share under ``min_tokens`` tokens (5);
 - ``repetition_*``: share with degenerate repetition, an n-gram (n ≤ 4) repeated 3 or more times in a row;
 - ``second_sentence_*``: share holding a second sentence, a sentence ending followed by a capital, a
-  number or an entity (``cells . The``, ``cells . 4 5 6``, ``cells . IM-9``; :func:`hf_ecg.words.sentence_breaks`):
+  number or an entity (``cells . The``, ``cells . 4 5 6``, ``cells . IM-9``;
+  :func:`~hf_ecg.runtime.words.sentence_breaks`):
   text a sentence-split gold corpus almost never has, and which ``complete`` does not see;
 - ``length_mean_*`` and ``length_ks``: mean sentence length in tokens, and the Kolmogorov–Smirnov
   distance between the generated and the gold length distributions (0 = the same, 1 = disjoint);
@@ -33,7 +34,7 @@ fragments: a set that was 57% fragments had perplexity 1.54× and distinct-3 0.9
   carry the decoder's ``forced_tags`` / ``cut_blocks`` flags): blocks that ended anywhere but at the
   model's own choice of the requested tag;
 - ``tag_pieces`` (when the rows carry the decoder's ``tag_pieces`` flag): share of samples whose ``O`` text
-  spells a tag's name (``Dise``, ``ase``: :mod:`hf_ecg.tag_pieces`), an entity written without its label.
+  spells a tag's name (``Dise``, ``ase``: :mod:`hf_ecg.runtime.tag_pieces`), an entity written without its label.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..blocks import tag_token
-from ..tags import tags_to_spans
-from ..words import has_repetition, sentence_breaks, sentence_endings
+from ..runtime.blocks import tag_token
+from ..runtime.tags import tags_to_spans
+from ..runtime.words import has_repetition, sentence_breaks, sentence_endings
 
 __all__ = [
     "block_health",
@@ -94,7 +95,7 @@ def surface_health(
     tags: Sequence[Sequence[str]] | None = None,
 ) -> dict[str, float]:
     """Shares of ``complete`` (last token in ``endings``), ``short`` (under ``min_tokens``),
-    ``repetition`` (:func:`has_repetition`) and ``second_sentence`` (:func:`~hf_ecg.words.sentence_breaks`;
+    ``repetition`` (:func:`has_repetition`) and ``second_sentence`` (:func:`~hf_ecg.runtime.words.sentence_breaks`;
     ``tags``, the sentences' IOB2 tags, mark where entities begin) sentences, and their mean ``length_mean``
     in tokens."""
     endings = set(endings)

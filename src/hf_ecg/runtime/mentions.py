@@ -9,12 +9,20 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-
-from .corpus import Sentence
+from typing import Protocol
 
 __all__ = ["FILL_STRATEGIES", "MentionBank"]
 
 FILL_STRATEGIES = ("random", "weighted")
+
+
+class HasMentions(Protocol):
+    """What :meth:`MentionBank.from_sentences` reads of a sentence (a corpus :class:`~hf_ecg.Sentence`): its
+    ``(type, mention tokens)`` pairs. A protocol rather than an import, so that the corpus readers are not
+    shipped with every model (this module is remote code: :mod:`hf_ecg.runtime`)."""
+
+    @property
+    def mentions(self) -> Iterable[tuple[str, tuple[str, ...]]]: ...
 
 
 class MentionBank:
@@ -27,7 +35,7 @@ class MentionBank:
         self._lists: dict[str, tuple[list[tuple[str, ...]], list[int]]] = {}
 
     @classmethod
-    def from_sentences(cls, sentences: Iterable[Sentence]) -> MentionBank:
+    def from_sentences(cls, sentences: Iterable[HasMentions]) -> MentionBank:
         """Collect every mention of every sentence."""
         counts: dict[str, Counter[tuple[str, ...]]] = {}
         for sentence in sentences:

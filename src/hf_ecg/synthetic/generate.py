@@ -30,7 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .dataset_format import (
+from ..data.dataset_format import (
     MANIFEST_NAME,
     SHARD_PATTERN,
     UNFINISHED_DIR,
@@ -49,11 +49,11 @@ from .dataset_format import (
     write_shard,
     write_unfinished_card,
 )
-from .decoding import DecodingConfig, make_decoder
-from .filling import MentionFiller, MentionSource
-from .mentions import MentionBank
-from .sampling import FixedSampler, make_sampler
-from .stats import CorpusStatistics
+from ..data.statistics import CorpusStatistics
+from ..runtime.decoding import DecodingConfig, make_decoder
+from ..runtime.filling import MentionFiller, MentionSource
+from ..runtime.mentions import MentionBank
+from .entity_sequences import FixedSampler, make_sampler
 
 __all__ = [
     "MANIFEST_NAME",
@@ -110,7 +110,7 @@ def generate_dataset(
         label_names: the ``ner_tags`` ClassLabel names in the order of the gold dataset the samples are to
             be mixed with (:func:`ner_label_names`); default: the order the model's training corpus had
             when it was a ``ClassLabel`` dataset, else :func:`bio_labels`.
-        card_fields: :class:`~hf_ecg.dataset_card.ECGDatasetCardData` fields for the ``README.md`` card
+        card_fields: :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields for the ``README.md`` card
             written when the run completes (``license``, ``language``, ``source_datasets``, ``pretty_name``).
         resume_command: how to resume this run, shown by the readers of an unfinished folder (the CLI gives
             its command line; default: "the same generate_dataset call").
@@ -135,8 +135,8 @@ def generate_dataset(
 
     from accelerate import PartialState
 
-    from .corpus import load_corpus
-    from .modeling import inference_dtype, load_ecg_model
+    from ..data.corpus import load_corpus
+    from ..modeling import inference_dtype, load_ecg_model
 
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
@@ -248,7 +248,7 @@ def generate_dataset(
                     "redraw budget was spent: %s", 100 * cost["redrawn_share"], cost["refused_redraws"],
                     cost["blocks"], UNDERTRAINED_ADVICE,
                 )  # fmt: skip
-        from .dataset_card import write_dataset_card
+        from ..hub.dataset_card import write_dataset_card
 
         write_dataset_card(output_dir, **(card_fields or {}))
         logger.info("wrote %d samples in %d shards to %s", num_samples, num_shards, data_dir)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from .blocks import recompose
-from .config import ECGConfig
 from .decoding import DecodedTemplate
+from .ecg_config import ECGConfig
 from .mentions import FILL_STRATEGIES, MentionBank
 from .tags import spans_to_tags, text_spans
 

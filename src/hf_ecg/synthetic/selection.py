@@ -9,7 +9,7 @@ counted under the first rule that drops it, and the tagger rules only see what t
 - ``duplicate``: the same tokens as a gold sentence or as an earlier sample;
 - ``near-copy``: ROUGE-L F1 to the nearest gold sentence above ``near_copy_threshold``;
 - ``tag-leak``: a word outside the entities that spells an entity tag's name (``Dise``, ``ase``,
-  ``DiseHLA``, ``Chemical``: :mod:`hf_ecg.tag_pieces`, with the forms the generator recorded, else the type
+  ``DiseHLA``, ``Chemical``: :mod:`hf_ecg.runtime.tag_pieces`, with the forms the generator recorded, else the type
   names), or that the decoder flagged so (its ``tag_pieces`` column); words the gold sentences write are
   never leaks (JNLPBA's ``protein``, BC5CDR's ``disease``);
 - ``whole``: a whole sentence: it ends like the gold sentences end (the decoder's ``complete`` flag),
@@ -19,7 +19,7 @@ counted under the first rule that drops it, and the tagger rules only see what t
 - ``empty-slot``: a word that leaves a phrase open (``of``, ``with``, ``and``) right before punctuation,
   or an opening punctuation mark (``is associated with , but not , .``): the text was written around a
   mention that is not there, and a tagger learns that the slot is ``O``. Words the gold sentences do put
-  before punctuation are allowed (:func:`~hf_ecg.words.empty_slots`);
+  before punctuation are allowed (:func:`~hf_ecg.runtime.words.empty_slots`);
 - ``consistent``: every generated entity is predicted by the gold taggers, same span and type;
 - ``no-extra``: no word labelled ``O`` gets an entity label with probability ``extra_threshold`` or
   more (a mention the generator wrote into the text without a tag);
@@ -42,13 +42,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import ECGConfig
-from .corpus import Corpus
-from .evaluation import FLAG_COLUMNS
-from .evaluation.ner import NERConfig, Tagger, train_tagger
-from .tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
-from .tags import tags_to_spans
-from .words import RARE_IN_TRAINING_SHARE
+from ..data.corpus import Corpus
+from ..data.selection_rules import DEFAULT_RULES, RULES, TAGGER_RULES
+from ..evaluation import FLAG_COLUMNS
+from ..evaluation.ner import NERConfig, Tagger, train_tagger
+from ..runtime.ecg_config import ECGConfig
+from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
+from ..runtime.tags import tags_to_spans
+from ..runtime.words import RARE_IN_TRAINING_SHARE
 
 __all__ = [
     "DEFAULT_RULES",
@@ -62,24 +63,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: Every rule, in the order the default applies the cheap ones before the tagger ones.
-RULES = ("duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "consistent", "no-extra", "exact")
-#: The default rules: whole sentences first, since a tagger alone favours fragments.
-DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
-#: What each rule drops, in a few words (the dataset card's selection table).
-RULE_DESCRIPTIONS = {
-    "duplicate": "the same tokens as a gold sentence or an earlier sample",
-    "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
-    "tag-leak": "a word outside the entities that spells an entity tag's name (Dise, ase)",
-    "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
-    "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",
-    "consistent": "a generated entity the gold taggers do not predict with its span and type",
-    "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
-    "exact": "any word whose predicted tag differs from the generated one",
-}
-#: Rules that need taggers trained on gold.
-TAGGER_RULES = frozenset({"consistent", "no-extra", "exact"})
 
 
 @dataclass
@@ -173,10 +156,10 @@ def select_samples(
     token ends gold sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are
     given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``;
     default: the type names), and ``vocabulary`` its tokenizer's whole words
-    (:func:`~hf_ecg.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule.
+    (:func:`~hf_ecg.runtime.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule.
     """
-    from .evaluation.quality import MIN_TOKENS, nearest_rouge_l
-    from .words import (
+    from ..evaluation.quality import MIN_TOKENS, nearest_rouge_l
+    from ..runtime.words import (
         empty_slots,
         has_repetition,
         sentence_break_shares,
@@ -306,7 +289,7 @@ def filter_generated(
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
     ``taggers`` are gold taggers already trained (a gold NER run's, say); by default the tagger rules train
     their own (:func:`train_gold_taggers`). ``label_names`` re-numbers the kept ``ner_tags`` to a gold
-    dataset's ClassLabel order (:func:`~hf_ecg.generate.align_labels`). The folder gets its dataset card
+    dataset's ClassLabel order (:func:`~hf_ecg.synthetic.generate.align_labels`). The folder gets its dataset card
     (``README.md``; ``card_fields`` set its license, language, source).
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
@@ -317,8 +300,7 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
-    from .dataset_card import write_dataset_card
-    from .dataset_format import (
+    from ..data.dataset_format import (
         FOLDER_ENTRIES,
         SHARD_PATTERN,
         align_labels,
@@ -327,6 +309,7 @@ def filter_generated(
         read_generated,
         write_manifest,
     )
+    from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
     source, output = Path(generated_dir), Path(output_dir)
@@ -395,7 +378,7 @@ def filter_generated(
 
 
 def _finished_selection(output: Path) -> dict[str, Any] | None:
-    from .dataset_format import MANIFEST_NAME
+    from ..data.dataset_format import MANIFEST_NAME
 
     path = output / MANIFEST_NAME
     if not path.is_file():

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .stats import CorpusStatistics
+from ..data.statistics import CorpusStatistics
 
 __all__ = [
     "SAMPLERS",

@@ -1,6 +1,6 @@
 """The model card: :class:`ECGModelCardData`, rendered from ``templates/model_card.md``.
 
-The trainer's callback (:class:`hf_ecg.trainer.ECGModelCardCallback`) fills the training parts; the data
+The trainer's callback (:class:`hf_ecg.training.trainer.ECGModelCardCallback`) fills the training parts; the data
 is saved beside the weights (``ecg_card.json``) so that ``hf-ecg push-model`` can render it again for a
 repo. This module imports neither torch nor transformers.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from .citation import CITATION
+from ..citation import CITATION
 
 __all__ = ["CARD_DATA_NAME", "MODEL_CARD_TEMPLATE", "ECGModelCardData", "library_versions", "looks_like_hub_id",
            "method_name"]  # fmt: skip
@@ -42,7 +42,8 @@ def library_versions() -> dict[str, str]:
 
 @dataclass
 class ECGModelCardData:
-    """Everything the model card says; :class:`hf_ecg.trainer.ECGModelCardCallback` fills the training parts."""
+    """Everything the model card says; :class:`~hf_ecg.training.trainer.ECGModelCardCallback` fills the training
+    parts."""
 
     base_model: str = ""
     model_id: str | None = None

@@ -2,7 +2,7 @@
 
 For the sequence ``[t1 … tn]`` the model answers question ``<t1>`` with an empty context, the
 block is appended to the context, question ``<t2>`` follows, … and finally ``<ENDTEXT>``
-(DESIGN §1). Prompts are built by :mod:`hf_ecg.layout`, like the training rows::
+(DESIGN §1). Prompts are built by :mod:`hf_ecg.runtime.layout`, like the training rows::
 
     <|context|> context ids <|question|> tag id <|answer|>
 
@@ -48,11 +48,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import ECGConfig
 from .decoding_batched import ChainedDecoder
 from .decoding_config import BLOCK_ENDS, DECODING_MODES, DecodedTemplate, DecodingConfig
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .decoding_lm import TemplateLMDecoder
+from .ecg_config import ECGConfig
 
 __all__ = ["BLOCK_ENDS", "DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig",
            "EntityConstraintLogitsProcessor", "TemplateLMDecoder", "make_decoder"]  # fmt: skip

@@ -1,8 +1,8 @@
-"""Fine-tune a causal LM on Q&A blocks: ``ECGTrainer`` (its arguments: :mod:`hf_ecg.training_args`).
+"""Fine-tune a causal LM on Q&A blocks: ``ECGTrainer`` (its arguments: :mod:`hf_ecg.training.training_args`).
 
 The trainer takes block splits (columns ``context``, ``question``, ``answer``, as written by
-:class:`~hf_ecg.builder.ECGBlocksBuilder`), tokenizes each segment separately and
-concatenates the ids behind the segment tokens (:mod:`hf_ecg.layout`), so boundaries are exact::
+:class:`~hf_ecg.data.builder.ECGBlocksBuilder`), tokenizes each segment separately and
+concatenates the ids behind the segment tokens (:mod:`hf_ecg.runtime.layout`), so boundaries are exact::
 
     <|context|> context ids <|question|> tag id <|answer|> answer ids
 
@@ -21,10 +21,10 @@ from typing import Any
 import datasets
 from transformers import DataCollatorForSeq2Seq, Trainer, TrainerCallback, TrainingArguments
 
-from .blocks import SEGMENT_TOKENS
-from .config import ECGConfig
-from .layout import SegmentIds, training_sample
-from .model_card import ECGModelCardData
+from ..hub.model_card import ECGModelCardData
+from ..runtime.blocks import SEGMENT_TOKENS
+from ..runtime.ecg_config import ECGConfig
+from ..runtime.layout import SegmentIds, training_sample
 from .training_args import ECGTrainingArguments
 
 __all__ = ["ECGModelCardCallback", "ECGTrainer", "ECGTrainingArguments", "encode_blocks", "hold_out_sentences",
@@ -191,8 +191,8 @@ class ECGTrainer(Trainer):
             self._write_ecg_files(output_dir)
 
     def create_model_card(self, **kwargs: Any) -> None:
-        """Write this model's card (:class:`~hf_ecg.model_card.ECGModelCardData`) as ``README.md`` in the output
-        folder, in place of the Trainer's generic one; the keyword arguments are the Trainer's and unused."""
+        """Write this model's card (:class:`~hf_ecg.hub.model_card.ECGModelCardData`) as ``README.md`` in the
+        output folder, in place of the Trainer's generic one; the keyword arguments are the Trainer's and unused."""
         if self.args.should_save:
             self._write_ecg_files(self.args.output_dir)
 
@@ -211,7 +211,7 @@ class ECGTrainer(Trainer):
         ``ecg_config.json``, the pipeline code, the card) to ``args.hub_model_id`` (default: the output
         folder's name). ``local_dir`` writes that folder instead of uploading. Returns the repo URL or
         ``local_dir`` (None on processes that do not save)."""
-        from .hub import push_model
+        from ..hub.push import push_model
 
         if revision is not None:
             raise ValueError("pushing to a revision is not supported: push-model writes the main branch")
@@ -276,7 +276,7 @@ def _evaluate_and_keep_best(args: ECGTrainingArguments) -> None:
 def _iob2_label_names(corpus: Any) -> list[str] | None:
     """The corpus's ClassLabel names when generated IOB2 tags can use them (the names hold O, B-X and I-X for
     every type), else None; an IOB1/IOBES ClassLabel cannot name IOB2 tags, so its order is not kept."""
-    from .dataset_format import ner_label_names
+    from ..data.dataset_format import ner_label_names
 
     if not corpus.label_names:
         return None
@@ -309,7 +309,7 @@ def train_ecg_model(
     the generated data, so that it concatenates with the training dataset.
 
     ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
-    :class:`~hf_ecg.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
+    :class:`~hf_ecg.data.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
     last checkpoint in ``args.output_dir`` (a fresh start if none). ``corpus_name`` names the corpus in the
     model card and the saved statistics (default: its file's or dataset's name); ``license`` and
     ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata. Returns the trainer (its
@@ -318,18 +318,18 @@ def train_ecg_model(
     What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
     Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
     ``args.max_length`` positions. A push that fails after training raises
-    :class:`~hf_ecg.hub.HubUploadError` saying where the model was written and how to push it later.
+    :class:`~hf_ecg.hub.push.HubUploadError` saying where the model was written and how to push it later.
     """
     from transformers import enable_full_determinism, set_seed
     from transformers.trainer_utils import get_last_checkpoint
 
-    from .builder import ECGBlocksBuilder
-    from .hub import HubUploadError, check_hub_access
-    from .mentions import MentionBank
-    from .modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
-    from .stats import CorpusStatistics
-    from .tag_pieces import tag_piece_exceptions, tag_piece_forms, vocabulary_words
-    from .words import sentence_break_shares, sentence_endings, unended_share, word_exceptions
+    from ..data.builder import ECGBlocksBuilder
+    from ..data.statistics import CorpusStatistics
+    from ..hub.push import HubUploadError, check_hub_access
+    from ..modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
+    from ..runtime.mentions import MentionBank
+    from ..runtime.tag_pieces import tag_piece_exceptions, tag_piece_forms, vocabulary_words
+    from ..runtime.words import sentence_break_shares, sentence_endings, unended_share, word_exceptions
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     if args.push_to_hub:  # before hours of training, not after

@@ -1,7 +1,7 @@
 """Tag pieces: words of ``O`` text that spell an entity tag's name (``The Dise of Dise was ...``).
 
 Each tag token starts at the mean embedding of its name's sub-words (``<Disease>`` from ``Dise`` + ``ase``,
-:func:`hf_ecg.blocks.token_description`), so where the model wants a tag it may not write, the nearest
+:func:`hf_ecg.runtime.blocks.token_description`), so where the model wants a tag it may not write, the nearest
 tokens it can write are those pieces: every such word is a place where the model meant an entity and the
 label says ``O``. A word of ``O`` text is a tag piece when it, or a part of it between punctuation marks,
 
@@ -42,7 +42,7 @@ _PARTS = re.compile(r"[^\w]+")  # a word's parts: between punctuation marks (``_
 
 def tag_piece_forms(tokenizer: Any, entity_types: Iterable[str]) -> dict[str, list[str]]:
     """Per entity type, the forms of its name a leaking model writes: the type name, the description its tag
-    token starts from (:func:`~hf_ecg.blocks.token_description`: ``cell line``, also without the space) and
+    token starts from (:func:`~hf_ecg.runtime.blocks.token_description`: ``cell line``, also without the space) and
     the sub-words ``tokenizer`` splits that description into (``Dise``, ``ase``), each of at least
     :data:`MIN_FORM_LENGTH` characters."""
     forms: dict[str, list[str]] = {}

@@ -17,7 +17,7 @@ from typing import Any
 
 import datasets
 
-from .mentions import FILL_STRATEGIES
+from ..runtime.mentions import FILL_STRATEGIES
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -144,7 +144,7 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             "forced_tags": datasets.Value("int32"),
             "cut_blocks": datasets.Value("int32"),
             "complete": datasets.Value("bool"),
-            # Words of the O text that spell a tag's name (Dise, ase: hf_ecg.tag_pieces).
+            # Words of the O text that spell a tag's name (Dise, ase: hf_ecg.runtime.tag_pieces).
             "tag_pieces": datasets.Value("int32"),
             # What the sample cost: the generator's tokens for its kept blocks, and for blocks drawn again.
             "model_tokens": datasets.Value("int32"),
@@ -204,7 +204,7 @@ class MentionsRecord:
 
     @classmethod
     def from_mentions(cls, mentions: Any, bank: Any, from_corpus: bool) -> MentionsRecord:
-        """The record of a :data:`~hf_ecg.filling.MentionSource` (``None``, a strategy name, a path, a dict
+        """The record of a :data:`~hf_ecg.runtime.filling.MentionSource` (``None``, a strategy name, a path, a dict
         or a bank); ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
         if mentions is None or (isinstance(mentions, str) and mentions in FILL_STRATEGIES):
             return cls("bank", strategy=mentions or FILL_STRATEGIES[0], bank="corpus" if from_corpus else "generator")

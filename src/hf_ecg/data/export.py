@@ -2,10 +2,10 @@
 
 - ``conll``: one ``token<TAB>tag`` line per token, a blank line between sentences, in the tag scheme of
   the generator's training corpus (IOB2, IOB1 or BIOES, recorded in its ``ecg_config.json``): the format
-  the user trained from, read back by :func:`~hf_ecg.corpus.read_conll`;
+  the user trained from, read back by :func:`~hf_ecg.data.corpus.read_conll`;
 - ``jsonl``: one ``{"id", "tokens", "ner_tags", "text", "spans"}`` object per line, tags as strings,
   ``spans`` as character offsets into ``text`` (Argilla, span-based taggers), read back by
-  :func:`~hf_ecg.corpus.read_jsonl`.
+  :func:`~hf_ecg.data.corpus.read_jsonl`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 
-from .tags import normalize_scheme, spans_to_tags, tags_to_spans, text_spans
+from ..runtime.tags import normalize_scheme, spans_to_tags, tags_to_spans, text_spans
 
 __all__ = ["EXPORT_FORMATS", "export_generated"]
 
@@ -26,7 +26,7 @@ EXPORT_FORMATS = ("conll", "jsonl")
 
 def _training_scheme(model: str) -> str:
     """The tag scheme of the generator's training corpus, IOB2 when the generator cannot be read."""
-    from .config import ECGConfig
+    from ..runtime.ecg_config import ECGConfig
 
     try:
         return ECGConfig.from_pretrained(model).tag_scheme

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from .citation import CITATION
+from ..citation import CITATION
+from ..data.selection_rules import RULE_DESCRIPTIONS
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
 
 if TYPE_CHECKING:
-    from .dataset_format import MentionsRecord
+    from ..data.dataset_format import MentionsRecord
 
 __all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData", "write_dataset_card"]
 
@@ -32,7 +33,7 @@ _SAMPLERS = {
 }
 
 
-#: The baselines of :mod:`hf_ecg.baselines` a card can describe: name, and how the rows were made.
+#: The baselines of :mod:`hf_ecg.synthetic.baselines` a card can describe: name, and how the rows were made.
 _BASELINES = {
     "mention-replacement": (
         "mention replacement",
@@ -54,7 +55,7 @@ CARD_EXAMPLES = 3
 def _examples(tokens: list[list[str]], tags: list[list[int]], names: list[str]) -> list[str]:
     """The first :data:`CARD_EXAMPLES` samples as markdown, each entity in bold with its type:
     ``**aspirin** *(Chemical)* cures **fever** *(Disease)* .``."""
-    from .tags import tags_to_spans
+    from ..runtime.tags import tags_to_spans
 
     examples = []
     for words, ids in list(zip(tokens, tags, strict=True))[:CARD_EXAMPLES]:
@@ -129,11 +130,11 @@ class ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
         import pyarrow.parquet as pq
 
-        from .config import ECGConfig
-        from .dataset_format import MentionsRecord, generated_label_names, read_generated
-        from .evaluation.quality import MIN_TOKENS, has_repetition
-        from .modeling import upstream_model_id
-        from .words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
+        from ..data.dataset_format import MentionsRecord, generated_label_names, read_generated
+        from ..evaluation.quality import MIN_TOKENS, has_repetition
+        from ..modeling import upstream_model_id
+        from ..runtime.ecg_config import ECGConfig
+        from ..runtime.words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
         data_dir = Path(data_dir)
         columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
@@ -204,9 +205,7 @@ class ECGDatasetCardData:
 
     @staticmethod
     def rule_description(rule: str) -> str:
-        """What a selection rule of :mod:`hf_ecg.selection` drops, in a few words."""
-        from .selection import RULE_DESCRIPTIONS
-
+        """What a selection rule of :mod:`hf_ecg.synthetic.selection` drops, in a few words."""
         return RULE_DESCRIPTIONS.get(rule, "")
 
     @property
@@ -235,7 +234,7 @@ class ECGDatasetCardData:
 
     @property
     def mentions_record(self) -> MentionsRecord | None:
-        from .dataset_format import MentionsRecord
+        from ..data.dataset_format import MentionsRecord
 
         if isinstance(self.mentions, Mapping):
             return MentionsRecord(**self.mentions)
@@ -269,7 +268,7 @@ class ECGDatasetCardData:
         from datasets.info import DatasetInfosDict
         from datasets.utils.metadata import MetadataConfigs
 
-        from .dataset_format import dataset_features
+        from ..data.dataset_format import dataset_features
 
         card_data = DatasetCardData(
             license=self.license,
@@ -296,7 +295,7 @@ class ECGDatasetCardData:
 
     def to_dataset_card(self) -> DatasetCard:
         """Render the card from :data:`DATASET_CARD_TEMPLATE`."""
-        from .dataset_format import ner_label_names
+        from ..data.dataset_format import ner_label_names
 
         return DatasetCard.from_template(
             self.card_data(),

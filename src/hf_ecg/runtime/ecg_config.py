@@ -37,7 +37,7 @@ class ECGConfig:
     corpus_statistics: dict[str, Any] | None = None
     mention_bank: dict[str, Any] | None = None
     layout: str = "qa"  # "qa": ECG-QALM blocks; "lm": the ECG-LM ablation (whole template after the entity list)
-    # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.words):
+    # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.runtime.words):
     word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
     sentence_endings: list[str] = field(default_factory=list)  # the tokens its sentences end with (empty: . ! ?)
     # Per kind of opening word, the share of its sentences that hold a second one (words.sentence_break_shares);
@@ -50,7 +50,7 @@ class ECGConfig:
     # ner_tags use them, so generated data concatenates with it (None: sorted IOB2 names, generate.bio_labels).
     label_names: list[str] | None = None
     # The forms of each type's name that a model writes where it wants a tag it may not write (Dise, ase:
-    # hf_ecg.tag_pieces), and the corpus's own words among them (disease), which are not pieces. None: a model
+    # hf_ecg.runtime.tag_pieces), and the corpus's own words among them (disease), which are not pieces. None: a model
     # trained before they were recorded (the decoder then derives the forms from its tokenizer, no exceptions).
     tag_pieces: dict[str, list[str]] | None = None
     tag_piece_exceptions: list[str] | None = None

@@ -73,10 +73,10 @@ def prepare_dataset_folder(
 
     ``local_dir`` gets ``data/train-*.parquet``, ``ecg_generation.json`` and a ``README.md``
     dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
-    names). ``card_fields`` set :class:`~hf_ecg.dataset_card.ECGDatasetCardData` fields (``license``,
+    names). ``card_fields`` set :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields (``license``,
     ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
     """
-    from .dataset_format import MANIFEST_NAME
+    from ..data.dataset_format import MANIFEST_NAME
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first
@@ -132,8 +132,8 @@ def prepare_model_folder(
     ``license``, ``language`` and ``dataset_id`` (the Hub id of the gold corpus the model learned from:
     ``datasets:``) go into the card's metadata when given.
     """
-    from .modeling import load_ecg_model, upstream_model_id
-    from .pipeline import EntityControlledGenerationPipeline
+    from ..modeling import load_ecg_model, upstream_model_id
+    from ..runtime.pipeline import EntityControlledGenerationPipeline
 
     model_dir, local_dir = Path(model_dir), Path(local_dir)
     model, tokenizer, ecg_config = load_ecg_model(model_dir, trust_remote_code=trust_remote_code)

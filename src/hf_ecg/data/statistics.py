@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..runtime.mentions import MentionBank
 from .corpus import Corpus
-from .mentions import MentionBank
 
 __all__ = ["CorpusStatistics"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from transformers import TrainingArguments
 
-from .layout import LAYOUTS
+from ..runtime.layout import LAYOUTS
 
 __all__ = ["FULL_LEARNING_RATE", "LORA_LEARNING_RATE", "ECGTrainingArguments"]
 

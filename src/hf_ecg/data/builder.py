@@ -2,7 +2,7 @@
 
 datasets 4+ runs no Hub loading scripts, so the builder is instantiated directly::
 
-    from hf_ecg.builder import ECGBlocksBuilder
+    from hf_ecg.data.builder import ECGBlocksBuilder
     builder = ECGBlocksBuilder(data_files={"train": "train.tsv", "validation": "dev.tsv"}, first_n=45)
     builder.download_and_prepare()
     blocks = builder.as_dataset()          # DatasetDict with train / validation
@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import datasets
 from datasets.builder import Key
 
-from .blocks import RoundTripError, decompose, lm_sample, qa_samples, verify_roundtrip
-from .citation import CITATION
+from ..citation import CITATION
+from ..runtime.blocks import RoundTripError, decompose, lm_sample, qa_samples, verify_roundtrip
 from .corpus import Corpus, load_corpus
 
 if TYPE_CHECKING:
-    from .stats import CorpusStatistics
+    from .statistics import CorpusStatistics
 
 __all__ = ["BLOCK_FEATURES", "ECGBlocksBuilder", "ECGBlocksConfig", "load_split_corpus"]
 
@@ -51,7 +51,7 @@ class ECGBlocksConfig(datasets.BuilderConfig):
 
     ``first_n``/``fraction`` subset the ``train`` split only (the paper's 1% / 10% settings);
     other splits are kept whole. ``corpora`` holds in-memory inputs (``datasets.Dataset`` or
-    :class:`~hf_ecg.corpus.Corpus`) per split, instead of ``data_files``.
+    :class:`~hf_ecg.data.corpus.Corpus`) per split, instead of ``data_files``.
     """
 
     format: str | None = None
@@ -66,7 +66,7 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     layout: str = "qa"  # "qa": one Q&A sample per block; "lm": one sample per sentence (the ECG-LM ablation)
 
     def reader_kwargs(self, source: Any) -> dict[str, Any]:
-        """Keyword arguments for :func:`~hf_ecg.corpus.load_corpus` on ``source``."""
+        """Keyword arguments for :func:`~hf_ecg.data.corpus.load_corpus` on ``source``."""
         kwargs: dict[str, Any] = {"scheme": self.scheme, "strict": self.strict}
         if isinstance(source, Corpus):
             return {}
@@ -145,8 +145,8 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
         return list(self._split_sources())
 
     def verify_roundtrips(self) -> dict[str, int]:
-        """Check :func:`~hf_ecg.blocks.verify_roundtrip` (decompose → recompose gives the sentence back, and
-        every other inverse) on every sentence of every split; :class:`~hf_ecg.blocks.RoundTripError` naming the
+        """Check :func:`~hf_ecg.runtime.blocks.verify_roundtrip` (decompose → recompose gives the sentence back, and
+        every other inverse) on every sentence of every split; :class:`~hf_ecg.runtime.blocks.RoundTripError` naming the
         first that fails (``file:line (split sentence i): what differs``). Returns the sentences checked per split.
         """
         checked = {}
@@ -163,7 +163,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
     def save_blocks(self, output_dir: str | os.PathLike) -> tuple[datasets.DatasetDict, CorpusStatistics]:
         """Build the splits, ``save_to_disk`` them in ``output_dir`` (``datasets.load_from_disk`` reads it) and write
         the train split's statistics beside them as ``corpus_stats.json``. Returns both."""
-        from .stats import CorpusStatistics
+        from .statistics import CorpusStatistics
 
         self.download_and_prepare()
         dataset = self.as_dataset()

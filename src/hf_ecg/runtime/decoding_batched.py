@@ -1,5 +1,5 @@
 """ECG-QALM's batched decoder: many samples advance together in the slots of one KV cache, refilled
-as rows finish their blocks (the module docstring of :mod:`hf_ecg.decoding` tells the whole story)."""
+as rows finish their blocks (the module docstring of :mod:`hf_ecg.runtime.decoding` tells the whole story)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class ChainedDecoder(BlockDecoder):
         tokenizer: its tokenizer (with the ECG tokens).
         ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
         config: sampling settings and limits; ``mode="sequential"`` runs the paper's procedure
-            (:func:`~hf_ecg.decoding_sequential.decode_sequential`).
+            (:func:`~hf_ecg.runtime.decoding_sequential.decode_sequential`).
     """
 
     def _decode(

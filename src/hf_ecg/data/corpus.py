@@ -1,7 +1,7 @@
 """Labelled NER corpora: readers for CoNLL/TSV, JSONL and Hugging Face datasets.
 
 Every reader returns a :class:`Corpus` of :class:`Sentence` objects whose entities are
-:class:`~hf_ecg.tags.Span` lists, whatever the tag scheme of the input. Errors are
+:class:`~hf_ecg.runtime.tags.Span` lists, whatever the tag scheme of the input. Errors are
 :class:`CorpusFormatError` and name the file (or dataset row) and line.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .tags import Span, TagError, detect_scheme, normalize_scheme, parse_tag, spans_to_tags, tags_to_spans
+from ..runtime.tags import Span, TagError, detect_scheme, normalize_scheme, parse_tag, spans_to_tags, tags_to_spans
 
 __all__ = [
     "Corpus",
@@ -45,7 +45,7 @@ class Sentence:
     tokens: tuple[str, ...]
     spans: tuple[Span, ...]
     source: str = ""
-    #: Where tags that did not fit the scheme were repaired (see :func:`~hf_ecg.tags.tags_to_spans`).
+    #: Where tags that did not fit the scheme were repaired (see :func:`~hf_ecg.runtime.tags.tags_to_spans`).
     repaired_at: tuple[str, ...] = ()
 
     @property

@@ -110,9 +110,9 @@ class DecodingConfig:
         default=True,
         metadata={
             "help": "When sampling, draw a block again (up to max_attempts) when its text spells a tag's name ('Dise', "
-            "'ase', 'DiseHLA'; not words the training corpus writes, such as 'disease'): hf_ecg.tag_pieces. Where "
-            "the model wants a tag it may not write, the mask leaves it the nearest tokens, the pieces of the tag's "
-            "name: an unlabelled entity in O text."
+            "'ase', 'DiseHLA'; not words the training corpus writes, such as 'disease'): "
+            "hf_ecg.runtime.tag_pieces. Where the model wants a tag it may not write, the mask leaves it the "
+            "nearest tokens, the pieces of the tag's name: an unlabelled entity in O text."
         },
     )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
@@ -207,4 +207,4 @@ class DecodedTemplate:
     attempts: int = 0  # block generations, retries included
     cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")
     complete: bool = False  # ends like the training sentences end (its last token is one of their endings)
-    tag_pieces: int = 0  # words of its O text that spell a tag's name ("Dise", "ase": hf_ecg.tag_pieces)
+    tag_pieces: int = 0  # words of its O text that spell a tag's name ("Dise", "ase": hf_ecg.runtime.tag_pieces)

@@ -1,5 +1,5 @@
 """What the ECG-QALM and ECG-LM decoders share: the model's ECG tokens, the per-row constraint on the
-next token, the block rules that draw a block again, prompts (:mod:`hf_ecg.layout`) and results."""
+next token, the block rules that draw a block again, prompts (:mod:`hf_ecg.runtime.layout`) and results."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import torch
 from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
-from .config import ECGConfig
 from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
 from .decoding_constraint import EntityConstraintLogitsProcessor
+from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
 from .words import (
@@ -226,7 +226,7 @@ class BlockDecoder:
 
     def _block_words(self, ids: list[int]) -> list[str]:
         """The words of a generated block (its tag excluded), split like the training corpus's tokens
-        (:class:`~hf_ecg.words.WordSplitter`); words that would read as structure are dropped."""
+        (:class:`~hf_ecg.runtime.words.WordSplitter`); words that would read as structure are dropped."""
         text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
         return [w for w in self._split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
 
@@ -383,7 +383,7 @@ class BlockDecoder:
 
     def _starts_sentence(self, words: list[str], new: list[str]) -> bool:
         """Whether the ``new`` words after the sentence's ``words`` begin a second sentence (``redraw_run_on``,
-        for models whose training sentences do not hold two): :func:`~hf_ecg.words.sentence_breaks`."""
+        for models whose training sentences do not hold two): :func:`~hf_ecg.runtime.words.sentence_breaks`."""
         if not self._break_kinds or not new:
             return False
         tail = [*words[-1:], *new]

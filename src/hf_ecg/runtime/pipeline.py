@@ -27,8 +27,8 @@ from typing import Any
 
 from transformers import AutoModelForCausalLM, Pipeline
 
-from .config import ECG_CONFIG_NAME, ECGConfig
 from .decoding import DecodingConfig, make_decoder
+from .ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .filling import MentionFiller
 
 __all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
@@ -74,14 +74,14 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     Call options (also accepted when the pipeline is built): ``num_return_sequences`` (samples per
     input, default 1), ``seed``, ``mentions`` (``"random"`` (default), ``"weighted"``, a ``{type:
-    [mentions]}`` dict or a JSON path), and the :class:`~hf_ecg.decoding.DecodingConfig` fields
+    [mentions]}`` dict or a JSON path), and the :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
     ``redraw_run_on``, ``end_at_sentence_end``).
 
     Inputs are what other pipelines take: one request, a list, or a stream (a ``datasets.Dataset``
     whose rows have ``entities``, a ``KeyDataset``, a generator), which gives an iterator of results.
-    ``batch_size`` (default :class:`~hf_ecg.decoding.DecodingConfig`'s, 64) requests are decoded together.
+    ``batch_size`` (default :class:`~hf_ecg.runtime.decoding.DecodingConfig`'s, 64) requests are decoded together.
     """
 
     _load_tokenizer = True

@@ -13,11 +13,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .blocks import decompose, recompose
-from .corpus import Corpus
-from .mentions import MentionBank
-from .tags import spans_to_tags, text_spans
-from .words import sentence_endings
+from ..data.corpus import Corpus
+from ..runtime.blocks import decompose, recompose
+from ..runtime.mentions import MentionBank
+from ..runtime.tags import spans_to_tags, text_spans
+from ..runtime.words import sentence_endings
 
 __all__ = ["mention_replacement", "write_dataset"]
 
@@ -86,10 +86,10 @@ def write_dataset(
     rows: list[dict[str, Any]], entity_types: list[str], output_dir: str | os.PathLike, settings: dict[str, Any]
 ) -> Path:
     """Write ``rows`` as ``output_dir/data/train-00000.parquet`` in the generated-dataset format
-    (:mod:`hf_ecg.dataset_format`: the ``hf-ecg generate`` schema and an ``ecg_generation.json`` manifest,
-    so that :func:`~hf_ecg.dataset_format.read_generated`, selection and export take it), and
+    (:mod:`hf_ecg.data.dataset_format`: the ``hf-ecg generate`` schema and an ``ecg_generation.json`` manifest,
+    so that :func:`~hf_ecg.data.dataset_format.read_generated`, selection and export take it), and
     ``output_dir/baseline.json`` (the settings); ``datasets.load_dataset(output_dir)`` reads it."""
-    from .dataset_format import bio_labels, dataset_features, write_manifest, write_shard
+    from ..data.dataset_format import bio_labels, dataset_features, write_manifest, write_shard
 
     output_dir = Path(output_dir)
     data_dir = output_dir / "data"

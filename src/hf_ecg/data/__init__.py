@@ -1,0 +1,1 @@
+"""Labelled data on disk: corpora read in, Q&A block splits, the generated-dataset format."""

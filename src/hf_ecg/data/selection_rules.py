@@ -1,0 +1,23 @@
+"""The selection rules by name: which exist, which run by default, what each drops (the dataset card's
+table) and which need gold taggers. Apart from :mod:`hf_ecg.synthetic.selection`, which applies them, so
+that the dataset card and the CLI can name them without importing the taggers."""
+
+__all__ = ["DEFAULT_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]
+
+#: Every rule, in the order the default applies the cheap ones before the tagger ones.
+RULES = ("duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "consistent", "no-extra", "exact")
+#: The default rules: whole sentences first, since a tagger alone favours fragments.
+DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
+#: What each rule drops, in a few words (the dataset card's selection table).
+RULE_DESCRIPTIONS = {
+    "duplicate": "the same tokens as a gold sentence or an earlier sample",
+    "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
+    "tag-leak": "a word outside the entities that spells an entity tag's name (Dise, ase)",
+    "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
+    "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",
+    "consistent": "a generated entity the gold taggers do not predict with its span and type",
+    "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
+    "exact": "any word whose predicted tag differs from the generated one",
+}
+#: Rules that need taggers trained on gold.
+TAGGER_RULES = frozenset({"consistent", "no-extra", "exact"})

@@ -1,0 +1,1 @@
+"""Fine-tuning a causal LM on Q&A blocks: ECGTrainer, its arguments, the model card."""
