@@ -9,7 +9,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from hf_ecg.runtime.mentions import MentionBank
+from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.tags import Span
+from tiny import GENERATION_MENTIONS, GENERATION_TYPES, save_tiny_ecg_model, tiny_ecg_model
 
 settings.register_profile(
     "ci", max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -51,3 +54,26 @@ def labelled_sentences(draw: st.DrawFn, max_items: int = 10) -> tuple[list[str],
     if not tokens:
         tokens.append(draw(words))
     return tokens, spans
+
+
+# The generation tests' tiny model (test_pipeline, test_decoding, test_generate): an untrained 2-layer GPT-2.
+@pytest.fixture(scope="module")
+def tiny():
+    """(model, tokenizer, ECGConfig) of an untrained tiny ECG model over GENERATION_TYPES."""
+    return tiny_ecg_model(GENERATION_TYPES)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A saved tiny ECG model with a mention bank and corpus statistics, as `hf-ecg train` writes it."""
+    return save_tiny_ecg_model(tmp_path_factory.mktemp("tiny-ecg"), GENERATION_TYPES, GENERATION_MENTIONS)
+
+
+@pytest.fixture(scope="module")
+def gen(tiny):
+    """The pipeline over ``tiny``, its mention bank set."""
+    model, tokenizer, config = tiny
+    config.mention_bank = MentionBank.from_lists(GENERATION_MENTIONS).to_dict()
+    return EntityControlledGenerationPipeline(
+        model=model, tokenizer=tokenizer, ecg_config=config, device="cpu", max_block_tokens=8, max_attempts=2
+    )  # an untrained model rarely ends a block itself: keep blocks short and their tries few

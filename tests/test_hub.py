@@ -367,6 +367,9 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
     captured = capsys.readouterr()
     assert "nothing uploaded" in captured.out
 
+    from hf_ecg.runtime import REMOTE_CODE_MODULES
+
+    assert {f.name for f in local.glob("*.py")} == set(REMOTE_CODE_MODULES)  # the pinned set, nothing more
     config = json.loads((local / "config.json").read_text())
     assert (
         config["custom_pipelines"]["entity-controlled-generation"]["impl"]

@@ -134,3 +134,12 @@ def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
     BertModel(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+#: The entity types and mentions of the generation tests' tiny model (conftest's ``tiny``, ``model_dir``, ``gen``).
+GENERATION_TYPES = ("Chemical", "Disease", "Gene")
+GENERATION_MENTIONS = {
+    "Chemical": ["aspirin", "acetyl salicylic acid"],
+    "Disease": ["fever", "severe pain"],
+    "Gene": ["BRCA1"],
+}
