@@ -1,24 +1,18 @@
-"""scripts/reproduce.py end to end on tiny models: every stage runs, the tables hold what this run computed."""
+"""The reproduction protocol (hf_ecg.experiments, what scripts/reproduce.py runs) end to end on tiny models: every
+stage runs, the tables hold what this run computed."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import replace
-from pathlib import Path
 
+import pytest
+
+from hf_ecg.experiments import run_protocol
+from hf_ecg.experiments.config import ReproduceConfig, Row, ner_rows, parse_reproduce_config, wanted
+from hf_ecg.experiments.protocol import cached_run, run_path
+from hf_ecg.experiments.tables import verdict
 from tiny import save_tiny_bert, save_tiny_model, toy_corpus
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "reproduce.py"
-
-
-def _reproduce():
-    spec = importlib.util.spec_from_file_location("reproduce", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys):
@@ -35,17 +29,20 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
             "--rule", "duplicate", "--ner-model", str(save_tiny_bert(tmp_path / "bert")), "--ner-epochs", "1",
             "--dev-first-n", "4", "--workers", "1", "--data-dir", str(tmp_path / "data"), "--output", str(output),
             "--reference", str(reference)]  # fmt: skip
-    reproduce = _reproduce()
     # The extended selections, with rules that a tiny generator's samples can pass; "whole" keeps none of them.
-    reproduce.SELECTION_VARIANTS = {"dup": (("duplicate",), False), "pair": (("duplicate", "near-copy"), True),
-                                    "none-kept": (("whole",), False)}  # fmt: skip
-    assert reproduce.main(argv) == 0
+    variants = {"dup": (("duplicate",), False), "pair": (("duplicate", "near-copy"), True),
+                "none-kept": (("whole",), False)}  # fmt: skip
+
+    def reproduce(*more: str) -> None:
+        assert run_protocol(parse_reproduce_config([*argv, *more]), selection_variants=variants) == output
+
+    reproduce()
     printed = capsys.readouterr().out
     assert "gold " in printed and "against the reference 0.500" in printed
     assert "reference gold + DAGA: 0.600 ± 0.010" in printed
 
     results = json.loads((output / "ner.json").read_text())
-    expected = {row.key for row in reproduce.ner_rows("two-stage", ("concat", "oversample", "two-stage"), [1, 3])}
+    expected = {row.key for row in ner_rows("two-stage", ("concat", "oversample", "two-stage"), [1, 3], 2, variants)}
     expected.remove("gold+sel-none-kept")  # its selection kept nothing
     assert set(results) == expected and {"gold+qalm-3x", "gold+sel-concat", "gold+mr-two-stage"} <= set(results)
     assert "vs gold+mr " in printed and "vs gold+mr-two-stage " in printed  # every recipe of the baseline
@@ -64,7 +61,7 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert selected["selection"]["config"]["rules"] == ["duplicate"] and selected["selection"]["source_samples"] == 16
     curve = json.loads((output / "work" / "synthetic-qalm-curve" / "ecg_generation.json").read_text())
     assert curve["num_samples"] == 24  # the 3× point, beyond the 2× pool, in a folder of its own
-    for name, (rules, ensemble) in reproduce.SELECTION_VARIANTS.items():  # the extended tables' other selections
+    for name, (rules, ensemble) in variants.items():  # the extended tables' other selections
         if name == "none-kept":
             assert not (output / "work" / f"synthetic-qalm-selected-{name}" / "ecg_generation.json").exists()
             continue
@@ -75,19 +72,19 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
 
     # A rerun computes nothing again: every stage's output is in the run folder.
     runs_before = {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()}
-    assert reproduce.main(argv) == 0
+    reproduce()
     assert {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()} == runs_before
     assert json.loads((output / "timing.json").read_text())["invocations"] == 2
     assert "over 2 invocations" in capsys.readouterr().out
 
     # --rows picks rows by key or pattern; without the verdict's rows there is no verdict.
-    assert [row.key for row in reproduce.ner_rows("concat", ("concat",), [1]) if reproduce.wanted(row, "gold,*-only")] \
+    assert [row.key for row in ner_rows("concat", ("concat",), [1]) if wanted(row, "gold,*-only")] \
         == ["gold", "mr-only", "lm-only", "qalm-only", "sel-only"]  # fmt: skip
-    assert reproduce.main([*argv, "--rows", "gold,gold+sel-dup"]) == 0
+    reproduce("--rows", "gold,gold+sel-dup")
     assert "no verdict" in capsys.readouterr().out
 
     # Another --recipe reruns the rows that mix data (their cached runs were made another way), and only those.
-    assert reproduce.main([*argv, "--rows", "gold,gold+mr,gold+sel", "--recipe", "concat"]) == 0
+    reproduce("--rows", "gold,gold+mr,gold+sel", "--recipe", "concat")
     after = {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()}
     rerun = sorted(name for name in after if after[name] != runs_before[name])
     assert rerun == ["gold+sel-seed1.json", "gold+sel-seed2.json"]
@@ -95,30 +92,54 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
 
 
 def test_verdict_compares_selected_data_with_gold_and_every_mention_replacement_recipe():
-    reproduce = _reproduce()
-
     def runs(*scores):
         return [{"entity_f1": score} for score in scores]
 
     results = {"gold": runs(0.45, 0.46, 0.44), "gold+mr": runs(0.46, 0.47, 0.45),
                "gold+mr-two-stage": runs(0.47, 0.49, 0.45), "gold+sel": runs(0.48, 0.49, 0.47)}  # fmt: skip
-    lines = reproduce.verdict(results, {"gold": [0.48, 0.01], "gold+daga": [0.472, 0.0]})
+    lines = verdict(results, {"gold": [0.48, 0.01], "gold+daga": [0.472, 0.0]})
     assert lines[0] == "gold 0.450 against the reference 0.480: NOT within 0.02"
     assert "vs gold 0.450: +0.030, above the larger std 0.010" in lines[1]
     assert "vs gold+mr 0.460: +0.020, above the larger std 0.010" in lines[2]
     assert "vs gold+mr-two-stage 0.470: +0.010, not above the larger std 0.020" in lines[3]
     assert lines[4] == "reference gold + DAGA: 0.472 ± 0.000"
-    assert reproduce.verdict({"gold": results["gold"]}, {})[0].startswith("no verdict")
+    assert verdict({"gold": results["gold"]}, {})[0].startswith("no verdict")
 
 
 def test_a_cached_run_counts_only_when_made_with_the_rows_recipe(tmp_path):
-    reproduce = _reproduce()
-    mixed = reproduce.Row("gold+sel", "x", True, "sel", recipe="two-stage")
-    alone = reproduce.Row("gold", "gold", True)
-    assert reproduce.run_path(tmp_path, "gold+sel", 3) == tmp_path / "gold+sel-seed3.json"
-    assert not reproduce.cached_run(tmp_path, mixed, 3)
-    reproduce.run_path(tmp_path, "gold+sel", 3).write_text(json.dumps({"recipe": "concat"}))
-    reproduce.run_path(tmp_path, "gold", 3).write_text(json.dumps({"recipe": "concat"}))
-    assert not reproduce.cached_run(tmp_path, mixed, 3)  # made another way: run again
-    assert reproduce.cached_run(tmp_path, replace(mixed, recipe="concat"), 3)
-    assert reproduce.cached_run(tmp_path, replace(alone, recipe="two-stage"), 3)  # mixes nothing: any recipe
+    mixed = Row("gold+sel", "x", True, "sel", recipe="two-stage")
+    alone = Row("gold", "gold", True)
+    assert run_path(tmp_path, "gold+sel", 3) == tmp_path / "gold+sel-seed3.json"
+    assert not cached_run(tmp_path, mixed, 3)
+    run_path(tmp_path, "gold+sel", 3).write_text(json.dumps({"recipe": "concat"}))
+    run_path(tmp_path, "gold", 3).write_text(json.dumps({"recipe": "concat"}))
+    assert not cached_run(tmp_path, mixed, 3)  # made another way: run again
+    assert cached_run(tmp_path, replace(mixed, recipe="concat"), 3)
+    assert cached_run(tmp_path, replace(alone, recipe="two-stage"), 3)  # mixes nothing: any recipe
+
+
+def test_the_options_parse_into_a_typed_config_with_the_scripts_spellings():
+    """scripts/reproduce.py's options, as the README writes them, become ReproduceConfig fields with their types."""
+    config = parse_reproduce_config(
+        [
+            "--dataset",
+            "jnlpba",
+            "--first-n",
+            "186",
+            "--no-lora",
+            "--rule",
+            "duplicate",
+            "whole",
+            "--ner-learning-rate",
+            "5e-5",
+            "--generator_epochs",
+            "2",
+        ],
+        data_dir="/data",
+    )
+    assert config == ReproduceConfig(dataset="jnlpba", first_n=186, lora=False, rule=["duplicate", "whole"],
+                                     ner_learning_rate=5e-5, generator_epochs=2.0, data_dir="/data")  # fmt: skip
+    assert parse_reproduce_config(["--dataset", "bc5cdr", "--first-n", "45", "--data-dir", "/mine"], data_dir="/d")\
+        .data_dir == "/mine"  # fmt: skip
+    with pytest.raises(SystemExit):
+        parse_reproduce_config(["--dataset", "conll", "--first-n", "45"])

@@ -1,0 +1,412 @@
+"""The reproduction protocol, stage by stage, each stage's output kept in the run folder so that a rerun
+resumes (DESIGN §4-5):
+
+1. gold = the first N training sentences (JNLPBA: of its dev split, the offline training pool);
+2. train ECG-QALM and the ECG-LM ablation (LoRA, the same epochs; 10% of the gold sentences held out, the
+   checkpoint with the lowest held-out answer loss kept);
+3. synthetic sets: ECG-QALM over-generated (``over_generate`` × N; the extended curve's largest multiple in a
+   folder of its own), the selected ECG-QALM samples (:mod:`hf_ecg.synthetic.selection`; the extended tables
+   also select with each of :data:`~hf_ecg.experiments.config.SELECTION_VARIANTS`), ECG-LM and mention
+   replacement (N each);
+4. generation quality against gold and sentence health;
+5. downstream NER, a token classifier trained to convergence once per seed, each run cached in ``runs/``.
+
+:func:`run_protocol` runs them and writes the tables (:mod:`hf_ecg.experiments.tables`).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..evaluation.ner import NERConfig
+from .config import METHODS, SELECTION_VARIANTS, SETTINGS, ReproduceConfig, Row, ner_rows, wanted
+from .tables import plot_scaling, write_tables
+
+__all__ = ["run_protocol"]
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def thread_env(workers: int) -> dict[str, str]:
+    """Environment giving a worker process its share of the CPU threads."""
+    threads = str(max(1, (os.cpu_count() or 1) // workers))
+    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+
+
+def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str, Path]) -> dict[str, float]:
+    """Train a generator per layout (``qa``: ECG-QALM, ``lm``: ECG-LM) into ``outputs[layout]``, one at a time
+    with every thread, so that each one's training time is its own; a trained one is kept. Minutes by layout."""
+    from ..training.trainer import train_ecg_model
+    from ..training.training_args import ECGTrainingArguments
+
+    minutes = {}
+    for layout, out in outputs.items():
+        if (out / "ecg_config.json").is_file():
+            continue
+        epochs, learning_rate = config.generator_epochs, config.generator_learning_rate
+        log(f"training the {layout} generator ({epochs:g} epochs, lr {learning_rate:g})")
+        length = (
+            {"max_steps": config.generator_max_steps}
+            if config.generator_max_steps > 0
+            else {"num_train_epochs": config.generator_epochs}
+        )
+        training = ECGTrainingArguments(
+            output_dir=str(out),
+            learning_rate=config.generator_learning_rate,
+            logging_steps=10,
+            layout=layout,
+            disable_tqdm=True,
+            lora=config.lora,
+            **length,
+        )
+        started = time.perf_counter()
+        train_ecg_model(gold_path, config.generator_model, training, first_n=config.first_n, corpus_name=config.dataset)
+        minutes[layout] = (time.perf_counter() - started) / 60
+        record_training(out, minutes[layout])
+    return minutes
+
+
+def record_training(model_dir: Path, minutes: float) -> None:
+    """Write ``training.json`` beside the model: wall minutes of its training (model loading included),
+    the held-out answer loss of each evaluation (from the model card data) and the checkpoint kept."""
+    card = json.loads((model_dir / "ecg_card.json").read_text())
+    evaluations = [(log["epoch"], log["eval_loss"]) for log in card.get("training_logs", []) if "eval_loss" in log]
+    best = card.get("best_step")  # the checkpoint the trainer kept (ECGModelCardCallback)
+    record = {
+        "minutes": minutes,
+        "eval_loss_by_epoch": evaluations,
+        "best_checkpoint": None if best is None else f"checkpoint-{best}",
+    }
+    (model_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
+def generate(config: ReproduceConfig, model: Path, output: Path, num_samples: int) -> Path:
+    from ..runtime.decoding import DecodingConfig
+    from ..synthetic.generate import generate_dataset
+
+    log(f"{num_samples} samples with {model.name} in {output} (shards already written are kept)")
+    decoding = DecodingConfig(
+        batch_size=config.generation_batch_size,
+        max_block_tokens=config.max_block_tokens,
+        max_attempts=config.max_attempts,
+    )
+    return generate_dataset(
+        model, output, num_samples, seed=config.seed, decoding=decoding, samples_per_shard=256, progress_bar=False
+    )
+
+
+def synthetic_sets(
+    config: ReproduceConfig, gold: Any, qalm: Path, lm: Path, work: Path, largest: int
+) -> dict[str, Path]:
+    """Stage 3 (before selection): the over-generated ECG-QALM pool that every selection draws from, ECG-LM and
+    mention replacement (N each), and the curve's ECG-QALM folder when its ``largest`` multiple is beyond the
+    pool (so that the core run's pool, and what was selected from it, stays as it was). Folders by method."""
+    from ..synthetic.baselines import mention_replacement, write_dataset
+
+    n = len(gold)
+    dirs = {
+        "qalm": generate(config, qalm, work / "synthetic-qalm", config.over_generate * n),
+        "lm": generate(config, lm, work / "synthetic-lm", n),
+    }
+    if largest > config.over_generate:
+        dirs["qalm-curve"] = generate(config, qalm, work / "synthetic-qalm-curve", largest * n)
+    dirs["mr"] = work / "synthetic-mr"
+    if not (dirs["mr"] / "baseline.json").is_file():
+        rows = mention_replacement(gold, n, seed=config.seed)
+        write_dataset(rows, gold.entity_types, dirs["mr"], {"method": "mention-replacement", "seed": config.seed})
+    return dirs
+
+
+def select_sets(
+    config: ReproduceConfig,
+    gold: Any,
+    test: Any,
+    dev: Any,
+    ner_config: NERConfig,
+    dirs: dict[str, Path],
+    rows: list[Row],
+    work: Path,
+    runs_dir: Path,
+    selection_variants: Mapping[str, tuple[tuple[str, ...], bool]] = SELECTION_VARIANTS,
+) -> tuple[dict[str, Path], list[Row]]:
+    """Stage 3 (selection): ``sel``, the pool selected with ``--rule``, and the extended rows' other selections
+    (``selection_variants``, default :data:`SELECTION_VARIANTS`). The gold tagger a rule needs is the gold
+    row's first run (same data, same protocol: trained once, its score saved as that run). Returns the
+    folders with the selected ones added, and ``rows`` less those whose selection kept nothing."""
+    from ..data.selection_rules import DEFAULT_RULES
+    from ..evaluation.ner import score_tagger, train_tagger
+    from ..synthetic.selection import SelectionConfig, filter_generated
+
+    seeds = ner_config.seeds
+    rules = config.rule or list(DEFAULT_RULES)
+    selection_config = SelectionConfig(
+        rules=rules,
+        tagger_model=ner_config.model,
+        tagger_epochs=ner_config.epochs,
+        tagger_learning_rate=ner_config.learning_rate,
+        tagger_batch_size=ner_config.batch_size,
+        tagger_seeds=seeds[:1],
+    )
+    selected_dir = work / "synthetic-qalm-selected"
+    gold_taggers: dict[int, Any] = {}
+
+    def taggers_for(tagger_seeds: list[int]) -> list[Any]:
+        for seed in tagger_seeds:
+            if seed not in gold_taggers:
+                log(f"gold tagger, seed {seed}, for the selection")
+                gold_taggers[seed] = train_tagger([gold], ner_config, seed, entity_types=test.entity_types, dev=dev)
+        return [gold_taggers[seed] for seed in tagger_seeds]
+
+    dirs = dict(dirs)
+    taggers = None
+    if selection_config.needs_taggers and not (selected_dir / "ecg_generation.json").is_file():
+        log(f"gold tagger, seed {seeds[0]}: the selection's tagger and the gold row's first run")
+        taggers = taggers_for(seeds[:1])
+        result = {"seed": seeds[0], **score_tagger(taggers[0], test)}
+        run_path(runs_dir, "gold", seeds[0]).write_text(json.dumps(result, indent=2) + "\n")
+    log(f"selection: {', '.join(rules)}")
+    dirs["sel"] = filter_generated(
+        dirs["qalm"], gold, selected_dir, selection_config, taggers=taggers, progress_bar=False
+    )
+    for name, (variant_rules, ensemble) in selection_variants.items():
+        if not any(row.synthetic == f"sel-{name}" for row in rows):
+            continue
+        variant = replace(selection_config, rules=list(variant_rules), tagger_seeds=seeds if ensemble else seeds[:1])
+        folder = work / f"synthetic-qalm-selected-{name}"
+        given = None
+        if variant.needs_taggers and not (folder / "ecg_generation.json").is_file():
+            given = taggers_for(variant.tagger_seeds)
+        log(f"selection {name}: {', '.join(variant.rules)}{' (ensemble)' * ensemble}")
+        try:
+            dirs[f"sel-{name}"] = filter_generated(
+                dirs["qalm"], gold, folder, variant, taggers=given, progress_bar=False
+            )
+        except ValueError as error:  # every sample dropped: nothing to train on
+            log(f"selection {name}: {error}; its rows are not run")
+            rows = [row for row in rows if row.synthetic != f"sel-{name}"]
+    return dirs, rows
+
+
+def measure_quality(
+    path: Path, config: ReproduceConfig, gold: Any, sets: dict[str, Any], dirs: dict[str, Path]
+) -> dict[str, dict[str, float]]:
+    """Stage 4: each method's first N samples against gold (and all ECG-QALM generated, as ``qalm-all``), and
+    ``gold`` itself, each sentence against the other gold sentences; kept in ``path``, read back on a rerun."""
+    from ..evaluation import load_flags
+    from ..evaluation.quality import gold_self_report, quality_reports
+
+    gold_rows = [(s.tokens, s.tags) for s in gold]
+    quality = json.loads(path.read_text()) if path.is_file() else {}
+    if not quality:
+        log("generation quality")
+        n = len(gold)
+        flags = {method: load_flags(folder) for method, folder in dirs.items()}
+        quality = quality_reports(
+            {method: [(s.tokens, s.tags) for s in list(sets[method])[:n]] for method in METHODS},
+            gold_rows,
+            ref_model=config.generator_model,
+            flags={method: {k: v[:n] for k, v in columns.items()} for method, columns in flags.items() if columns},
+        )
+        whole = quality_reports(
+            {"qalm-all": [(s.tokens, s.tags) for s in sets["qalm"]]},
+            gold_rows,
+            ref_model=None,
+            flags={"qalm-all": flags["qalm"]},
+        )
+        quality["qalm-all"] = whole["qalm-all"]
+    if "gold" not in quality:  # also for a folder measured before the gold row was computed
+        quality["gold"] = gold_self_report(gold_rows)
+        path.write_text(json.dumps(quality, indent=2) + "\n")
+    return quality
+
+
+def run_path(runs_dir: Path, key: str, seed: int) -> Path:
+    """Where the NER run of row ``key`` at ``seed`` is kept."""
+    return runs_dir / f"{key}-seed{seed}.json"
+
+
+def ner_run(
+    row: Row, sets: dict[str, Any], gold: Any, dev: Any, test: Any, ner_config: NERConfig, seed: int, threads: int
+) -> dict[str, Any]:
+    """One NER run (in a worker process with ``threads`` torch threads when there are several workers)."""
+    import torch
+
+    from ..evaluation.ner import train_and_test
+
+    if threads:
+        torch.set_num_threads(threads)
+    synthetic = [sets[row.synthetic].subset(first_n=row.multiple * len(gold))] if row.synthetic else []
+    train = [gold] if row.gold else []
+    if not row.gold:  # synthetic data alone: it is the "gold" side of the recipe
+        train, synthetic = synthetic, []
+    return train_and_test(train, test, replace(ner_config, recipe=row.recipe), seed, synthetic=synthetic, dev=dev)
+
+
+def cached_run(runs_dir: Path, row: Row, seed: int) -> bool:
+    """Whether ``row`` at ``seed`` has a result in ``runs_dir`` made with the row's recipe (a row that mixes
+    nothing is the same under any recipe)."""
+    path = run_path(runs_dir, row.key, seed)
+    if not path.is_file():
+        return False
+    return not (row.gold and row.synthetic) or json.loads(path.read_text()).get("recipe", "concat") == row.recipe
+
+
+def run_ner(
+    config: ReproduceConfig,
+    rows: list[Row],
+    sets: dict[str, Any],
+    gold: Any,
+    dev: Any,
+    test: Any,
+    ner_config: NERConfig,
+    seeds: list[int],
+    runs_dir: Path,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every row × seed, each cached in ``runs_dir``; ``config.workers`` at a time in spawned processes."""
+    todo = [(row, seed) for row in rows for seed in seeds if not cached_run(runs_dir, row, seed)]
+    if todo:
+        log(f"NER: {len(todo)} runs, {config.workers} at a time")
+
+    def save(row: Row, seed: int, result: dict[str, Any], done: int) -> None:
+        result = {**result, "recipe": row.recipe}
+        run_path(runs_dir, row.key, seed).write_text(json.dumps(result, indent=2) + "\n")
+        log(f"NER {done}/{len(todo)}: {row.label}, seed {seed}: entity F1 {result['entity_f1']:.3f}")
+
+    if config.workers > 1 and len(todo) > 1:
+        threads = int(thread_env(config.workers)["OMP_NUM_THREADS"])
+        # spawn, not fork: a forked child would inherit this process's OpenMP state
+        with ProcessPoolExecutor(config.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {
+                pool.submit(ner_run, row, sets, gold, dev, test, ner_config, seed, threads): (row, seed)
+                for row, seed in todo
+            }
+            for done, future in enumerate(as_completed(futures), 1):
+                save(*futures[future], future.result(), done)
+    else:
+        for done, (row, seed) in enumerate(todo, 1):
+            save(row, seed, ner_run(row, sets, gold, dev, test, ner_config, seed, 0), done)
+    return {row.key: [json.loads(run_path(runs_dir, row.key, seed).read_text()) for seed in seeds] for row in rows}
+
+
+def run_protocol(
+    config: ReproduceConfig,
+    *,
+    selection_variants: Mapping[str, tuple[tuple[str, ...], bool]] = SELECTION_VARIANTS,
+) -> Path:
+    """Run every stage of ``config`` in its folder (resuming what an earlier run there did) and write its
+    tables; returns the folder. ``selection_variants``: the extended tables' other selections."""
+    seeds = [int(s) for s in config.seeds.split(",")]
+    extended = config.tables == "extended"
+    scales = sorted({int(s) for s in config.scales.split(",")} | {1}) if extended else [1]
+    setting = SETTINGS[config.dataset]
+    n = config.first_n
+    data_dir = Path(config.data_dir)
+    paths = {split: data_dir / getattr(setting, split) for split in ("train", "test")}
+    for path in paths.values():
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path} not found: the corpora live in ../shared/data (see DESIGN §4), or pass --data-dir"
+            )
+    output = Path(config.output or Path("outputs") / "reproduce" / f"{config.dataset}-{n}")
+    work, runs_dir = output / "work", output / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+
+    from ..evaluation import load_labelled, load_source
+    from ..evaluation.ner import RECIPES
+
+    if config.recipe not in RECIPES:
+        raise ValueError(f"unknown recipe {config.recipe!r}; known: {', '.join(RECIPES)}")
+    gold = load_labelled(paths["train"], first_n=n)
+    test = load_labelled(paths["test"], first_n=config.test_first_n or None)
+    dev = None
+    if config.dev_first_n:
+        spec = setting.dev.format(dev_n=config.dev_first_n, n=n, n_plus_dev=n + config.dev_first_n)
+        dev = load_source(data_dir / spec)
+    log(
+        f"{config.dataset}: {len(gold)} gold, {len(test)} test, {len(dev) if dev else 0} dev sentences; seeds {seeds}; "
+        f"{config.tables} tables"
+    )
+
+    # Minutes per stage of this folder; a resumed run adds what it redid and says so.
+    timing_path = output / "timing.json"
+    timing: dict[str, Any] = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
+    timing["invocations"] = timing.get("invocations", 0) + 1
+    stages: dict[str, float] = timing.setdefault("minutes", {})
+    mark = started
+
+    def stage_done(name: str) -> None:
+        nonlocal mark
+        stages[name] = stages.get(name, 0.0) + (time.perf_counter() - mark) / 60
+        mark = time.perf_counter()
+        timing_path.write_text(json.dumps(timing, indent=2) + "\n")
+
+    qalm, lm = work / "ecg-qalm", work / "ecg-lm"
+    train_generators(config, paths["train"], {"qa": qalm, "lm": lm})
+    stage_done("generators")
+    dirs = synthetic_sets(config, gold, qalm, lm, work, max(scales))
+    stage_done("synthetic sets")
+    ner_learning_rate = config.ner_learning_rate or setting.learning_rate
+    ner_config = NERConfig(
+        model=config.ner_model, epochs=config.ner_epochs, learning_rate=ner_learning_rate, seeds=seeds
+    )
+    rows = [
+        row
+        for row in ner_rows(config.recipe, RECIPES, scales, config.over_generate, selection_variants)
+        if (row.core or extended) and wanted(row, config.rows)
+    ]
+    dirs, rows = select_sets(config, gold, test, dev, ner_config, dirs, rows, work, runs_dir, selection_variants)
+    sets = {method: load_labelled(folder) for method, folder in dirs.items()}
+    if len(sets["sel"]) < n:
+        log(f"warning: selection kept {len(sets['sel'])} samples, fewer than {n}: raise --over-generate")
+    stage_done("selection")
+    quality = measure_quality(output / "quality.json", config, gold, sets, dirs)
+    stage_done("quality")
+
+    results = run_ner(config, rows, sets, gold, dev, test, ner_config, seeds, runs_dir)
+    (output / "ner.json").write_text(json.dumps(results, indent=2) + "\n")
+    stage_done("NER")
+
+    reference_path = Path(config.reference) if config.reference else None
+    reference = (
+        json.loads(reference_path.read_text()).get(f"{config.dataset}-{n}", {})
+        if reference_path and reference_path.is_file()
+        else {}
+    )
+    tables = write_tables(
+        output,
+        config,
+        ner_config,
+        len(test),
+        len(dev) if dev else 0,
+        quality,
+        rows,
+        results,
+        scales,
+        reference,
+        timing,
+        dirs,
+        {method: len(data) for method, data in sets.items()},
+    )
+    curve = ["gold", "gold+mr", "gold+qalm", *(f"gold+qalm-{m}x" for m in scales if m > 1)]
+    if extended and all(key in results for key in curve):
+        plot_scaling(output / "scaling.png", config, results, scales)
+    _, header, ner_section = tables.partition("## Downstream NER")
+    print(header + ner_section)  # the NER table and its verdict lines
+    resumed = (
+        f"; this folder's stages over {timing['invocations']} invocations: {sum(stages.values()):.1f} min"
+        if timing["invocations"] > 1
+        else ""
+    )
+    log(f"done in {(time.perf_counter() - started) / 60:.1f} min{resumed}: {output}/tables.md")
+    return output
