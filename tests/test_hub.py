@@ -497,3 +497,22 @@ def test_the_card_modules_load_without_torch_or_transformers():
         "print(sorted({'torch', 'transformers'} & set(sys.modules)))"  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("name", "hub_id"),
+    [("org/name", True), ("gpt2", True), ("/abs/folder", False), ("./folder", False), ("a/b/c", False), ("", False)],
+)
+def test_one_hub_id_check_for_both_cards(name, hub_id, tmp_path):
+    """The model card's base-model link and the dataset card's generator link follow one rule (they disagreed
+    on `gpt2` and on `a/b/c`); an existing folder is never a Hub id."""
+    from hf_ecg.hub.dataset_card import ECGDatasetCardData
+    from hf_ecg.hub.model_card import ECGModelCardData, looks_like_hub_id
+
+    assert looks_like_hub_id(name) is hub_id
+    assert (ECGModelCardData(base_model=name).base_model_hub_id == name) is hub_id
+    card = ECGDatasetCardData(entity_types=["Disease"], num_samples=1, generator=name, base_model=name)
+    assert (card.generator_hub_id == name) is hub_id and (card.base_model_hub_id == name) is hub_id
+    (tmp_path / "org").mkdir()
+    (tmp_path / "org" / "name").mkdir()
+    assert not looks_like_hub_id(str(tmp_path / "org" / "name"))

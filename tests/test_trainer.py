@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser, TrainerCallback
 
 from hf_ecg.cli import build_parser, main
+from hf_ecg.cli.common import CLIError
 from hf_ecg.data.builder import ECGBlocksBuilder
 from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
@@ -182,6 +183,51 @@ def test_training_arguments_parse_from_yaml_with_help(tmp_path):
     assert "--loss_on {answer,all}" in helps and "--save_mention_bank" in helps
     with pytest.raises(ValueError, match="loss_on"):
         ECGTrainingArguments(output_dir="x", loss_on="prompt")
+
+
+def test_train_config_yaml_values_keep_their_types_and_the_command_line_wins(tmp_path):
+    """A dict-valued field arrives as a dict (not its repr), a YAML number as a number; flags override the file;
+    a key that is no field is named; learning_rate left out means the recipe's rate (None in --help)."""
+    from hf_ecg.cli.train import _training_arguments
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "lr_scheduler_type: cosine_with_restarts\nlr_scheduler_kwargs: {num_cycles: 2}\nlora_r: 4\n"
+        "lora_target_modules: [c_attn, c_proj]\nwarmup_steps: 3\nseed: 5\n"
+    )
+    parser = build_parser()
+    args = parser.parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path / "o"),
+                              "--config", str(config)])  # fmt: skip
+    training = _training_arguments(args, ["--seed", "7"])
+    assert training.lr_scheduler_kwargs == {"num_cycles": 2}
+    assert (training.lora_r, training.lora_target_modules, training.warmup_steps) == (4, ["c_attn", "c_proj"], 3)
+    assert training.seed == 7 and training.learning_rate == 1e-3 and training.output_dir == str(tmp_path / "o")
+    config.write_text("lora_rank: 4\n")
+    with pytest.raises(CLIError, match="not ECGTrainingArguments fields: lora_rank"):
+        _training_arguments(args, [])
+    assert ECGTrainingArguments(output_dir="x", lora=False).learning_rate == 5e-4
+    assert ECGTrainingArguments(output_dir="x", learning_rate=2e-4).learning_rate == 2e-4
+
+
+def test_the_trainer_leaves_the_callers_arguments_as_they_were(tmp_path):
+    """ECGTrainer and train_ecg_model work on copies (dataclasses.replace), as SpanMarker's trainer does: the
+    caller's push_to_hub and checkpoint settings are not rewritten."""
+    from hf_ecg.training.trainer import _evaluate_and_keep_best
+
+    args = ECGTrainingArguments(output_dir=str(tmp_path / "o"), push_to_hub=True, hub_model_id="org/x",
+                                save_strategy="steps", save_steps=7)  # fmt: skip
+    before = args.to_dict()
+    kept = _evaluate_and_keep_best(args)
+    assert args.to_dict() == before
+    tok = tiny_tokenizer()
+    model = tiny_gpt2(len(tok))
+    add_ecg_tokens(tok, model, TYPES)
+    trainer = ECGTrainer(model=model, args=args, ecg_config=ECGConfig(entity_types=TYPES), processing_class=tok,
+                         train_dataset=blocks_of(tmp_path))  # fmt: skip
+    assert trainer.push_after_training and not trainer.args.push_to_hub  # no checkpoint pushes during training
+    assert args.to_dict() == before and args.push_to_hub
+    assert kept.load_best_model_at_end and kept.metric_for_best_model == "eval_loss" and kept.save_total_limit == 1
+    assert str(kept.eval_strategy) in ("epoch", "IntervalStrategy.EPOCH") and kept.push_to_hub
 
 
 def test_unknown_model_offline_says_what_was_tried(monkeypatch):

@@ -70,7 +70,11 @@ def add_parser(sub: Any) -> None:
 
 
 def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
-    """ECGTrainingArguments from --config YAML, then the named flags, then extra --field value pairs."""
+    """ECGTrainingArguments from --config YAML, then the named flags, then extra --field value pairs.
+
+    As TRL's parser does, the YAML values and the named flags become the parser's defaults with their YAML
+    types (a dict stays a dict, a list a list); the extra flags are parsed over them, so the command line wins.
+    """
     import yaml
     from transformers import HfArgumentParser
 
@@ -89,14 +93,17 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
         values["num_train_epochs"] = args.epochs
     if args.max_steps is not None:
         values["max_steps"] = args.max_steps
-    argv: list[str] = []
-    for key, value in values.items():
-        if value is None:
-            continue
-        argv += [f"--{key}", *(map(str, value) if isinstance(value, list) else [str(value)])]
     parser = HfArgumentParser(ECGTrainingArguments)
+    fields = {action.dest for action in parser._actions}
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise CLIError(f"{args.config}: not ECGTrainingArguments fields: {', '.join(unknown)}")
+    parser.set_defaults(**values)
+    for action in parser._actions:
+        if action.dest in values:
+            action.required = False
     try:
-        (training_args,) = parser.parse_args_into_dataclasses(args=[*argv, *extra])
+        (training_args,) = parser.parse_args_into_dataclasses(args=list(extra))
     except SystemExit:
         raise CLIError("invalid training arguments (see the message above and `hf-ecg train --help`)") from None
     return training_args

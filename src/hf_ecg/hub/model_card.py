@@ -94,9 +94,8 @@ class ECGModelCardData:
 
     @property
     def base_model_hub_id(self) -> str | None:
-        """The base model when it names a Hub repo (not a local folder)."""
-        looks_local = Path(self.base_model).is_absolute() or self.base_model.startswith(".")
-        return self.base_model if self.base_model and not looks_local and not Path(self.base_model).exists() else None
+        """The base model when it names a Hub repo (not a local folder): :func:`looks_like_hub_id`."""
+        return self.base_model if looks_like_hub_id(self.base_model) else None
 
     def downstream_eval_results(self) -> list[EvalResult] | None:
         """The downstream report as ``model-index`` entries: entity micro F1 (mean over seeds) and per type."""
@@ -142,5 +141,15 @@ class ECGModelCardData:
 
 
 def looks_like_hub_id(name: str | None) -> bool:
-    """Whether ``name`` reads as ``org/name`` on the Hub rather than a local folder."""
-    return bool(name) and name.count("/") == 1 and not name.startswith((".", "/")) and not Path(name).exists()
+    """Whether ``name`` reads as a Hub repo id (``org/name``, or a canonical ``gpt2``) rather than a local
+    folder: huggingface_hub accepts it as a repo id, and it is no path that exists here or starts with ``.``.
+    The one such check of the cards (model, dataset): their links to the Hub follow it."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if not name or name.startswith(".") or Path(name).exists():
+        return False
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True

@@ -132,9 +132,10 @@ class ECGTrainer(Trainer):
             )
         self.ecg_config = ecg_config
         #: The user's push_to_hub: honoured by push_to_hub() after training, not by the base Trainer's
-        #: checkpoint pushes (unmerged weights, no ECG files, a generic card).
+        #: checkpoint pushes (unmerged weights, no ECG files, a generic card). A copy of the arguments says
+        #: so to the base Trainer; the caller's object is left as it was given (as SpanMarker's trainer does).
         self.push_after_training = bool(args.push_to_hub)
-        args.push_to_hub = False
+        args = replace(args, push_to_hub=False)
         self.model_card_data = model_card_data or ECGModelCardData(base_model=ecg_config.base_model)
         self.model_card_data.entity_types = list(ecg_config.entity_types)
         train_dataset = self._encode(train_dataset, processing_class, args, "train")
@@ -255,22 +256,25 @@ def hold_out_sentences(
     )
 
 
-def _evaluate_and_keep_best(args: ECGTrainingArguments) -> None:
-    """With validation blocks: evaluate every epoch unless told otherwise, and save at every evaluation to
-    keep the checkpoint with the lowest held-out answer loss (unless saving is off)."""
+def _evaluate_and_keep_best(args: ECGTrainingArguments) -> ECGTrainingArguments:
+    """With validation blocks: a copy of ``args`` that evaluates every epoch unless told otherwise, and saves at
+    every evaluation to keep the checkpoint with the lowest held-out answer loss (unless saving is off)."""
     from transformers.trainer_utils import IntervalStrategy, SaveStrategy
 
+    changes: dict[str, Any] = {}
     if args.eval_strategy == IntervalStrategy.NO:
-        args.eval_strategy = IntervalStrategy.EPOCH
-    if args.save_strategy == SaveStrategy.NO or args.load_best_model_at_end:
-        return
-    args.save_strategy = SaveStrategy(IntervalStrategy(args.eval_strategy).value)
-    args.save_steps = args.eval_steps
-    args.load_best_model_at_end = True
-    args.metric_for_best_model = "eval_loss"
-    args.greater_is_better = False
-    if args.save_total_limit is None:
-        args.save_total_limit = 1  # with load_best_model_at_end, the best and the latest are kept
+        changes["eval_strategy"] = IntervalStrategy.EPOCH
+    if not (args.save_strategy == SaveStrategy.NO or args.load_best_model_at_end):
+        changes.update(
+            save_strategy=SaveStrategy(IntervalStrategy(changes.get("eval_strategy", args.eval_strategy)).value),
+            save_steps=args.eval_steps,
+            load_best_model_at_end=True,
+            metric_for_best_model="eval_loss",
+            greater_is_better=False,
+        )
+        if args.save_total_limit is None:
+            changes["save_total_limit"] = 1  # with load_best_model_at_end, the best and the latest are kept
+    return replace(args, **changes) if changes else args
 
 
 def _iob2_label_names(corpus: Any) -> list[str] | None:
@@ -351,7 +355,7 @@ def train_ecg_model(
     if "validation" not in blocks and args.validation_split > 0:
         blocks = hold_out_sentences(blocks, len(corpus), args.validation_split, args.seed)
     if "validation" in blocks:
-        _evaluate_and_keep_best(args)
+        args = _evaluate_and_keep_best(args)
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
     endings = sentence_endings(s.tokens for s in corpus)
 

@@ -87,8 +87,8 @@ class ECGTrainingArguments(TrainingArguments):
         },
     )
     # Defaults that differ from TrainingArguments.
-    learning_rate: float = field(
-        default=-1.0,
+    learning_rate: float | None = field(
+        default=None,
         metadata={
             "help": "Initial learning rate (AdamW). Default: 1e-3 with LoRA (the lowest held-out loss in 3 epochs on "
             "JNLPBA's first 186 sentences), 5e-4 for full fine-tuning (lora false)."
@@ -123,13 +123,14 @@ class ECGTrainingArguments(TrainingArguments):
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
-        if self.learning_rate < 0:  # not given: the recipe's rate for the kind of training
+        if self.learning_rate is None:  # not given: the recipe's rate for the kind of training
             self.learning_rate = LORA_LEARNING_RATE if self.lora else FULL_LEARNING_RATE
         if not 0 <= self.validation_split < 1:
             raise ValueError(f"validation_split must be in [0, 1), got {self.validation_split}")
         if self.max_length < 8:
             raise ValueError(f"max_length={self.max_length} is too short for a Q&A sample")
-        # The collator needs the raw text columns; Trainer must not drop them.
+        # ECGTrainer._encode turns the Q&A text columns into exactly input_ids and labels, so there is nothing
+        # for the Trainer to remove; a dataset given already tokenized passes through with the caller's columns.
         self.remove_unused_columns = False
         super().__post_init__()
         if self.device.type == "cpu":
