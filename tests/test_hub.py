@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,16 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard, ModelCard
 
-from hf_ecg.citation import CITATION
+from card_patterns import (
+    DATASET_CARD_METADATA,
+    DATASET_CARD_PATTERN,
+    MODEL_CARD_METADATA,
+    MODEL_CARD_PATTERN,
+    split_card,
+)
 from hf_ecg.cli import main
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
+from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.hub.push import push_dataset
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.synthetic.generate import bio_labels, generate_dataset
@@ -114,203 +122,8 @@ def test_push_dataset_refuses_an_unfinished_generation_and_a_non_empty_folder(ge
     assert (occupied / "keep.txt").read_text() == "mine"
 
 
-EXPECTED_DATASET_CARD = (
-    """\
----
-annotations_creators:
-- machine-generated
-language_creators:
-- machine-generated
-language:
-- en
-license: cc-by-4.0
-size_categories:
-- n<1K
-source_datasets:
-- bigbio/bc5cdr
-task_categories:
-- token-classification
-task_ids:
-- named-entity-recognition
-pretty_name: BC5CDR synthetic
-tags:
-- synthetic
-- ner
-- hf_ecg
-- ecg-qalm
-configs:
-- config_name: default
-  data_files:
-  - split: train
-    path: data/train-*.parquet
-dataset_info:
-  features:
-  - name: id
-    dtype: int64
-  - name: tokens
-    list: string
-  - name: ner_tags
-    list:
-      class_label:
-        names:
-          '0': O
-          '1': B-Chemical
-          '2': I-Chemical
-          '3': B-Disease
-          '4': I-Disease
-  - name: entities
-    list: string
-  - name: template
-    dtype: string
-  - name: text
-    dtype: string
-  - name: spans
-    list:
-    - name: start
-      dtype: int32
-    - name: end
-      dtype: int32
-    - name: label
-      dtype: string
-  - name: forced_tags
-    dtype: int32
-  - name: cut_blocks
-    dtype: int32
-  - name: complete
-    dtype: bool
-  - name: tag_pieces
-    dtype: int32
-  - name: model_tokens
-    dtype: int32
-  - name: redrawn_tokens
-    dtype: int32
-  - name: refused_redraws
-    dtype: int32
-  splits:
-  - name: train
-    num_bytes: 1234
-    num_examples: 4
----
-
-# BC5CDR synthetic
-
-4 **synthetic** sentences labelled for named-entity recognition with 2
-entity types (Chemical, Disease), written with
-hf_ecg by an entity-controlled generator (ECG-QALM) trained on bc5cdr.
-Every sentence carries exactly the entity sequence that was asked of the generator.
-
-## Usage
-
-```python
-from datasets import load_dataset
-
-data = load_dataset("org/bc5cdr-synth", split="train")
-labels = data.features["ner_tags"].feature.names  # O, B-Chemical, I-Chemical, ...
-```
-
-The `tokens` / `ner_tags` columns train a token classifier directly (alone, or added to gold data).
-
-## Dataset structure
-
-One split, `train`, of 4 rows:
-
-| field | type | what it holds |
-|---|---|---|
-| `id` | int64 | sample id, 0 .. 3 |
-| `tokens` | list of string | the sentence, one token per entry |
-| `ner_tags` | list of ClassLabel | IOB2 tag of each token: O, B-Chemical, I-Chemical, B-Disease, I-Disease |
-| `entities` | list of string | the requested entity types, in order |
-| `template` | string | the sentence as generated, with entity tags in place of mentions |
-| `text` | string | the tokens joined by spaces |
-| `spans` | list of {start, end, label} | each entity as character offsets into `text` and its type (Gradio `HighlightedText`, Argilla) |
-| `forced_tags` | int32 | blocks whose tag the decoder had to force at its length limit |
-| `cut_blocks` | int32 | blocks that ended on another tag or `<ENDTEXT>` the generator wrote, replaced by the requested tag (only with `block_end="any-stop"`) |
-| `complete` | bool | the sentence ends like the generator's training sentences end (e.g. with `.`) |
-| `tag_pieces` | int32 | words outside the entities that spell an entity tag's name (`Dise`, `ase`): where the generator wanted an entity it was not asked for, an unlabelled mention |
-
-Keep only whole, unforced sentences with
-`ds.filter(lambda row: row["complete"] and not row["forced_tags"] and not row["cut_blocks"] and not row["tag_pieces"])`.
-
-The first rows, entities in bold with their type:
-
-1. **aspirin** *(Chemical)* cures **fever** *(Disease)* .
-
-## How the data was generated
-
-ECG-QALM ([Aggarwal et al., 2023](https://aclanthology.org/2023.findings-acl.349/)) writes a sentence
-block by block: each block is the generator's answer to "what comes next, up to the next
-`<Type>`?", given the sentence so far. The decoder lets a block end only on the tag that was
-asked for, so the entity sequence of every sentence is exactly the request. The tags are then
-filled with mentions.
-
-- **Generator:** [`org/bc5cdr-ecg`](https://huggingface.co/org/bc5cdr-ecg), fine-tuned from [`HuggingFaceTB/SmolLM2-135M-Instruct`](https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct) on 45 sentences of bc5cdr
-- **Entity sequences:** drawn from the generator's training corpus: each is the entity sequence of a random gold sentence, so the synthetic distribution mimics the gold one
-- **Mentions:** drawn from the generator's mention bank, the real mentions of its training corpus, in proportion to their frequency there
-- **Decoding:** temperature=1.0, max_block_tokens=48; seed 7; bfloat16
-- **Cost:** the generator wrote 80 tokens: 60 kept, 20 (25.0%) in blocks drawn again by the redraw rules (redraw budget: about 1.0× the kept tokens)
-- **Forced tags:** 2 of 8 blocks (25.0%) reached the length limit and had their tag forced; 1 (12.5%) were cut where the generator wrote another stop
-
-## Sentence health
-
-| measure | samples | share |
-|---|---|---|
-| complete (ends like a training sentence) | 3 | 75.0% |
-| tag pieces in the text (`Dise`, `ase`: an entity written without its label) | 1 | 25.0% |
-| short (under 5 tokens) | 1 | 25.0% |
-| degenerate repetition (an n-gram 3+ times in a row) | 0 | 0.0% |
-| a second sentence (a sentence ending, then a capitalised word, a number or an entity) | 1 | 25.0% |
-
-**Privacy.** The mentions are real names from the generator's training corpus, and the
-sentences imitate it: this dataset can repeat people, places, drugs or other names from that
-corpus. Publish it only where the training corpus itself may be published.
-
-## Entity distribution
-
-40 tokens, 4 entities
-(1.00 per sentence, 10.0 tokens per sentence).
-
-| entity type | mentions | share |
-|---|---|---|
-| Chemical | 3 | 75.0% |
-| Disease | 1 | 25.0% |
-
-## Quality
-
-Measured against the gold training text:
-
-| metric | value |
-|---|---|
-| distinct_3 | 0.5 |
-| rouge_l_mean | 0.25 |
-
-## Intended use and limits
-
-Intended for training and evaluating NER taggers where gold labels are scarce, costly or private,
-usually mixed with the gold data the generator learned from. The sentences are machine-written:
-they can be ungrammatical, repeat the training corpus's phrasing, or put a mention in a context
-that does not fit its type; the labels are right by construction only in the sense that each tag
-marks a slot the generator was asked to fill. Check a sample before relying on it, and do not
-use it to make claims about real people or events.
-
-### License
-
-`cc-by-4.0`; the sentences derive from bc5cdr, whose license also applies.
-
-### Framework versions
-
-- hf-ecg 0.1.0
-- datasets 5.2.0
-
-## Citation
-
-```bibtex
-"""
-    + CITATION
-    + "```"
-)
-
-
-def test_dataset_card_renders_exactly():
+def test_dataset_card_states_its_metadata_and_facts():
+    """The metadata exactly (tools read it), the body as a pattern: each fact in its place, any wording around."""
     card = ECGDatasetCardData(
         entity_types=["Chemical", "Disease"], num_samples=4, repo_id="org/bc5cdr-synth",
         pretty_name="BC5CDR synthetic", license="cc-by-4.0", generator="org/bc5cdr-ecg",
@@ -323,7 +136,9 @@ def test_dataset_card_renders_exactly():
         quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
         source_datasets=["bigbio/bc5cdr"], examples=["**aspirin** *(Chemical)* cures **fever** *(Disease)* ."],
     )  # fmt: skip
-    assert str(card.to_dataset_card()) == EXPECTED_DATASET_CARD
+    metadata, body = split_card(str(card.to_dataset_card()))
+    assert metadata == DATASET_CARD_METADATA
+    assert re.fullmatch(DATASET_CARD_PATTERN, body), body
 
 
 @pytest.mark.parametrize(
@@ -507,7 +322,7 @@ def test_one_hub_id_check_for_both_cards(name, hub_id, tmp_path):
     """The model card's base-model link and the dataset card's generator link follow one rule (they disagreed
     on `gpt2` and on `a/b/c`); an existing folder is never a Hub id."""
     from hf_ecg.hub.dataset_card import ECGDatasetCardData
-    from hf_ecg.hub.model_card import ECGModelCardData, looks_like_hub_id
+    from hf_ecg.hub.model_card import looks_like_hub_id
 
     assert looks_like_hub_id(name) is hub_id
     assert (ECGModelCardData(base_model=name).base_model_hub_id == name) is hub_id
@@ -516,3 +331,17 @@ def test_one_hub_id_check_for_both_cards(name, hub_id, tmp_path):
     (tmp_path / "org").mkdir()
     (tmp_path / "org" / "name").mkdir()
     assert not looks_like_hub_id(str(tmp_path / "org" / "name"))
+
+
+def test_model_card_states_its_metadata_and_facts():
+    """The model card as a pattern (tests/card_patterns.py): metadata exactly, each fact in its place."""
+    card = ECGModelCardData(
+        base_model="HuggingFaceTB/SmolLM2-135M", model_id="org/bc5cdr-ecg", entity_types=["Chemical", "Disease"],
+        dataset_name="bc5cdr", license="cc-by-4.0", hyperparameters={"lora": True, "learning_rate": 0.001},
+        corpus_statistics={"num_sentences": 45, "num_blocks": 96, "num_entities": 110,
+                           "entity_type_counts": {"Chemical": 60, "Disease": 50}},
+        versions={"hf-ecg": "0.1.0"}, has_pipeline_code=True,
+    )  # fmt: skip
+    metadata, body = split_card(str(card.to_model_card()))
+    assert metadata == MODEL_CARD_METADATA
+    assert re.fullmatch(MODEL_CARD_PATTERN, body), body
