@@ -316,7 +316,7 @@ def test_generate_and_lora_training_raise_no_future_warning(models, tmp_path, ca
 
 def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(tmp_path):
     from hf_ecg.data.corpus import read_conll
-    from hf_ecg.demo import MIN_READABLE, readable_sentences
+    from hf_ecg.demo.model import MIN_READABLE, readable_sentences
 
     def line(words: list[str]) -> str:
         return "\n".join(f"{w}\t{'B-person' if w == 'Ann' else 'O'}" for w in words) + "\n\n"

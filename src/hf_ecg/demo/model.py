@@ -75,9 +75,9 @@ def build_demo_model(
     --learning_rate 1e-3 --validation_split 0`` runs: a short run, far from converged, that keeps the demo
     within minutes; ``hf-ecg train``'s defaults train to the lowest held-out loss instead.
     """
-    from .data.corpus import load_corpus
-    from .training.trainer import train_ecg_model
-    from .training.training_args import ECGTrainingArguments
+    from ..data.corpus import load_corpus
+    from ..training.trainer import train_ecg_model
+    from ..training.training_args import ECGTrainingArguments
 
     source = Path(corpus or shipped_corpus())
     sentences = readable_sentences(load_corpus(source), first_n)
