@@ -25,6 +25,9 @@ def build_wheel(output: Path) -> Path:
     """Build hf_ecg's wheel from this checkout into ``output``; its path."""
     for old in output.glob("hf_ecg-*.whl"):
         old.unlink()
+    # setuptools copies into build/lib and never removes what is there: modules renamed or deleted since an
+    # earlier build would ship in the wheel beside their new selves.
+    shutil.rmtree(ROOT / "build" / "lib", ignore_errors=True)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                     "--wheel-dir", str(output), str(ROOT)], check=True)  # fmt: skip
     (wheel,) = output.glob("hf_ecg-*.whl")
