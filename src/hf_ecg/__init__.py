@@ -60,6 +60,7 @@ _LAZY = {
     "EntityConstraintLogitsProcessor": "runtime.decoding",
     "EntityControlledGenerationPipeline": "runtime.pipeline",
     "MentionFiller": "runtime.filling",
+    "MentionLists": "runtime.filling",
     "generate_dataset": "synthetic.generate",
     "align_labels": "data.dataset_format",
     "export_generated": "data.export",
@@ -87,7 +88,7 @@ if TYPE_CHECKING:
     from .hub.push import push_dataset, push_model
     from .modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
     from .runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig, EntityConstraintLogitsProcessor
-    from .runtime.filling import MentionFiller
+    from .runtime.filling import MentionFiller, MentionLists
     from .runtime.pipeline import EntityControlledGenerationPipeline
     from .synthetic.generate import generate_dataset
     from .synthetic.selection import SelectionConfig, filter_generated, select_samples
@@ -133,6 +134,7 @@ __all__ = [
     "GoldSampler",
     "MentionBank",
     "MentionFiller",
+    "MentionLists",
     "ModelNotFoundError",
     "QASample",
     "RoundTripError",

@@ -58,9 +58,12 @@ def add_parser(sub: Any) -> None:
         help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
     )  # fmt: skip
     generate.add_argument(
-        "--mentions", default=FILL_STRATEGIES[0], metavar="|".join([*FILL_STRATEGIES, "FILE.json"]),
-        help="fill tags with mentions of the training mention bank drawn uniformly (random, the paper) or by "
-        "frequency (weighted), or from your own {type: [mentions]} JSON file; default: random",
+        "--mentions", action="append", default=None, metavar="|".join([*FILL_STRATEGIES, "TYPE=FILE", "DIR", "JSON"]),
+        help="where the tags' mentions come from: the training mention bank drawn uniformly (random, the paper, "
+        "default) or by frequency (weighted); your own mention lists, plain text with one mention per line "
+        "(optionally a tab and a count), one file per type: TYPE=FILE (repeat for each type) or DIR (a folder of "
+        "TYPE.txt), tokenized the way the training corpus is, types without a list filled from the bank "
+        "(add weighted to draw by the counts); or a {type: [mentions]} JSON file",
     )  # fmt: skip
     generate.add_argument(
         "--corpus", default=None, metavar="DATA",
@@ -110,9 +113,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
-    mentions = args.mentions
-    if mentions not in FILL_STRATEGIES and not Path(mentions).is_file():
-        raise CLIError(f"--mentions must be {' or '.join(FILL_STRATEGIES)} or a JSON file; no such file: {mentions}")
+    mentions = mention_source(args.mentions or [FILL_STRATEGIES[0]])
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))
@@ -153,3 +154,43 @@ def _run_generate(args: argparse.Namespace) -> int:
                                 card_fields=dataset_card_fields(args))  # fmt: skip
     report_selection(Path(selected))
     return 0
+
+
+def mention_source(values: list[str]) -> Any:
+    """The ``--mentions`` values as a mention source: a strategy name, a JSON file, or mention lists
+    (``TYPE=FILE`` pairs or one folder, with at most one strategy for them)."""
+    from ..runtime.filling import MentionLists
+
+    strategies = [v for v in values if v in FILL_STRATEGIES]
+    pairs = [v for v in values if v not in FILL_STRATEGIES and "=" in v and not Path(v).exists()]
+    paths = [v for v in values if v not in strategies and v not in pairs]
+    if len(strategies) > 1:
+        raise CLIError(f"--mentions takes one of {' or '.join(FILL_STRATEGIES)}, not {' and '.join(strategies)}")
+    strategy = strategies[0] if strategies else FILL_STRATEGIES[0]
+    folders = [v for v in paths if Path(v).is_dir()]
+    files = [v for v in paths if v not in folders]
+    if pairs or folders:
+        if files or (pairs and folders) or len(folders) > 1:
+            raise CLIError("--mentions: give mention lists as TYPE=FILE pairs or as one folder of TYPE.txt, not both "
+                           "and not with a JSON file")  # fmt: skip
+        lists: dict[str, str] = {}
+        for pair in pairs:
+            label, _, file = pair.partition("=")
+            if not label or not file:
+                raise CLIError(f"--mentions {pair!r}: expected TYPE=FILE")
+            if label in lists:
+                raise CLIError(f"--mentions: two lists for {label!r} ({lists[label]}, {file})")
+            if not Path(file).is_file():
+                raise CLIError(f"--mentions {pair}: no such file: {file}")
+            lists[label] = file
+        return MentionLists(lists or folders[0], strategy)
+    if files:
+        if len(files) > 1 or strategies:
+            raise CLIError("--mentions: one JSON file of {type: [mentions]}, alone")
+        if not Path(files[0]).is_file():
+            raise CLIError(
+                f"--mentions must be {' or '.join(FILL_STRATEGIES)}, TYPE=FILE, a folder of TYPE.txt or a JSON "
+                f"file; no such file: {files[0]}"
+            )
+        return files[0]
+    return strategy

@@ -17,7 +17,7 @@ from typing import Any
 
 import datasets
 
-from ..runtime.mentions import FILL_STRATEGIES
+from ..runtime.mentions import FILL_STRATEGIES, MentionBank
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -182,14 +182,20 @@ def shard_rows(path: Path) -> int | None:
         return None
 
 
+#: Where a generated folder's mentions came from (:class:`MentionsRecord` ``source``).
+MENTION_SOURCES = ("bank", "file", "user", "lists")
+
+
 @dataclass(frozen=True)
 class MentionsRecord:
     """Where the mentions of a generated folder came from, as its manifest's ``mentions`` entry records it.
 
     ``source`` is ``"bank"`` (real mentions of a corpus drawn with ``strategy`` ``random`` or ``weighted``;
     ``bank`` says whose: the ``generator``'s saved bank or the ``corpus`` given at generation), ``"file"``
-    (the user's JSON file at ``path``) or ``"user"`` (a dict or bank passed in code, recorded only as a
-    ``digest``: the manifest must not repeat private mentions).
+    (the user's JSON file at ``path``), ``"user"`` (a dict or bank passed in code, recorded only as a
+    ``digest``: the manifest must not repeat private mentions) or ``"lists"`` (the user's plain-text mention
+    lists, ``{type: file}`` in ``lists``, their mentions' ``digest``, so that a resumed run with a changed
+    list is refused; the other types from ``bank`` when it is set).
     """
 
     source: str
@@ -197,21 +203,31 @@ class MentionsRecord:
     bank: str | None = None
     path: str | None = None
     digest: str | None = None
+    lists: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
-        if self.source not in ("bank", "file", "user"):
-            raise ValueError(f"unknown mention source {self.source!r}; known: bank, file, user")
+        if self.source not in MENTION_SOURCES:
+            raise ValueError(f"unknown mention source {self.source!r}; known: {', '.join(MENTION_SOURCES)}")
 
     @classmethod
     def from_mentions(cls, mentions: Any, bank: Any, from_corpus: bool) -> MentionsRecord:
         """The record of a :data:`~hf_ecg.runtime.filling.MentionSource` (``None``, a strategy name, a path, a dict
         or a bank); ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
+        from ..runtime.filling import MentionLists  # the decoders' module: torch, only when mentions are resolved
+
+        whose = "corpus" if from_corpus else "generator"
         if mentions is None or (isinstance(mentions, str) and mentions in FILL_STRATEGIES):
-            return cls("bank", strategy=mentions or FILL_STRATEGIES[0], bank="corpus" if from_corpus else "generator")
+            return cls("bank", strategy=mentions or FILL_STRATEGIES[0], bank=whose)
+        lists = MentionLists.from_source(mentions)
+        if lists is not None:
+            files = lists.list_files()
+            listed = MentionBank({label: bank.counts(label) for label in files})
+            others = set(bank.types) - set(files)
+            return cls("lists", strategy=lists.strategy, bank=whose if others else None, digest=_digest(listed),
+                       lists={label: str(file) for label, file in sorted(files.items())})  # fmt: skip
         if isinstance(mentions, str | os.PathLike):
             return cls("file", path=str(mentions))
-        digest = hashlib.sha256(json.dumps(bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-        return cls("user", digest=digest)
+        return cls("user", digest=_digest(bank))
 
     @classmethod
     def from_manifest(cls, manifest: Mapping[str, Any]) -> MentionsRecord | None:
@@ -234,8 +250,13 @@ class MentionsRecord:
 
     @property
     def real(self) -> bool:
-        """Whether the mentions are the real ones of a corpus (a mention bank)."""
-        return self.source == "bank"
+        """Whether some mentions are the real ones of a corpus (a mention bank, alone or beside lists)."""
+        return self.source == "bank" or (self.source == "lists" and self.bank is not None)
+
+
+def _digest(bank: MentionBank) -> str:
+    """A short fingerprint of a bank's mentions and counts (what a manifest records of private mentions)."""
+    return hashlib.sha256(json.dumps(bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 def check_output_folder(output_dir: str | os.PathLike) -> None:

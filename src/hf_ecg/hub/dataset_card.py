@@ -260,6 +260,18 @@ class ECGDatasetCardData:
             return f"drawn uniformly from {whose}"
         if record.source == "user":
             return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
+        if record.source == "lists":
+            how = "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
+            lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in (record.lists or {}).items())
+            text = f"drawn {how} from the user's mention lists ({lists}; digest `{record.digest}`)"
+            if record.bank:
+                whose = (
+                    "the training corpus given at generation"
+                    if record.bank == "corpus"
+                    else "the generator's mention bank"
+                )
+                text += f"; the other types from {whose}, the real mentions of its training corpus"
+            return text
         return f"supplied by the user in the file `{Path(record.path or '').name}`"
 
     def card_data(self) -> DatasetCardData:

@@ -1,8 +1,9 @@
 """Filling: a written template's tags become mentions, and the sample gets its BIO labels.
 
 Mention sources: ``random`` (uniform over the distinct mentions of the training mention bank, the
-paper), ``weighted`` (by their frequency), or a user dict ``{type: [mention, ...]}`` (or a JSON file
-of one), so that no real mention of a private corpus needs to leave it.
+paper), ``weighted`` (by their frequency), a user dict ``{type: [mention, ...]}`` (or a JSON file
+of one), so that no real mention of a private corpus needs to leave it, or the user's plain-text
+mention lists, one file per type (:class:`MentionLists`: new mentions, tokenized the corpus's way).
 """
 
 from __future__ import annotations
@@ -11,19 +12,59 @@ import json
 import os
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
 from .blocks import recompose
 from .decoding import DecodedTemplate
 from .ecg_config import ECGConfig
-from .mentions import FILL_STRATEGIES, MentionBank
+from .mentions import FILL_STRATEGIES, MentionBank, mention_list_files
 from .tags import spans_to_tags, text_spans
+from .words import WordSplitter
 
-__all__ = ["MentionFiller", "MentionSource"]
+__all__ = ["MentionFiller", "MentionLists", "MentionSource"]
 
-#: ``"random"``, ``"weighted"``, a ``{type: [mentions]}`` dict, a path to a JSON file of one, or a bank.
-MentionSource = Union[str, os.PathLike, Mapping[str, Sequence[str]], MentionBank]  # noqa: UP007 (a runtime alias)
+
+@dataclass(frozen=True)
+class MentionLists:
+    """The user's mention lists, one plain-text file per entity type (a gazetteer: drug names, gene symbols,
+    MeSH terms), one mention per line, optionally a tab and a count
+    (:func:`~hf_ecg.runtime.mentions.read_mention_list`).
+
+    ``files`` is ``{type: file}`` or a folder of ``TYPE.txt`` files. Each mention is split into tokens the way
+    the generator's training corpus writes them. Types without a list are filled from the mention bank (a
+    mixture); ``strategy`` draws from both: ``random`` uniformly over distinct mentions, ``weighted`` by the
+    counts (a line without one counts 1).
+    """
+
+    files: Mapping[str, str | os.PathLike] | str | os.PathLike
+    strategy: str = "random"
+
+    def __post_init__(self) -> None:
+        if self.strategy not in FILL_STRATEGIES:
+            raise ValueError(f"unknown fill strategy {self.strategy!r}; known: {', '.join(FILL_STRATEGIES)}")
+
+    @classmethod
+    def from_source(cls, source: Any) -> MentionLists | None:
+        """``source`` as mention lists when it is some: a :class:`MentionLists`, a ``{type: file}`` mapping (its
+        values paths, not lists of mentions) or a folder; else ``None``."""
+        if isinstance(source, MentionLists):
+            return source
+        if isinstance(source, Mapping) and source and all(isinstance(v, str | os.PathLike) for v in source.values()):
+            return cls(dict(source))
+        if isinstance(source, str | os.PathLike) and Path(source).is_dir():
+            return cls(source)
+        return None
+
+    def list_files(self) -> dict[str, Path]:
+        """``{type: file}``; ``ValueError`` for a folder without lists or a list that is not a file."""
+        return mention_list_files(self.files)
+
+
+#: ``"random"``, ``"weighted"``, a ``{type: [mentions]}`` dict, a path to a JSON file of one, a bank, or the
+#: user's mention lists (:class:`MentionLists`, a ``{type: file}`` dict or a folder of ``TYPE.txt``).
+MentionSource = Union[str, os.PathLike, Mapping[str, Sequence[str]], MentionBank, MentionLists]  # noqa: UP007 (a runtime alias)
 
 
 class MentionFiller:
@@ -42,10 +83,25 @@ class MentionFiller:
         """Resolve a mention source for a model.
 
         ``random``/``weighted`` (``None`` means ``random``) draw from ``corpus_bank`` when given
-        (the training corpus), else from the bank saved in the model's ``ecg_config.json``.
+        (the training corpus), else from the bank saved in the model's ``ecg_config.json``. Mention lists
+        (:class:`MentionLists`) fill their types, that bank the others; a list for a type the model does not
+        write is refused, naming the types it knows.
         """
         if isinstance(source, MentionBank):
             return cls(source)
+        lists = MentionLists.from_source(source)
+        if lists is not None:
+            files = lists.list_files()
+            unknown = sorted(set(files) - set(ecg_config.entity_types))
+            if unknown:
+                raise ValueError(
+                    f"mention list(s) for type(s) {unknown} this model does not write; its types: "
+                    f"{', '.join(ecg_config.entity_types)}"
+                )
+            listed = MentionBank.from_list_files(files, WordSplitter(ecg_config.word_exceptions or ()))
+            if corpus_bank is None and ecg_config.mention_bank:
+                corpus_bank = MentionBank.from_dict(ecg_config.mention_bank)
+            return cls((corpus_bank or MentionBank()).with_types_of(listed), lists.strategy)
         if isinstance(source, Mapping):
             return cls(MentionBank.from_lists(source))
         if source is None or str(source) in FILL_STRATEGIES:
@@ -62,8 +118,8 @@ class MentionFiller:
         path = Path(source)
         if not path.is_file():
             raise ValueError(
-                f"mentions must be one of {FILL_STRATEGIES}, a {{type: [mentions]}} dict or a JSON file; "
-                f"{str(source)!r} is none of these"
+                f"mentions must be one of {FILL_STRATEGIES}, a {{type: [mentions]}} dict, a JSON file of one, or "
+                f"mention lists ({{type: file}}, a folder of TYPE.txt); {str(source)!r} is none of these"
             )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

@@ -1,19 +1,79 @@
 """The mention bank: per entity type, the mentions of a corpus with their counts.
 
 Filling a generated template draws from it: ``random`` (uniform over distinct
-mentions, the paper) or ``weighted`` (by corpus frequency).
+mentions, the paper) or ``weighted`` (by corpus frequency). A bank also comes from a user's
+plain-text mention lists, one file per type (:func:`read_mention_list`, :meth:`MentionBank.from_list_files`).
 """
 
 from __future__ import annotations
 
+import os
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
-__all__ = ["FILL_STRATEGIES", "MentionBank"]
+__all__ = ["FILL_STRATEGIES", "MENTION_LIST_SUFFIX", "MentionBank", "mention_list_files", "read_mention_list"]
 
 FILL_STRATEGIES = ("random", "weighted")
+
+
+#: The file name ending of a mention list in a folder of them: ``Disease.txt`` holds the Disease mentions.
+MENTION_LIST_SUFFIX = ".txt"
+
+
+def read_mention_list(
+    path: str | os.PathLike, split: Callable[[str], list[str]] = str.split, *, encoding: str = "utf-8"
+) -> Counter[tuple[str, ...]]:
+    """The mentions of a plain-text list: one mention per line, optionally followed by a tab and a count (its
+    weight for ``weighted`` draws; 1 without one). Blank lines are skipped; each mention is split into tokens
+    by ``split`` (the generator's corpus rules: :class:`~hf_ecg.runtime.words.WordSplitter`). ``ValueError``
+    naming the file (and line) for an undecodable file, a bad count or a list with no mention."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding=encoding)
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}:{line}: not {encoding} text (byte {error.object[error.start]:#04x}); save the list as {encoding}"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"cannot read the mention list {path}: {error.strerror or error}") from None
+    mentions: Counter[tuple[str, ...]] = Counter()
+    for number, line in enumerate(text.splitlines(), 1):
+        mention, tab, count = line.partition("\t")
+        tokens = tuple(split(mention.strip()))
+        if not tokens:
+            continue
+        try:
+            weight = int(count) if tab else 1
+        except ValueError:
+            weight = 0
+        if weight < 1:
+            raise ValueError(
+                f"{path}:{number}: {count.strip()!r} after the tab is not a count (a whole number, 1 or more)"
+            )
+        mentions[tokens] += weight
+    if not mentions:
+        raise ValueError(f"{path}: no mentions in the list (one mention per line)")
+    return mentions
+
+
+def mention_list_files(source: str | os.PathLike | Mapping[str, str | os.PathLike]) -> dict[str, Path]:
+    """``{type: file}`` of mention lists given as a folder of ``TYPE.txt`` files or as a ``{type: file}``
+    mapping; ``ValueError`` for a folder with no such file or a file that does not exist."""
+    if isinstance(source, Mapping):
+        files = {str(label): Path(file) for label, file in source.items()}
+    else:
+        folder = Path(source)
+        files = {p.name[: -len(MENTION_LIST_SUFFIX)]: p for p in sorted(folder.glob(f"*{MENTION_LIST_SUFFIX}"))}
+        if not files:
+            raise ValueError(f"{folder}: no mention lists in the folder (one TYPE{MENTION_LIST_SUFFIX} file per type)")
+    for label, file in files.items():
+        if not file.is_file():
+            raise ValueError(f"the mention list for {label!r}, {file}, is not a file")
+    return files
 
 
 class HasMentions(Protocol):
@@ -55,6 +115,31 @@ class MentionBank:
                     raise ValueError(f"empty mention in the list for {label!r}")
                 bank[tokens] += 1
         return cls(counts)
+
+    @classmethod
+    def from_list_files(
+        cls, files: Mapping[str, str | os.PathLike], split: Callable[[str], list[str]] = str.split
+    ) -> MentionBank:
+        """A bank from plain-text mention lists, ``{type: file}`` (:func:`read_mention_list`)."""
+        return cls({label: read_mention_list(file, split) for label, file in files.items()})
+
+    def save_list_files(self, folder: str | os.PathLike) -> dict[str, Path]:
+        """Write one plain-text mention list per type, ``folder/TYPE.txt`` (``mention<TAB>count`` lines, most
+        frequent first): the inverse of :meth:`from_list_files`, e.g. a corpus's mentions as a stand-in for a
+        user's gazetteer. Returns ``{type: file}``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = {}
+        for label, entries in self.to_dict().items():
+            if "/" in label or label.startswith("."):
+                raise ValueError(f"type {label!r} cannot name a file")
+            files[label] = folder / f"{label}{MENTION_LIST_SUFFIX}"
+            files[label].write_text("".join(f"{e['mention']}\t{e['count']}\n" for e in entries), encoding="utf-8")
+        return files
+
+    def with_types_of(self, other: MentionBank) -> MentionBank:
+        """This bank with ``other``'s types in place of its own: a mixture where ``other`` fills its types."""
+        return MentionBank({**self._counts, **{label: other._counts[label] for label in other.types}})
 
     @property
     def types(self) -> list[str]:

@@ -74,7 +74,8 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     Call options (also accepted when the pipeline is built): ``num_return_sequences`` (samples per
     input, default 1), ``seed``, ``mentions`` (``"random"`` (default), ``"weighted"``, a ``{type:
-    [mentions]}`` dict or a JSON path), and the :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
+    [mentions]}`` dict or a JSON path, or mention lists: a ``{type: "list.txt"}`` dict or a folder of
+    ``TYPE.txt``, one mention per line), and the :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
     ``redraw_run_on``, ``end_at_sentence_end``).

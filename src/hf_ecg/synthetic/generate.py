@@ -100,8 +100,10 @@ def generate_dataset(
         sampler: which entity sequences to ask for (``gold``, ``urg``, ``uniform``), from the training
             statistics saved with the model (or from ``corpus``). Ignored when ``entities`` is given.
         entities: explicit entity sequences, cycled over the sample ids.
-        mentions: ``"random"`` (default) or ``"weighted"`` from the training mention bank, or your own
-            ``{type: [mentions]}`` / JSON file.
+        mentions: ``"random"`` (default) or ``"weighted"`` from the training mention bank; your own mention
+            lists, plain text, one file per type (a ``{type: file}`` dict, a folder of ``TYPE.txt``, or
+            :class:`~hf_ecg.runtime.filling.MentionLists` to draw by their counts): new mentions, tokenized the
+            corpus's way, the bank filling the other types; or your own ``{type: [mentions]}`` / JSON file.
         corpus: the training corpus, for mentions and statistics when the model does not carry them.
         seed: the same seed and settings give the same dataset, whatever the number of processes.
         samples_per_shard: rows per Parquet shard; the unit of resuming.
