@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from hf_ecg.cli import main
 from hf_ecg.data.dataset_format import read_manifest
+from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.runtime.filling import MentionFiller, MentionLists
 from hf_ecg.runtime.mentions import MentionBank, mention_list_files, read_mention_list
 from hf_ecg.runtime.words import WordSplitter
@@ -176,3 +177,27 @@ def test_json_mentions_and_strategies_are_unchanged_by_lists(model_dir, tmp_path
     out = tmp_path / "json"
     generate_dataset(model_dir, out, 2, mentions=str(path), seed=0, progress_bar=False)
     assert read_manifest(out)["mentions"] == {"source": "file", "path": str(path)}
+
+
+def test_mention_replacement_draws_from_the_same_lists(tmp_path, capsys):
+    """The fair baseline once ECG-QALM has new mentions: mention replacement given the same lists."""
+    from tiny import toy_corpus
+
+    corpus = toy_corpus(tmp_path / "gold.tsv", repeat=2)
+    diseases = write_list(tmp_path / "Disease.txt", DISEASES)
+    out = tmp_path / "mr"
+    code = main(["baseline", "mention-replacement", "--data", str(corpus), "-n", "12", "-o", str(out),
+                 "--mentions", f"Disease={diseases}"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    data = datasets.load_dataset(str(out), split="train")
+    assert mentions_of(data, "Disease") and mentions_of(data, "Disease") <= {tuple(WordSplitter()(m)) for m in DISEASES}
+    assert mentions_of(data, "Chemical") <= {("Aspirin",), ("Ibuprofen",), ("paracetamol",)}  # gold's own
+    settings = json.loads((out / "baseline.json").read_text())
+    assert settings["mention_lists"] == {"Disease": str(diseases)}
+    card = " ".join(str(ECGDatasetCardData.from_generated(out).to_dataset_card()).split())  # as push-dataset renders it
+    assert "the replacing mentions of Disease drawn from the user's mention lists (Disease: `Disease.txt`)" in card
+    argv = ["baseline", "mention-replacement", "--data", str(corpus), "-o", str(tmp_path / "x"), "--mentions"]
+    assert main([*argv, f"Gene={diseases}"]) == 2
+    assert "that gold.tsv does not have; its types: Chemical, Disease" in capsys.readouterr().err
+    assert main([*argv, "weighted"]) == 2
+    assert "mention replacement takes mention lists only" in capsys.readouterr().err

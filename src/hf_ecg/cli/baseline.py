@@ -30,17 +30,37 @@ def add_parser(sub: Any) -> None:
     replacement.add_argument("--output", "-o", required=True, metavar="DIR", help="dataset folder")
     replacement.add_argument("--probability", type=float, default=1.0, help="replacement probability (default 1)")
     replacement.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    replacement.add_argument(
+        "--mentions", action="append", default=None, metavar="TYPE=FILE|DIR",
+        help="swap in mentions from your own lists instead of the gold ones (plain text, one mention per line, one "
+        "file per type: TYPE=FILE, repeat for each type, or a folder of TYPE.txt); types without a list keep "
+        "drawing gold mentions",
+    )  # fmt: skip
     replacement.set_defaults(func=_run_mention_replacement)
 
 
 def _run_mention_replacement(args: argparse.Namespace) -> int:
     from ..evaluation import load_source
-    from ..synthetic.baselines import mention_replacement, write_dataset
+    from ..runtime.mentions import mention_list_files
+    from ..synthetic.baselines import mention_replacement, replacement_bank, write_dataset
 
     gold = load_source(args.data)
-    rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability)
+    lists = None
+    if args.mentions:
+        from ..runtime.filling import MentionLists
+        from .common import CLIError
+        from .generate import mention_source
+
+        source = mention_source(args.mentions)
+        if not isinstance(source, MentionLists) or source.strategy != "random":
+            raise CLIError("--mentions: mention replacement takes mention lists only (TYPE=FILE pairs or a folder)")
+        lists = source.files
+    bank = replacement_bank(gold, lists)
+    rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability, bank=bank)
     settings = {"method": "mention-replacement", "data": args.data, "num_samples": len(rows),
                 "probability": args.probability, "seed": args.seed}  # fmt: skip
+    if lists is not None:
+        settings["mention_lists"] = {label: str(file) for label, file in sorted(mention_list_files(lists).items())}
     output = write_dataset(rows, gold.entity_types, args.output, settings)
     print(f"wrote {len(rows)} mention-replacement samples to {output}/data/ (datasets.load_dataset({str(output)!r}))")
     return 0

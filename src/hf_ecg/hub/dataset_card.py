@@ -224,7 +224,12 @@ class ECGDatasetCardData:
         method = self.baseline.get("method", "baseline")
         if method not in _BASELINES:
             return f"the `{method}` baseline, settings: " + ", ".join(f"{k}={v}" for k, v in self.baseline.items())
-        return _BASELINES[method][1].format_map({"data": "?", "probability": 1.0, "seed": 0, **self.baseline})
+        text = _BASELINES[method][1].format_map({"data": "?", "probability": 1.0, "seed": 0, **self.baseline})
+        lists = self.baseline.get("mention_lists")
+        if lists:  # the swapped-in mentions of these types came from the user's lists, not from gold
+            named = ", ".join(f"{label}: `{Path(file).name}`" for label, file in lists.items())
+            text += f"; the replacing mentions of {', '.join(lists)} drawn from the user's mention lists ({named})"
+        return text
 
     @property
     def sampler_description(self) -> str:

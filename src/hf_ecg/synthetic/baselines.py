@@ -2,7 +2,9 @@
 
 - :func:`mention_replacement` (Dai & Adel, 2020): a gold sentence whose mentions are swapped, each
   with probability ``probability``, for another gold mention of the same type. Templates and
-  labels are the gold ones by construction; only the mention strings change.
+  labels are the gold ones by construction; only the mention strings change. Given the user's mention
+  lists (:func:`replacement_bank`), the swapped-in mentions come from them: the fair baseline for
+  ECG-QALM data filled from the same lists.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Any
 
 from ..data.corpus import Corpus
 from ..runtime.blocks import decompose, recompose
-from ..runtime.mentions import MentionBank
+from ..runtime.mentions import MentionBank, mention_list_files
 from ..runtime.tags import spans_to_tags, text_spans
-from ..runtime.words import sentence_endings
+from ..runtime.words import WordSplitter, sentence_endings, word_exceptions
 
-__all__ = ["mention_replacement", "write_dataset"]
+__all__ = ["mention_replacement", "replacement_bank", "write_dataset"]
 
 _MAX_REDRAWS = 20  # draws before accepting the original mention (a type with one distinct mention)
 
@@ -80,6 +82,24 @@ def mention_replacement(
             }
         )
     return rows
+
+
+def replacement_bank(corpus: Corpus, lists: Any = None) -> MentionBank:
+    """The mentions :func:`mention_replacement` draws from: the corpus's own, with the types of the user's
+    mention ``lists`` (``{type: file}`` or a folder of ``TYPE.txt``: :func:`~hf_ecg.runtime.mentions.read_mention_list`)
+    taken from the lists instead, each mention split into tokens the way the corpus writes them."""
+    bank = MentionBank.from_sentences(corpus)
+    if lists is None:
+        return bank
+    files = mention_list_files(lists)
+    unknown = sorted(set(files) - set(corpus.entity_types))
+    if unknown:
+        raise ValueError(
+            f"mention list(s) for type(s) {unknown} that {corpus.name} does not have; its types: "
+            f"{', '.join(corpus.entity_types)}"
+        )
+    split = WordSplitter(word_exceptions(s.tokens for s in corpus))
+    return bank.with_types_of(MentionBank.from_list_files(files, split))
 
 
 def write_dataset(
