@@ -163,6 +163,11 @@ def test_recipes_stages():
     first, second = training_stages(gold, synthetic, NERConfig(epochs=3, recipe="two-stage", synthetic_epochs=1))
     assert names(first) == ["s"] * 10 + ["t"] * 2 and first[1] == 1
     assert names(second) == ["g"] * 4 and second[1] == 3
+    # Unset, the synthetic stage gets the updates of as many synthetic sentences as gold ones (12 for 4: a third).
+    first, second = training_stages(gold, synthetic, NERConfig(epochs=3, recipe="two-stage"))
+    assert first[1] == 1.0 and second[1] == 3
+    fewer = training_stages(gold, [_corpus(2, "s")], NERConfig(epochs=3, recipe="two-stage"))
+    assert fewer[0][1] == 3  # never more epochs than gold's
     assert len(training_stages(gold, [], NERConfig(recipe="two-stage"))) == 1  # nothing synthetic: gold alone
     assert NERConfig().recipe == "two-stage"  # the default: the best measured (docs/results.md)
     with pytest.raises(ValueError, match="unknown recipe 'mixed'; known: concat, oversample, two-stage"):
