@@ -48,8 +48,7 @@ def _run_mention_replacement(args: argparse.Namespace) -> int:
     lists = None
     if args.mentions:
         from ..runtime.filling import MentionLists
-        from .common import CLIError
-        from .generate import mention_source
+        from .common import CLIError, mention_source
 
         source = mention_source(args.mentions)
         if not isinstance(source, MentionLists) or source.strategy != "random":

@@ -21,6 +21,7 @@ from .common import (
     config_values,
     dataset_card_fields,
     label_names_option,
+    mention_source,
     report_selection,
     selection_config,
 )
@@ -154,43 +155,3 @@ def _run_generate(args: argparse.Namespace) -> int:
                                 card_fields=dataset_card_fields(args))  # fmt: skip
     report_selection(Path(selected))
     return 0
-
-
-def mention_source(values: list[str]) -> Any:
-    """The ``--mentions`` values as a mention source: a strategy name, a JSON file, or mention lists
-    (``TYPE=FILE`` pairs or one folder, with at most one strategy for them)."""
-    from ..runtime.filling import MentionLists
-
-    strategies = [v for v in values if v in FILL_STRATEGIES]
-    pairs = [v for v in values if v not in FILL_STRATEGIES and "=" in v and not Path(v).exists()]
-    paths = [v for v in values if v not in strategies and v not in pairs]
-    if len(strategies) > 1:
-        raise CLIError(f"--mentions takes one of {' or '.join(FILL_STRATEGIES)}, not {' and '.join(strategies)}")
-    strategy = strategies[0] if strategies else FILL_STRATEGIES[0]
-    folders = [v for v in paths if Path(v).is_dir()]
-    files = [v for v in paths if v not in folders]
-    if pairs or folders:
-        if files or (pairs and folders) or len(folders) > 1:
-            raise CLIError("--mentions: give mention lists as TYPE=FILE pairs or as one folder of TYPE.txt, not both "
-                           "and not with a JSON file")  # fmt: skip
-        lists: dict[str, str] = {}
-        for pair in pairs:
-            label, _, file = pair.partition("=")
-            if not label or not file:
-                raise CLIError(f"--mentions {pair!r}: expected TYPE=FILE")
-            if label in lists:
-                raise CLIError(f"--mentions: two lists for {label!r} ({lists[label]}, {file})")
-            if not Path(file).is_file():
-                raise CLIError(f"--mentions {pair}: no such file: {file}")
-            lists[label] = file
-        return MentionLists(lists or folders[0], strategy)
-    if files:
-        if len(files) > 1 or strategies:
-            raise CLIError("--mentions: one JSON file of {type: [mentions]}, alone")
-        if not Path(files[0]).is_file():
-            raise CLIError(
-                f"--mentions must be {' or '.join(FILL_STRATEGIES)}, TYPE=FILE, a folder of TYPE.txt or a JSON "
-                f"file; no such file: {files[0]}"
-            )
-        return files[0]
-    return strategy
