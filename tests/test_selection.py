@@ -7,12 +7,14 @@ import json
 import datasets
 import numpy as np
 import pytest
+from huggingface_hub import DatasetCard
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
 from hf_ecg.evaluation.ner import NERConfig, train_tagger
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.runtime.decoding import DecodingConfig
+from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select_samples
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
@@ -150,6 +152,29 @@ def test_no_extra_drops_confident_entities_labelled_o(gold, tagger):
     ]
     assert kept(tokens, tags, gold, "no-extra", taggers=[tagger]) == [0, 2]
     assert kept(tokens, tags, gold, "no-extra", taggers=[tagger], extra_threshold=1.0) == [0, 1, 2]
+
+
+def test_relabel_labels_what_the_taggers_read_and_never_touches_a_requested_entity(gold, tagger):
+    """Label repair: the O words the gold tagger confidently reads as an entity get that label; the requested
+    entities stay; a sample whose confident word cannot be labelled apart from a requested entity is dropped."""
+    tokens = [IBUPROFEN] * 4
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],  # nothing to repair
+        ["B-Chemical", "O", "O", "O", "O"],  # "severe pain" left O: relabelled as the tagger reads it
+        ["O", "O", "B-Disease", "I-Disease", "O"],  # "Ibuprofen" left O: relabelled Chemical
+        ["B-Chemical", "O", "O", "B-Disease", "O"],  # "severe" is part of a predicted span that holds a requested word
+    ]
+    selection = select_samples(tokens, tags, gold, SelectionConfig(rules=["relabel"]), taggers=[tagger])
+    assert selection.kept == [0, 1, 2] and selection.dropped == {"relabel": 1}
+    assert selection.relabelled == {
+        1: ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],
+        2: ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],
+    }
+    for i, new in selection.relabelled.items():  # the requested entities are all still there
+        assert all(new[j] == tag for j, tag in enumerate(tags[i]) if tag != "O")
+    unsure = select_samples(tokens, tags, gold, SelectionConfig(rules=["relabel"], extra_threshold=1.0),
+                            taggers=[tagger])  # fmt: skip
+    assert unsure.kept == [0, 1, 2, 3] and unsure.relabelled == {}  # nothing is that sure: nothing changes
 
 
 def test_exact_needs_every_tag(gold, tagger):
@@ -310,6 +335,33 @@ def test_cli_filter_and_generate_with_over_generation(generated, tmp_path, capsy
     assert manifest["num_samples"] <= 4 and manifest["selection"]["config"]["target_size"] == 4
     assert main(["generate", "--model", str(model), "-n", "4", "-o", str(tmp_path / "y"), "--over-generate", "2"]) == 2
     assert "need --gold" in capsys.readouterr().err
+
+
+def test_filter_with_relabel_writes_the_repaired_labels_and_counts_them(generated, gold, tagger, tmp_path):
+    """Repaired rows carry their new ner_tags and spans and a relabelled count; the others are unchanged; the
+    folder loads with its card's features and the card and manifest say how much was relabelled."""
+    config = SelectionConfig(rules=["relabel"], extra_threshold=0.3)
+    output = filter_generated(generated, gold, tmp_path / "repaired", config, taggers=[tagger], progress_bar=False)
+    source = {row["id"]: row for row in datasets.load_dataset(str(generated), split="train")}
+    rows = datasets.load_dataset(str(output), split="train")
+    names = rows.features["ner_tags"].feature.names
+    record = json.loads((output / "ecg_generation.json").read_text())["selection"]["relabelled"]
+    assert record["words"] == sum(rows["relabelled"]) and record["samples"] == sum(n > 0 for n in rows["relabelled"])
+    for row in rows:
+        before = source[row["id"]]
+        changed = [i for i, (a, b) in enumerate(zip(before["ner_tags"], row["ner_tags"], strict=True)) if a != b]
+        assert len(changed) == row["relabelled"]
+        assert all(names[before["ner_tags"][i]] == "O" for i in changed)  # only O words were relabelled
+        assert row["entities"] == before["entities"] and row["tokens"] == before["tokens"]
+        assert [row["text"][s["start"] : s["end"]] for s in row["spans"]] == [
+            " ".join(row["tokens"][span.start : span.end])
+            for span in tags_to_spans([names[k] for k in row["ner_tags"]], "IOB2")[0]
+        ]
+    card = DatasetCard.load(output / "README.md")
+    assert "relabelled" in [f["name"] for f in card.data.dataset_info["features"]]
+    assert f"Label repair (`relabel`): {record['words']} words in {record['samples']} kept samples" in card.text
+    if record["words"] == 0:
+        pytest.skip("the tiny tagger relabelled nothing in this generated set")
 
 
 def test_filter_uses_the_taggers_it_is_given(generated, gold, tagger, tmp_path):

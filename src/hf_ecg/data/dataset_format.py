@@ -23,6 +23,7 @@ __all__ = [
     "ADDED_COLUMNS",
     "MANIFEST_NAME",
     "SHARD_PATTERN",
+    "STEP_COLUMNS",
     "UNFINISHED_DIR",
     "MentionsRecord",
     "align_labels",
@@ -157,6 +158,9 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
 
 #: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
 ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens", "refused_redraws")
+#: Columns a step after generation adds, with their dtype: selection's ``relabel`` rule counts the words it
+#: relabelled per sample.
+STEP_COLUMNS = {"relabelled": "int32"}
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

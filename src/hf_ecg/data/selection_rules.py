@@ -5,7 +5,7 @@ that the dataset card and the CLI can name them without importing the taggers.""
 __all__ = ["DEFAULT_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]
 
 #: Every rule, in the order the default applies the cheap ones before the tagger ones.
-RULES = ("duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "consistent", "no-extra", "exact")
+RULES = ("duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "consistent", "no-extra", "relabel", "exact")
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
 DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 #: What each rule drops, in a few words (the dataset card's selection table).
@@ -17,7 +17,9 @@ RULE_DESCRIPTIONS = {
     "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",
     "consistent": "a generated entity the gold taggers do not predict with its span and type",
     "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
+    "relabel": "keeps and relabels: words outside the entities that the gold taggers confidently read as an entity "
+    "get that label; drops only a sample where such a word cannot be labelled without touching a requested entity",
     "exact": "any word whose predicted tag differs from the generated one",
 }
 #: Rules that need taggers trained on gold.
-TAGGER_RULES = frozenset({"consistent", "no-extra", "exact"})
+TAGGER_RULES = frozenset({"consistent", "no-extra", "relabel", "exact"})

@@ -285,7 +285,7 @@ class ECGDatasetCardData:
         from datasets.info import DatasetInfosDict
         from datasets.utils.metadata import MetadataConfigs
 
-        from ..data.dataset_format import dataset_features
+        from ..data.dataset_format import STEP_COLUMNS, dataset_features
 
         card_data = DatasetCardData(
             license=self.license,
@@ -306,6 +306,9 @@ class ECGDatasetCardData:
         features = dataset_features(self.entity_types, self.label_names)
         if self.columns is not None:
             features = datasets.Features({name: kind for name, kind in features.items() if name in self.columns})
+            for name in self.columns:  # a step's own column (selection's relabelled): the card must declare it
+                if name in STEP_COLUMNS:
+                    features[name] = datasets.Value(STEP_COLUMNS[name])
         info = datasets.DatasetInfo(features=features, splits=splits)
         DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
         return card_data

@@ -23,6 +23,11 @@ counted under the first rule that drops it, and the tagger rules only see what t
 - ``consistent``: every generated entity is predicted by the gold taggers, same span and type;
 - ``no-extra``: no word labelled ``O`` gets an entity label with probability ``extra_threshold`` or
   more (a mention the generator wrote into the text without a tag);
+- ``relabel`` (label repair; it keeps samples rather than drops them): the words labelled ``O`` that the
+  gold taggers read as an entity with probability ``extra_threshold`` or more, as whole predicted spans,
+  get the predicted label; the requested entities never change (``entities`` still lists what was asked),
+  and a sample where a confident word cannot be labelled without touching one is dropped. The output gets
+  a ``relabelled`` column (words relabelled per sample) and the manifest the count;
 - ``exact``: the predicted tags equal the generated tags, word for word.
 
 The taggers are :func:`~hf_ecg.evaluation.ner.train_tagger` models trained on the gold sentences, one
@@ -48,7 +53,7 @@ from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import NERConfig, Tagger, train_tagger
 from ..runtime.ecg_config import ECGConfig
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
-from ..runtime.tags import tags_to_spans
+from ..runtime.tags import tags_to_spans, text_spans
 from ..runtime.words import RARE_IN_TRAINING_SHARE
 
 __all__ = [
@@ -117,10 +122,12 @@ class SelectionConfig:
 
 @dataclass
 class Selection:
-    """What :func:`select_samples` decided: the kept sample indices, and per sample the rule that dropped it."""
+    """What :func:`select_samples` decided: the kept sample indices, per sample the rule that dropped it, and
+    the new tags of the samples the ``relabel`` rule changed."""
 
     kept: list[int]
     dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
+    relabelled: dict[int, list[str]] = field(default_factory=dict)
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -181,6 +188,7 @@ def select_samples(
         return [i for i, rule in enumerate(dropped_by) if rule is None]
 
     probabilities: dict[int, Any] = {}
+    relabelled: dict[int, list[str]] = {}
     for rule in config.rules:
         candidates = alive()
         if rule == "duplicate":
@@ -232,14 +240,24 @@ def select_samples(
                     probabilities[i] = p
             labels = taggers[0].labels
             for i in candidates:
-                if not _agrees(rule, list(tags[i]), probabilities[i], labels, config.extra_threshold):
+                current = relabelled.get(i, list(tags[i]))
+                if rule == "relabel":
+                    repaired = _relabel(current, probabilities[i], labels, config.extra_threshold)
+                    if repaired is None:
+                        dropped_by[i] = rule
+                    elif repaired != current:
+                        relabelled[i] = repaired
+                elif not _agrees(rule, current, probabilities[i], labels, config.extra_threshold):
                     dropped_by[i] = rule
     kept = alive()
     if config.target_size is not None:
         for i in kept[config.target_size :]:
             dropped_by[i] = "target-size"
         kept = kept[: config.target_size]
-    return Selection(kept=kept, dropped_by=dropped_by)
+    kept_set = set(kept)
+    return Selection(
+        kept=kept, dropped_by=dropped_by, relabelled={i: t for i, t in relabelled.items() if i in kept_set}
+    )
 
 
 def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
@@ -271,6 +289,23 @@ def _agrees(rule: str, tags: list[str], probabilities: Any, labels: Sequence[str
     # no-extra: an O word whose probability mass on entity labels reaches the threshold
     outside = list(labels).index("O")
     return all(1.0 - probabilities[j][outside] < extra_threshold for j, tag in enumerate(tags) if tag == "O")
+
+
+def _relabel(tags: list[str], probabilities: Any, labels: Sequence[str], threshold: float) -> list[str] | None:
+    """``tags`` with each predicted entity span that lies on ``O`` words, every word of it confident (entity
+    probability at least ``threshold``), labelled as predicted; ``None`` when a confident ``O`` word is left
+    (its predicted span touches a requested entity, or is partly unsure): the sample cannot be repaired."""
+    outside = list(labels).index("O")
+    confident = [1.0 - float(probabilities[j][outside]) >= threshold for j in range(len(tags))]
+    predicted = [labels[k] for k in probabilities.argmax(-1)]
+    repaired = list(tags)
+    for span in tags_to_spans(predicted, "IOB2")[0]:
+        words = range(span.start, span.end)
+        if all(tags[j] == "O" and confident[j] for j in words):
+            repaired[span.start : span.end] = [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
+    if any(tag == "O" and confident[j] for j, tag in enumerate(repaired)):
+        return None
+    return repaired
 
 
 def filter_generated(
@@ -361,7 +396,10 @@ def filter_generated(
     )  # fmt: skip
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
-    kept = align_labels(rows.select(selection.kept).flatten_indices(), settings["label_names"])
+    kept = rows.select(selection.kept).flatten_indices()
+    if "relabel" in config.rules:
+        kept = _with_relabelled(kept, [selection.relabelled.get(i) for i in selection.kept])
+    kept = align_labels(kept, settings["label_names"])
 
     data_dir = output / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -369,12 +407,37 @@ def filter_generated(
     table = kept.data.table
     for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
+    record = {**settings, "kept": kept.num_rows, "dropped": selection.dropped}
+    if "relabel" in config.rules:
+        record["relabelled"] = {"samples": len(selection.relabelled),
+                                "words": sum(kept.data.column("relabelled").to_pylist())}  # fmt: skip
     manifest = {**manifest, "num_samples": kept.num_rows, "label_names": settings["label_names"],
-                "selection": {**settings, "kept": kept.num_rows, "dropped": selection.dropped}}  # fmt: skip
+                "selection": record}  # fmt: skip
     write_manifest(output, manifest)
     write_dataset_card(output, **(card_fields or {}))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
+
+
+def _with_relabelled(rows: Any, new_tags: Sequence[list[str] | None]) -> Any:
+    """``rows`` with the ``relabel`` rule's tags in ``ner_tags`` (and ``spans``), and a ``relabelled`` column:
+    the words each sample had relabelled (0 where it had none)."""
+    import datasets
+
+    names = rows.features["ner_tags"].feature.names
+    features = datasets.Features({**rows.features, "relabelled": datasets.Value("int32")})
+
+    def repair(row: dict[str, Any], index: int) -> dict[str, Any]:
+        new = new_tags[index]
+        if new is None or any(tag not in names for tag in new):  # none, or a label this dataset cannot hold
+            return {**row, "relabelled": 0}
+        changed = sum(names[old] != tag for old, tag in zip(row["ner_tags"], new, strict=True))
+        row = {**row, "ner_tags": [names.index(tag) for tag in new], "relabelled": changed}
+        if "spans" in row:
+            row["spans"] = text_spans(row["tokens"], tags_to_spans(new, "IOB2")[0])
+        return row
+
+    return rows.map(repair, with_indices=True, features=features, desc="relabelling")
 
 
 def _finished_selection(output: Path) -> dict[str, Any] | None:
