@@ -82,7 +82,11 @@ class SelectionConfig:
         default=0.8, metadata={"help": "near-copy: drop a sample whose ROUGE-L to the nearest gold sentence is above"}
     )
     extra_threshold: float = field(
-        default=0.5, metadata={"help": "no-extra: drop a sample with an O word whose entity probability reaches this"}
+        default=0.5,
+        metadata={
+            "help": "no-extra / relabel: an O word whose entity probability reaches this drops its sample (no-extra) "
+            "or is labelled as the gold taggers read it (relabel)"
+        },
     )
     target_size: int | None = field(
         default=None, metadata={"help": "keep at most this many of the samples that pass, the first by id"}
