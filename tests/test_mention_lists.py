@@ -123,8 +123,13 @@ def test_generate_dataset_draws_list_mentions_records_them_and_refuses_a_changed
     record = read_manifest(out)["mentions"]
     assert record["source"] == "lists" and record["lists"] == {"Disease": str(diseases)}
     assert record["strategy"] == "random" and record["bank"] == "generator" and len(record["digest"]) == 16
+    manifest = read_manifest(out)
+    novelty = manifest["mention_novelty"]  # the Disease mentions are new, the Chemical ones the bank's
+    spans = [s for row in data for s in row["spans"]]
+    assert novelty["mentions"] == len(spans) and novelty["new"] == sum(s["label"] == "Disease" for s in spans)
     card = " ".join((out / "README.md").read_text().split())
     assert "drawn uniformly from the user's mention lists (Disease: `diseases.txt`" in card
+    assert f"{100 * novelty['share']:.0f}% of the {len(spans)} mentions are not in the generator's training" in card
     assert "the other types from the generator's mention bank" in card
 
     # The same command resumes; after the list changed it is refused, naming the setting.

@@ -104,6 +104,7 @@ class ECGDatasetCardData:
     decoding: dict[str, Any] = field(default_factory=dict)
     dtype: str | None = None  # the generator's dtype (None: written before it was recorded, float32)
     generation_cost: dict[str, Any] | None = None  # the manifest's record (generate.generation_cost)
+    mention_novelty: dict[str, Any] | None = None  # the manifest's record (generate.mention_novelty)
     entity_counts: dict[str, int] = field(default_factory=dict)
     num_tokens: int = 0
     num_blocks: int = 0
@@ -182,6 +183,7 @@ class ECGDatasetCardData:
             "decoding": manifest.get("decoding", {}),
             "dtype": manifest.get("dtype"),
             "generation_cost": manifest.get("generation_cost"),
+            "mention_novelty": manifest.get("mention_novelty"),
             "entity_counts": entity_counts,
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,

@@ -241,8 +241,19 @@ def generate_dataset(
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
         finish_folder(output_dir)
         cost = generation_cost(data_dir, decoding.redraw_budget)
+        training_bank = corpus_bank or (
+            MentionBank.from_dict(ecg_config.mention_bank) if ecg_config.mention_bank else None
+        )
+        novelty = mention_novelty(data_dir, training_bank)
+        if cost is not None or novelty is not None:
+            results = {"generation_cost": cost, "mention_novelty": novelty}
+            write_manifest(output_dir, {**manifest, **{k: v for k, v in results.items() if v is not None}})
+        if novelty is not None:
+            logger.info(
+                "%.0f%% of the %d mentions are not in the training mention bank",
+                100 * novelty["share"], novelty["mentions"],
+            )  # fmt: skip
         if cost is not None:
-            write_manifest(output_dir, {**manifest, "generation_cost": cost})
             logger.info("%s", cost_line(cost))
             if cost["undertrained"]:
                 logger.warning(
@@ -277,6 +288,26 @@ def _cost_postfix(kept: int, redrawn: int) -> str:
 
     drawn = kept + redrawn
     return f"kept {short(kept)} tok, drawn {short(drawn)}, redrawn {redrawn / drawn if drawn else 0:.0%}"
+
+
+def mention_novelty(data_dir: Path, training_bank: MentionBank | None) -> dict[str, Any] | None:
+    """How many of a folder's mentions (its ``spans``) are not in ``training_bank``, the generator's training
+    mentions: ``{"mentions": n, "new": k, "share": k / n}``, a diversity figure and, for private data, a
+    privacy one (mentions that cannot have come from the corpus). ``None`` without a bank or ``spans``."""
+    import pyarrow.parquet as pq
+
+    if training_bank is None:
+        return None
+    total = new = 0
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if "spans" not in pq.read_schema(shard).names:
+            return None
+        table = pq.read_table(shard, columns=["text", "spans"])
+        for text, spans in zip(table.column("text").to_pylist(), table.column("spans").to_pylist(), strict=True):
+            for span in spans:
+                total += 1
+                new += tuple(text[span["start"] : span["end"]].split(" ")) not in training_bank.counts(span["label"])
+    return {"mentions": total, "new": new, "share": new / total if total else 0.0}
 
 
 def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, Any] | None:
@@ -338,6 +369,7 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}
         defaults.update(_BEFORE_ADDED)
         previous.pop("generation_cost", None)  # what the finished run spent, not a setting
+        previous.pop("mention_novelty", None)  # what the finished run wrote, not a setting
         previous.setdefault("dtype", "float32")  # folders before it ran in float32
         previous.setdefault("label_names", bio_labels(previous.get("entity_types", [])))  # folders before it
         record = MentionsRecord.from_manifest(previous)  # folders before the record: a string or null
