@@ -23,7 +23,7 @@ from .mentions import FILL_STRATEGIES, MentionBank, mention_list_files
 from .tags import spans_to_tags, text_spans
 from .words import WordSplitter
 
-__all__ = ["MentionFiller", "MentionLists", "MentionSource"]
+__all__ = ["MentionFiller", "MentionLists", "MentionSource", "training_bank"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,14 @@ class MentionLists:
 MentionSource = Union[str, os.PathLike, Mapping[str, Sequence[str]], MentionBank, MentionLists]  # noqa: UP007 (a runtime alias)
 
 
+def training_bank(ecg_config: ECGConfig, corpus_bank: MentionBank | None = None) -> MentionBank | None:
+    """The generator's training mentions: ``corpus_bank`` (the training corpus, given at generation) when
+    given, else the bank saved in the model's ``ecg_config.json``, else ``None``."""
+    if corpus_bank is not None:
+        return corpus_bank
+    return MentionBank.from_dict(ecg_config.mention_bank) if ecg_config.mention_bank else None
+
+
 class MentionFiller:
     """Fill templates from a :class:`~hf_ecg.MentionBank` with a strategy (``random`` or ``weighted``)."""
 
@@ -99,17 +107,14 @@ class MentionFiller:
                     f"{', '.join(ecg_config.entity_types)}"
                 )
             listed = MentionBank.from_list_files(files, WordSplitter(ecg_config.word_exceptions or ()))
-            if corpus_bank is None and ecg_config.mention_bank:
-                corpus_bank = MentionBank.from_dict(ecg_config.mention_bank)
-            return cls((corpus_bank or MentionBank()).with_types_of(listed), lists.strategy)
+            bank = training_bank(ecg_config, corpus_bank) or MentionBank()
+            return cls(bank.with_types_of(listed), lists.strategy)
         if isinstance(source, Mapping):
             return cls(MentionBank.from_lists(source))
         if source is None or str(source) in FILL_STRATEGIES:
-            strategy = str(source or "random")
-            if corpus_bank is not None:
-                return cls(corpus_bank, strategy)
-            if ecg_config.mention_bank:
-                return cls(MentionBank.from_dict(ecg_config.mention_bank), strategy)
+            bank = training_bank(ecg_config, corpus_bank)
+            if bank is not None:
+                return cls(bank, str(source or "random"))
             raise ValueError(
                 "this model has no mention bank (it was trained with save_mention_bank=False): give your own "
                 "mentions as {type: [mentions]} or a JSON file of them, or the training corpus "

@@ -51,7 +51,7 @@ from ..data.dataset_format import (
 )
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
-from ..runtime.filling import MentionFiller, MentionSource
+from ..runtime.filling import MentionFiller, MentionSource, training_bank
 from ..runtime.mentions import MentionBank
 from .entity_sequences import FixedSampler, make_sampler
 
@@ -241,10 +241,7 @@ def generate_dataset(
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
         finish_folder(output_dir)
         cost = generation_cost(data_dir, decoding.redraw_budget)
-        training_bank = corpus_bank or (
-            MentionBank.from_dict(ecg_config.mention_bank) if ecg_config.mention_bank else None
-        )
-        novelty = mention_novelty(data_dir, training_bank)
+        novelty = mention_novelty(data_dir, training_bank(ecg_config, corpus_bank))
         if cost is not None or novelty is not None:
             results = {"generation_cost": cost, "mention_novelty": novelty}
             write_manifest(output_dir, {**manifest, **{k: v for k, v in results.items() if v is not None}})
