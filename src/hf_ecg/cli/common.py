@@ -254,10 +254,14 @@ def config_values(args: argparse.Namespace, names: Sequence[str]) -> dict[str, A
 
 
 def mention_source(values: list[str]) -> Any:
-    """The ``--mentions`` values as a mention source: a strategy name, a JSON file, or mention lists
-    (``TYPE=FILE`` pairs or one folder, with at most one strategy for them)."""
-    from ..runtime.filling import MentionLists
+    """The ``--mentions`` values as a mention source: a strategy name, ``generated``, a JSON file, or mention
+    lists (``TYPE=FILE`` pairs or one folder, with at most one strategy for them)."""
+    from ..runtime.filling import GENERATED, MentionLists
 
+    if GENERATED in values:
+        if len(values) > 1:
+            raise CLIError(f"--mentions {GENERATED} takes no other --mentions value")
+        return GENERATED
     strategies = [v for v in values if v in FILL_STRATEGIES]
     pairs = [v for v in values if v not in FILL_STRATEGIES and "=" in v and not Path(v).exists()]
     paths = [v for v in values if v not in strategies and v not in pairs]

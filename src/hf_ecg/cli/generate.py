@@ -59,9 +59,12 @@ def add_parser(sub: Any) -> None:
         help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
     )  # fmt: skip
     generate.add_argument(
-        "--mentions", action="append", default=None, metavar="|".join([*FILL_STRATEGIES, "TYPE=FILE", "DIR", "JSON"]),
+        "--mentions", action="append", default=None,
+        metavar="|".join([*FILL_STRATEGIES, "generated", "TYPE=FILE", "DIR", "JSON"]),
         help="where the tags' mentions come from: the training mention bank drawn uniformly (random, the paper, "
-        "default) or by frequency (weighted); your own mention lists, plain text with one mention per line "
+        "default) or by frequency (weighted); generated: the generator writes each slot's mention in its sentence "
+        "(a model trained with --mention_samples; new mentions, a slot whose every try is rejected drawn from the "
+        "bank); your own mention lists, plain text with one mention per line "
         "(optionally a tab and a count), one file per type: TYPE=FILE (repeat for each type) or DIR (a folder of "
         "TYPE.txt), tokenized the way the training corpus is, types without a list filled from the bank "
         "(add weighted to draw by the counts); or a {type: [mentions]} JSON file",

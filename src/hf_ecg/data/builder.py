@@ -22,7 +22,7 @@ import datasets
 from datasets.builder import Key
 
 from ..citation import CITATION
-from ..runtime.blocks import RoundTripError, decompose, lm_sample, qa_samples, verify_roundtrip
+from ..runtime.blocks import RoundTripError, decompose, lm_sample, mention_samples, qa_samples, verify_roundtrip
 from .corpus import Corpus, load_corpus
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     encoding: str = "utf-8"  # of corpus files
     corpora: Mapping[str, Any] | None = None
     layout: str = "qa"  # "qa": one Q&A sample per block; "lm": one sample per sentence (the ECG-LM ablation)
+    # Also one sample per entity that writes its mention in the sentence (block_index -1): generated mentions.
+    mention_samples: bool = False
 
     def reader_kwargs(self, source: Any) -> dict[str, Any]:
         """Keyword arguments for :func:`~hf_ecg.data.corpus.load_corpus` on ``source``."""
@@ -191,13 +193,16 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
             except ValueError as err:
                 raise ValueError(f"{sentence.source}: {err}") from None
             samples = [lm_sample(template)] if self.config.layout == "lm" else qa_samples(template)
+            blocks = len(samples)
+            if self.config.mention_samples:
+                samples += mention_samples(sentence.tokens, sentence.spans)
             for sample in samples:
                 yield (
                     Key(0, row),
                     {
                         "sentence_id": sentence_id,
                         "block_index": sample.block_index,
-                        "num_blocks": len(samples),
+                        "num_blocks": blocks,
                         "context": sample.context,
                         "question": sample.question,
                         "answer": sample.answer,

@@ -187,7 +187,7 @@ def shard_rows(path: Path) -> int | None:
 
 
 #: Where a generated folder's mentions came from (:class:`MentionsRecord` ``source``).
-MENTION_SOURCES = ("bank", "file", "user", "lists")
+MENTION_SOURCES = ("bank", "file", "user", "lists", "generated")
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,8 @@ class MentionsRecord:
     (the user's JSON file at ``path``), ``"user"`` (a dict or bank passed in code, recorded only as a
     ``digest``: the manifest must not repeat private mentions) or ``"lists"`` (the user's plain-text mention
     lists, ``{type: file}`` in ``lists``, their mentions' ``digest``, so that a resumed run with a changed
-    list is refused; the other types from ``bank`` when it is set).
+    list is refused; the other types from ``bank`` when it is set) or ``"generated"`` (written by the
+    generator in context; ``bank`` fills the slots whose every try was rejected).
     """
 
     source: str
@@ -220,6 +221,8 @@ class MentionsRecord:
         from ..runtime.filling import MentionLists  # the decoders' module: torch, only when mentions are resolved
 
         whose = "corpus" if from_corpus else "generator"
+        if mentions == "generated":
+            return cls("generated", strategy=FILL_STRATEGIES[0], bank=whose)
         if mentions is None or (isinstance(mentions, str) and mentions in FILL_STRATEGIES):
             return cls("bank", strategy=mentions or FILL_STRATEGIES[0], bank=whose)
         lists = MentionLists.from_source(mentions)
@@ -255,7 +258,7 @@ class MentionsRecord:
     @property
     def real(self) -> bool:
         """Whether some mentions are the real ones of a corpus (a mention bank, alone or beside lists)."""
-        return self.source == "bank" or (self.source == "lists" and self.bank is not None)
+        return self.source in ("bank", "generated") or (self.source == "lists" and self.bank is not None)
 
 
 def _digest(bank: MentionBank) -> str:

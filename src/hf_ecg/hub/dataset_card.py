@@ -105,6 +105,7 @@ class ECGDatasetCardData:
     dtype: str | None = None  # the generator's dtype (None: written before it was recorded, float32)
     generation_cost: dict[str, Any] | None = None  # the manifest's record (generate.generation_cost)
     mention_novelty: dict[str, Any] | None = None  # the manifest's record (generate.mention_novelty)
+    mention_writing: dict[str, Any] | None = None  # the manifest's record (mention_writer.WrittenMentions.to_dict)
     entity_counts: dict[str, int] = field(default_factory=dict)
     num_tokens: int = 0
     num_blocks: int = 0
@@ -184,6 +185,7 @@ class ECGDatasetCardData:
             "dtype": manifest.get("dtype"),
             "generation_cost": manifest.get("generation_cost"),
             "mention_novelty": manifest.get("mention_novelty"),
+            "mention_writing": manifest.get("mention_writing"),
             "entity_counts": entity_counts,
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,
@@ -265,6 +267,19 @@ class ECGDatasetCardData:
             if record is not None and record.strategy == "weighted":
                 return f"drawn from {whose}, in proportion to their frequency there"
             return f"drawn uniformly from {whose}"
+        if record.source == "generated":
+            whose = (
+                "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
+            )
+            text = "written by the generator for each slot in its sentence (a model trained with mention samples)"
+            writing = self.mention_writing
+            if writing:
+                text += (
+                    f": {writing['written']} of {writing['slots']} slots ({100 * writing['written_share']:.0f}%), "
+                    f"{100 * writing['rejected_share']:.0f}% of {writing['tries']} tries rejected (unended, empty, "
+                    "longer than the training mentions or holding structure) and drawn again"
+                )
+            return f"{text}; a slot whose every try was rejected drawn uniformly from {whose}"
         if record.source == "user":
             return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
         if record.source == "lists":

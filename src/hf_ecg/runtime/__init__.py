@@ -17,6 +17,7 @@ REMOTE_CODE_MODULES = (
     "ecg_config.py",
     "filling.py",
     "mentions.py",
+    "mention_writer.py",
     "decoding.py",
     "decoding_batched.py",
     "decoding_lm.py",

@@ -22,12 +22,14 @@ __all__ = [
     "ANSWER_TOKEN",
     "CONTEXT_TOKEN",
     "ENDTEXT",
+    "MENTION_TOKEN",
     "QUESTION_TOKEN",
     "SEGMENT_TOKENS",
     "QASample",
     "RoundTripError",
     "Template",
     "decompose",
+    "mention_samples",
     "qa_samples",
     "recompose",
     "tag_label",
@@ -44,6 +46,9 @@ CONTEXT_TOKEN = "<|context|>"
 QUESTION_TOKEN = "<|question|>"
 ANSWER_TOKEN = "<|answer|>"
 SEGMENT_TOKENS = (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN)
+#: Marks, in a mention sample's context, the slot whose mention the answer writes (models trained with
+#: mention samples only: :func:`mention_samples`).
+MENTION_TOKEN = "<|mention|>"
 
 _LABEL_RE = re.compile(r"^[^\s<>|]+$")
 _TAG_TOKEN_RE = re.compile(r"^<([^\s<>|]+)>$")
@@ -65,8 +70,8 @@ def tag_token(label: str) -> str:
 
 def token_description(token: str) -> str:
     """Words whose embedding a new ECG token starts from: ``<cell_type>`` → ``cell type``."""
-    if token in SEGMENT_TOKENS:
-        return token.strip("<|>")  # context, question, answer
+    if token in (*SEGMENT_TOKENS, MENTION_TOKEN):
+        return token.strip("<|>")  # context, question, answer, mention
     if token == ENDTEXT:
         return "end"
     return token[1:-1].replace("_", " ").replace("-", " ")
@@ -133,7 +138,12 @@ def decompose(
     sentence's types or of ``reserved_types``) raises ``ValueError``.
     """
     spans = sorted(spans)
-    reserved = {ENDTEXT, *SEGMENT_TOKENS, *(tag_token(label) for label in {*reserved_types, *(s.label for s in spans)})}
+    reserved = {
+        ENDTEXT,
+        *SEGMENT_TOKENS,
+        MENTION_TOKEN,
+        *(tag_token(label) for label in {*reserved_types, *(s.label for s in spans)}),
+    }
     template: list[str] = []
     mentions: list[tuple[str, ...]] = []
     position = 0
@@ -193,6 +203,27 @@ def qa_samples(template: Template) -> list[QASample]:
     for index, block in enumerate(template.blocks()):
         samples.append(QASample(" ".join(context), block[-1], " ".join(block), index))
         context.extend(block)
+    return samples
+
+
+def mention_context(words: Sequence[str], template_rest: Sequence[str]) -> str:
+    """A mention sample's context: the sentence up to the slot (earlier entities as their mentions), the
+    slot's marker, then the rest of the template (later entities as their tags)."""
+    return " ".join((*words, MENTION_TOKEN, *template_rest))
+
+
+def mention_samples(tokens: Sequence[str], spans: Iterable[Span]) -> list[QASample]:
+    """One sample per entity that teaches a generator to write the mention of a slot in its sentence
+    (masked-entity imputation): context = :func:`mention_context`, question = the slot's tag, answer = the
+    mention's words and ``<ENDTEXT>``. ``block_index`` is ``-1`` (not a block)."""
+    spans = sorted(spans)
+    template, _ = decompose(tokens, spans)
+    tags = [i for i, token in enumerate(template.tokens) if tag_label(token) is not None]
+    samples = []
+    for span, position in zip(spans, tags, strict=True):
+        context = mention_context(tokens[: span.start], template.tokens[position + 1 :])
+        answer = " ".join((*tokens[span.start : span.end], ENDTEXT))
+        samples.append(QASample(context, tag_token(span.label), answer, -1))
     return samples
 
 

@@ -54,6 +54,11 @@ class ECGConfig:
     # trained before they were recorded (the decoder then derives the forms from its tokenizer, no exceptions).
     tag_pieces: dict[str, list[str]] | None = None
     tag_piece_exceptions: list[str] | None = None
+    # Models trained with mention samples (ECGTrainingArguments.mention_samples) write mentions in context: the
+    # slot marker, and per type the longest training mention in words and overall in tokens (the writer's limits).
+    mention_token: str | None = None
+    mention_max_words: dict[str, int] | None = None
+    mention_max_tokens: int | None = None
     tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
     format_version: int = FORMAT_VERSION
 

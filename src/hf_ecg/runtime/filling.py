@@ -3,7 +3,10 @@
 Mention sources: ``random`` (uniform over the distinct mentions of the training mention bank, the
 paper), ``weighted`` (by their frequency), a user dict ``{type: [mention, ...]}`` (or a JSON file
 of one), so that no real mention of a private corpus needs to leave it, or the user's plain-text
-mention lists, one file per type (:class:`MentionLists`: new mentions, tokenized the corpus's way).
+mention lists, one file per type (:class:`MentionLists`: new mentions, tokenized the corpus's way), or
+``generated``: the generator writes each slot's mention in its sentence
+(:class:`~hf_ecg.runtime.mention_writer.MentionWriter`; a model trained with mention samples), the bank
+filling a slot whose every try was rejected.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from .mentions import FILL_STRATEGIES, MentionBank, mention_list_files
 from .tags import spans_to_tags, text_spans
 from .words import WordSplitter
 
-__all__ = ["MentionFiller", "MentionLists", "MentionSource", "training_bank"]
+__all__ = ["GENERATED", "MentionFiller", "MentionLists", "MentionSource", "training_bank"]
+
+#: The mention source that has the generator write each slot's mention in context.
+GENERATED = "generated"
 
 
 @dataclass(frozen=True)
@@ -111,10 +117,15 @@ class MentionFiller:
             return cls(bank.with_types_of(listed), lists.strategy)
         if isinstance(source, Mapping):
             return cls(MentionBank.from_lists(source))
-        if source is None or str(source) in FILL_STRATEGIES:
+        if source is None or str(source) in (*FILL_STRATEGIES, GENERATED):
+            if source == GENERATED and not ecg_config.mention_token:
+                raise ValueError(
+                    "mentions='generated' needs a model trained to write mentions: train it with "
+                    "mention_samples=True (`hf-ecg train --mention_samples`)"
+                )
             bank = training_bank(ecg_config, corpus_bank)
             if bank is not None:
-                return cls(bank, str(source or "random"))
+                return cls(bank, "random" if source in (None, GENERATED) else str(source))
             raise ValueError(
                 "this model has no mention bank (it was trained with save_mention_bank=False): give your own "
                 "mentions as {type: [mentions]} or a JSON file of them, or the training corpus "
@@ -123,8 +134,8 @@ class MentionFiller:
         path = Path(source)
         if not path.is_file():
             raise ValueError(
-                f"mentions must be one of {FILL_STRATEGIES}, a {{type: [mentions]}} dict, a JSON file of one, or "
-                f"mention lists ({{type: file}}, a folder of TYPE.txt); {str(source)!r} is none of these"
+                f"mentions must be one of {(*FILL_STRATEGIES, GENERATED)}, a {{type: [mentions]}} dict, a JSON file "
+                f"of one, or mention lists ({{type: file}}, a folder of TYPE.txt); {str(source)!r} is none of these"
             )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -143,13 +154,22 @@ class MentionFiller:
                 f"{', '.join(self.bank.types) or 'nothing'}"
             )
 
-    def fill(self, decoded: DecodedTemplate, rng: random.Random) -> dict[str, Any]:
+    def fill(
+        self, decoded: DecodedTemplate, rng: random.Random, written: Sequence[Sequence[str] | None] | None = None
+    ) -> dict[str, Any]:
         """A labelled sample: ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``spans`` (character offsets
         into ``text`` and types), ``template``, ``entities``, and the decoder's flags ``complete``,
         ``forced_tags``, ``cut_blocks`` and ``tag_pieces``, and its cost, ``model_tokens`` (the generator's
         tokens of the kept blocks), ``redrawn_tokens`` (of the blocks drawn again) and ``refused_redraws`` (blocks
-        kept as they were because the redraw budget was spent)."""
-        mentions = [self.bank.sample(label, rng, self.strategy) for label in decoded.entities]
+        kept as they were because the redraw budget was spent).
+
+        ``written``: the mentions the generator wrote for the slots (:class:`~hf_ecg.runtime.mention_writer.
+        MentionWriter`); a ``None`` slot is drawn from the bank."""
+        written = written if written is not None else [None] * len(decoded.entities)
+        mentions = [
+            tuple(mention) if mention is not None else self.bank.sample(label, rng, self.strategy)
+            for label, mention in zip(decoded.entities, written, strict=True)
+        ]
         tokens, spans = recompose(decoded.template, mentions)
         return {
             "tokens": tokens,

@@ -29,7 +29,8 @@ from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig, make_decoder
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
-from .filling import MentionFiller
+from .filling import GENERATED, MentionFiller
+from .mention_writer import MentionWriter
 
 __all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
 
@@ -74,8 +75,9 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     Call options (also accepted when the pipeline is built): ``num_return_sequences`` (samples per
     input, default 1), ``seed``, ``mentions`` (``"random"`` (default), ``"weighted"``, a ``{type:
-    [mentions]}`` dict or a JSON path, or mention lists: a ``{type: "list.txt"}`` dict or a folder of
-    ``TYPE.txt``, one mention per line), and the :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
+    [mentions]}`` dict or a JSON path, mention lists: a ``{type: "list.txt"}`` dict or a folder of
+    ``TYPE.txt``, one mention per line, or ``"generated"``: the model writes each slot's mention in its
+    sentence, when it was trained with mention samples), and the :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
     ``redraw_run_on``, ``end_at_sentence_end``).
@@ -165,8 +167,14 @@ class EntityControlledGenerationPipeline(Pipeline):
     ) -> list[list[dict[str, Any]]]:
         filler = MentionFiller.from_source(mentions, self.ecg_config)
         filler.check_types([label for sequence in model_outputs["sequences"] for label in sequence])
+        decoded = model_outputs["decoded"]
+        written: list[Any] = [None] * len(decoded)
+        if mentions == GENERATED:
+            writer = MentionWriter(self.model, self.tokenizer, self.ecg_config)
+            write_seed = seed if seed is not None else random.SystemRandom().getrandbits(63)
+            written = writer.write([d.template for d in decoded], write_seed).mentions
         rng = random.Random(seed)
-        samples = [filler.fill(decoded, rng) for decoded in model_outputs["decoded"]]
+        samples = [filler.fill(d, rng, w) for d, w in zip(decoded, written, strict=True)]
         k = model_outputs["num_return_sequences"]
         return [samples[i : i + k] for i in range(0, len(samples), k)]
 

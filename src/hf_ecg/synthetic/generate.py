@@ -51,7 +51,8 @@ from ..data.dataset_format import (
 )
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
-from ..runtime.filling import MentionFiller, MentionSource, training_bank
+from ..runtime.filling import GENERATED, MentionFiller, MentionSource, training_bank
+from ..runtime.mention_writer import MentionWriter, WrittenMentions
 from ..runtime.mentions import MentionBank
 from .entity_sequences import FixedSampler, make_sampler
 
@@ -103,7 +104,10 @@ def generate_dataset(
         mentions: ``"random"`` (default) or ``"weighted"`` from the training mention bank; your own mention
             lists, plain text, one file per type (a ``{type: file}`` dict, a folder of ``TYPE.txt``, or
             :class:`~hf_ecg.runtime.filling.MentionLists` to draw by their counts): new mentions, tokenized the
-            corpus's way, the bank filling the other types; or your own ``{type: [mentions]}`` / JSON file.
+            corpus's way, the bank filling the other types; ``"generated"``: the generator writes each slot's
+            mention in its sentence (a model trained with ``mention_samples=True``; the manifest's
+            ``mention_writing`` counts the slots written and the tries rejected, a slot whose every try was
+            rejected filled from the bank); or your own ``{type: [mentions]}`` / JSON file.
         corpus: the training corpus, for mentions and statistics when the model does not carry them.
         seed: the same seed and settings give the same dataset, whatever the number of processes.
         samples_per_shard: rows per Parquet shard; the unit of resuming.
@@ -170,6 +174,10 @@ def generate_dataset(
         draw = make_sampler(sampler, stats)
     filler = MentionFiller.from_source(mentions, ecg_config, corpus_bank=corpus_bank)
     filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
+    writer = None
+    if mentions == GENERATED:
+        writer = MentionWriter(model_obj, tokenizer, ecg_config, temperature=decoding.temperature,
+                               top_p=decoding.top_p)  # fmt: skip
 
     manifest = {
         "model": str(model),
@@ -214,6 +222,7 @@ def generate_dataset(
         if tmp.name.startswith(f".tmp-{state.process_index}-"):
             tmp.unlink()
     spent = [0, 0]  # generator tokens kept, redrawn: the shards this run finished
+    writing = WrittenMentions()  # the mentions this run's shards had written
     for shard in todo:
         ids = shard_range(shard)
         if draw is None:
@@ -231,8 +240,13 @@ def generate_dataset(
         decoded = decoder.decode(requested, progress=progress)
         spent[0] += decoder.budget.kept
         spent[1] += decoder.budget.redrawn
+        written: list[Any] = [None] * len(decoded)
+        if writer is not None:
+            shard_written = writer.write([d.template for d in decoded], _shard_seed(seed, shard, "written mentions"))
+            writing.add(shard_written)
+            written = shard_written.mentions
         rng = random.Random(_shard_seed(seed, shard, "mentions"))
-        rows = [{"id": i, **filler.fill(d, rng)} for i, d in zip(ids, decoded, strict=True)]
+        rows = [{"id": i, **filler.fill(d, rng, w)} for i, d, w in zip(ids, decoded, written, strict=True)]
         write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
     state.wait_for_everyone()
@@ -242,8 +256,11 @@ def generate_dataset(
         finish_folder(output_dir)
         cost = generation_cost(data_dir, decoding.redraw_budget)
         novelty = mention_novelty(data_dir, training_bank(ecg_config, corpus_bank))
-        if cost is not None or novelty is not None:
-            results = {"generation_cost": cost, "mention_novelty": novelty}
+        written_record = writing.to_dict(resumed=bool(done)) if writer is not None else None
+        if written_record is not None:
+            logger.info("%s", writing.summary())
+        if cost is not None or novelty is not None or written_record is not None:
+            results = {"generation_cost": cost, "mention_novelty": novelty, "mention_writing": written_record}
             write_manifest(output_dir, {**manifest, **{k: v for k, v in results.items() if v is not None}})
         if novelty is not None:
             logger.info(
@@ -367,6 +384,7 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         defaults.update(_BEFORE_ADDED)
         previous.pop("generation_cost", None)  # what the finished run spent, not a setting
         previous.pop("mention_novelty", None)  # what the finished run wrote, not a setting
+        previous.pop("mention_writing", None)  # what the finished run's writer did, not a setting
         previous.setdefault("dtype", "float32")  # folders before it ran in float32
         previous.setdefault("label_names", bio_labels(previous.get("entity_types", [])))  # folders before it
         record = MentionsRecord.from_manifest(previous)  # folders before the record: a string or null

@@ -291,6 +291,22 @@ def _iob2_label_names(corpus: Any) -> list[str] | None:
         return None
 
 
+def mention_limits(corpus: Any, tokenizer: Any) -> dict[str, Any]:
+    """The ``ecg_config.json`` fields of a model trained with mention samples: the slot marker, and the longest
+    training mention per type in words and overall in tokens (what the mention writer may write)."""
+    from ..runtime.blocks import MENTION_TOKEN
+
+    words: dict[str, int] = {}
+    tokens = 1
+    for sentence in corpus:
+        for span in sentence.spans:
+            mention = sentence.tokens[span.start : span.end]
+            words[span.label] = max(words.get(span.label, 0), len(mention))
+            tokens = max(tokens, len(tokenizer(" ".join(mention), add_special_tokens=False)["input_ids"]))
+    return {"mention_token": MENTION_TOKEN, "mention_max_words": dict(sorted(words.items())),
+            "mention_max_tokens": tokens}  # fmt: skip
+
+
 def train_ecg_model(
     data: str | os.PathLike | Any,
     model_name: str,
@@ -345,7 +361,14 @@ def train_ecg_model(
     if len(files) > 1:
         raise ValueError("give data and validation both as files or both as datasets")
     inputs = {"data_files": {k: str(v) for k, v in sources.items()}} if files == {True} else {"corpora": sources}
-    builder = ECGBlocksBuilder(**inputs, first_n=first_n, fraction=fraction, layout=args.layout, **reader_options)
+    builder = ECGBlocksBuilder(
+        **inputs,
+        first_n=first_n,
+        fraction=fraction,
+        layout=args.layout,
+        mention_samples=args.mention_samples,
+        **reader_options,
+    )
     with args.main_process_first(desc="building Q&A blocks"):
         builder.download_and_prepare()
     blocks = builder.as_dataset()
@@ -372,7 +395,7 @@ def train_ecg_model(
             f"{model_name} has {positions} positions, fewer than max_length {args.max_length}: "
             f"pass --max_length {positions} (or less)"
         )
-    new_token_ids = add_ecg_tokens(tokenizer, model, corpus.entity_types)
+    new_token_ids = add_ecg_tokens(tokenizer, model, corpus.entity_types, mention=args.mention_samples)
     if args.lora:
         model = apply_lora(
             model, new_token_ids, r=args.lora_r, alpha=args.lora_alpha, dropout=args.lora_dropout,
@@ -396,6 +419,7 @@ def train_ecg_model(
             piece_forms, (s.tokens for s in corpus), vocabulary_words(tokenizer.get_vocab())
         ),
         tag_scheme=corpus.scheme,
+        **(mention_limits(corpus, tokenizer) if args.mention_samples else {}),
         corpus_statistics=stats,
         mention_bank=MentionBank.from_sentences(corpus).to_dict() if args.save_mention_bank else None,
     )

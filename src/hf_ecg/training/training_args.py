@@ -77,6 +77,15 @@ class ECGTrainingArguments(TrainingArguments):
             "for private data and give generation your own mentions instead."
         },
     )
+    mention_samples: bool = field(
+        default=False,
+        metadata={
+            "help": "Also train the generator to write the mention of an entity slot in its sentence (one sample per "
+            "gold entity: the sentence with the slot marked, the slot's tag, the mention), so that generation can "
+            "write new mentions in context (`hf-ecg generate --mentions generated`) instead of recycling the "
+            "training mention bank."
+        },
+    )
     validation_split: float = field(
         default=0.1,
         metadata={

@@ -1,0 +1,186 @@
+"""Mentions written in context: mention samples (format), training with them, the writer's constraints, and
+generation with ``mentions="generated"`` from the API, the CLI and the pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+from hypothesis import given
+
+from conftest import labelled_sentences
+from hf_ecg.cli import main
+from hf_ecg.data.builder import ECGBlocksBuilder
+from hf_ecg.runtime.blocks import ENDTEXT, MENTION_TOKEN, Template, decompose, mention_samples, tag_token
+from hf_ecg.runtime.decoding import DecodingConfig
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.runtime.mention_writer import MentionWriter
+from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
+from hf_ecg.runtime.tags import tags_to_spans
+from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.training.trainer import ECGTrainingArguments, train_ecg_model
+from tiny import save_tiny_model, toy_corpus
+
+TOY_MENTIONS = {"Chemical": {"Aspirin", "Ibuprofen", "paracetamol"}, "Disease": {"headache", "severe pain", "fever"}}
+
+
+@given(labelled_sentences())
+def test_a_mention_sample_is_its_sentence_with_one_slot_marked_and_the_slots_mention_as_answer(sentence):
+    tokens, spans = sentence
+    samples = mention_samples(tokens, spans)
+    template, mentions = decompose(tokens, spans)
+    assert len(samples) == len(spans)
+    for k, (sample, span) in enumerate(zip(samples, sorted(spans), strict=True)):
+        assert sample.question == tag_token(span.label) and sample.block_index == -1
+        assert sample.answer.split(" ") == [*mentions[k], ENDTEXT]
+        context = sample.context.split(" ")
+        assert context.count(MENTION_TOKEN) == 1
+        marker = context.index(MENTION_TOKEN)
+        assert context[:marker] == tokens[: span.start]  # earlier entities as their words
+        # later entities as their tags: the template after the slot's tag
+        tags_before = sum(1 for s in spans if s.start < span.start)
+        slot_position = [i for i, t in enumerate(template.tokens) if t.startswith("<")][tags_before]
+        assert context[marker + 1 :] == list(template.tokens[slot_position + 1 :])
+
+
+def test_the_builder_adds_one_mention_sample_per_entity_only_when_asked(tmp_path):
+    corpus = toy_corpus(tmp_path / "toy.tsv")
+    plain = ECGBlocksBuilder(data_files={"train": str(corpus)}, cache_dir=str(tmp_path / "a"))
+    plain.download_and_prepare()
+    blocks = plain.as_dataset()["train"]
+    assert -1 not in blocks["block_index"]
+    with_mentions = ECGBlocksBuilder(
+        data_files={"train": str(corpus)}, mention_samples=True, cache_dir=str(tmp_path / "b")
+    )
+    with_mentions.download_and_prepare()
+    rows = with_mentions.as_dataset()["train"]
+    mention_rows = rows.filter(lambda r: r["block_index"] == -1)
+    assert len(rows) == len(blocks) + 6 and len(mention_rows) == 6  # the toy corpus has 6 entities
+    answers = {" ".join(r["answer"].split(" ")[:-1]) for r in mention_rows}
+    assert answers == set().union(*TOY_MENTIONS.values())
+    assert all(r["num_blocks"] == e + 1 for r, e in zip(mention_rows, [2, 2, 2, 2, 2, 2], strict=True))
+
+
+@pytest.fixture(scope="module")
+def writer_model(tmp_path_factory):
+    """A tiny GPT-2 trained with mention samples on the toy corpus until it has learnt its mentions."""
+    root = tmp_path_factory.mktemp("mention-model")
+    data = toy_corpus(root / "toy.tsv", repeat=8)
+    args = ECGTrainingArguments(
+        output_dir=str(root / "model"), lora=False, max_steps=600, learning_rate=5e-3, per_device_train_batch_size=8,
+        use_cpu=True, save_strategy="no", disable_tqdm=True, seed=3, mention_samples=True, validation_split=0,
+        report_to=[],
+    )  # fmt: skip
+    train_ecg_model(data, str(save_tiny_model(root / "base")), args)
+    return root / "model"
+
+
+def test_training_with_mention_samples_records_the_marker_and_the_mention_limits(writer_model):
+    config = ECGConfig.load(writer_model)
+    assert config.mention_token == MENTION_TOKEN
+    assert config.mention_max_words == {"Chemical": 1, "Disease": 2}
+    assert config.mention_max_tokens >= 2
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(writer_model)
+    assert tokenizer.convert_tokens_to_ids(MENTION_TOKEN) != tokenizer.unk_token_id
+    assert MENTION_TOKEN in tokenizer.tokenize(f"a {MENTION_TOKEN} b")  # one special token, never split
+
+
+def load_writer(model_dir: Path, **options):
+    from hf_ecg.modeling import load_ecg_model
+
+    model, tokenizer, config = load_ecg_model(model_dir)
+    return MentionWriter(model, tokenizer, config, **options)
+
+
+def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_seeded(writer_model):
+    writer = load_writer(writer_model)
+    templates = [
+        Template(("<Chemical>", "cures", "<Disease>", ".")),
+        Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),
+        Template(("No", "effect", ".")),
+    ] * 4
+    result = writer.write(templates, seed=1)
+    assert result.slots == 16 and len(result.mentions) == 12 and result.mentions[2] == []
+    assert result.written == sum(m is not None for row in result.mentions for m in row)
+    assert result.written >= 12  # a trained writer rarely fails
+    for template, row in zip(templates, result.mentions, strict=True):
+        for label, mention in zip(template.entity_types, row, strict=True):
+            if mention is not None:
+                assert 1 <= len(mention) <= writer.max_words[label]
+                assert not any(w.startswith("<") and w.endswith(">") for w in mention)
+    learnt = sum(
+        " ".join(m) in TOY_MENTIONS[label]
+        for template, row in zip(templates, result.mentions, strict=True)
+        for label, m in zip(template.entity_types, row, strict=True)
+        if m is not None
+    )
+    assert learnt >= result.written / 2  # it learnt to write a mention of the slot's type
+    assert writer.write(templates, seed=1).mentions == result.mentions
+    assert result.to_dict()["slots"] == 16
+
+
+def test_a_slots_prompt_holds_the_mentions_written_before_it_and_the_tags_after_it(writer_model):
+    writer = load_writer(writer_model)
+    template = Template(("<Chemical>", "cures", "<Disease>", "and", "<Chemical>", "."))
+    text = writer.tokenizer.decode(writer.prompt(template, [("Aspirin",), None, None], 1))
+    assert text.replace(" ", "").endswith(
+        f"Aspirincures{MENTION_TOKEN}and<Chemical>.<|question|><Disease><|answer|>".replace(" ", "")
+    )
+
+
+def test_a_writer_refuses_a_model_not_trained_with_mention_samples(model_dir, tmp_path, capsys):
+    with pytest.raises(ValueError, match="mention_samples"):
+        load_writer(model_dir)
+    code = main(["generate", "--model", str(model_dir), "--output", str(tmp_path / "o"), "-n", "2",
+                 "--mentions", "generated"])  # fmt: skip
+    assert code == 2 and "mention_samples" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_generated_mentions_fill_every_requested_entity_and_the_manifest_says_so(writer_model, tmp_path, capsys):
+    out = tmp_path / "gen"
+    code = main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "10", "--seed", "2",
+                 "--mentions", "generated", "--samples-per-shard", "4", "--max-block-tokens", "12"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    rows = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))
+    labels = rows.features["ner_tags"].feature.names
+    for row in rows:
+        spans, _ = tags_to_spans([labels[t] for t in row["ner_tags"]], "IOB2", strict=True)
+        assert [s.label for s in spans] == row["entities"]
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert manifest["mentions"]["source"] == "generated"
+    writing = manifest["mention_writing"]
+    assert writing["slots"] == sum(len(e) for e in rows["entities"])
+    assert 0 <= writing["written"] <= writing["slots"] and "rejected" in writing
+    assert "mention_novelty" in manifest
+    card = (out / "README.md").read_text()
+    assert "written by the generator" in card
+    # the same command resumes (the writing record is not a setting) and changes nothing
+    before = sorted(p.read_bytes() for p in (out / "data").glob("*.parquet"))
+    assert main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "10", "--seed", "2",
+                 "--mentions", "generated", "--samples-per-shard", "4", "--max-block-tokens", "12"]) == 0  # fmt: skip
+    assert sorted(p.read_bytes() for p in (out / "data").glob("*.parquet")) == before
+
+
+def test_the_pipeline_writes_mentions_when_asked(writer_model):
+    from hf_ecg.modeling import load_ecg_model
+
+    model, tokenizer, config = load_ecg_model(writer_model)
+    gen = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=config, device="cpu",
+                                             max_block_tokens=12)  # fmt: skip
+    first = gen(["Chemical", "Disease"], num_return_sequences=3, seed=4, mentions="generated")
+    again = gen(["Chemical", "Disease"], num_return_sequences=3, seed=4, mentions="generated")
+    assert first == again
+    for sample in first:
+        labels = [t for t in sample["ner_tags"] if t.startswith("B-")]
+        assert labels == ["B-Chemical", "B-Disease"]
+
+
+def test_generate_dataset_rejects_generated_mentions_for_a_model_without_them(model_dir, tmp_path):
+    with pytest.raises(ValueError, match="mention_samples"):
+        generate_dataset(model_dir, tmp_path / "x", 2, mentions="generated",
+                         decoding=DecodingConfig(max_block_tokens=6))  # fmt: skip
