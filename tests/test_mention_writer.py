@@ -145,7 +145,9 @@ def test_generated_mentions_fill_every_requested_entity_and_the_manifest_says_so
     out = tmp_path / "gen"
     code = main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "10", "--seed", "2",
                  "--mentions", "generated", "--samples-per-shard", "4", "--max-block-tokens", "12"])  # fmt: skip
-    assert code == 0, capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "the generator wrote" in printed.out and "not in the training mention bank" in printed.out
     rows = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))
     labels = rows.features["ner_tags"].feature.names
     for row in rows:
@@ -184,3 +186,13 @@ def test_generate_dataset_rejects_generated_mentions_for_a_model_without_them(mo
     with pytest.raises(ValueError, match="mention_samples"):
         generate_dataset(model_dir, tmp_path / "x", 2, mentions="generated",
                          decoding=DecodingConfig(max_block_tokens=6))  # fmt: skip
+
+
+@pytest.mark.parametrize(("flags", "expected"), [([], False), (["--mention-samples"], True)])
+def test_cli_train_takes_mention_samples_as_a_named_flag(flags, expected, tmp_path):
+    from hf_ecg.cli import build_parser
+    from hf_ecg.cli.train import _training_arguments
+
+    args = build_parser().parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path), *flags])
+    assert _training_arguments(args, []).mention_samples is expected
+    assert _training_arguments(args, ["--mention_samples", "true"]).mention_samples is True

@@ -137,16 +137,21 @@ def _run_generate(args: argparse.Namespace) -> int:
     from accelerate import PartialState
 
     from ..data.dataset_format import read_manifest
-    from ..synthetic.generate import cost_line
+    from ..runtime.mention_writer import writing_line
+    from ..synthetic.generate import cost_line, novelty_line
 
     if not PartialState().is_main_process:
         return 0
     written = args.num_samples * args.over_generate
     print(f"wrote {written} samples to {output}/data/ (Parquet shards), {output}/ecg_generation.json (settings) "
           f"and {output}/README.md (dataset card)")  # fmt: skip
-    cost = read_manifest(output).get("generation_cost")
-    if cost:
-        print(cost_line(cost))
+    manifest = read_manifest(output)
+    if manifest.get("generation_cost"):
+        print(cost_line(manifest["generation_cost"]))
+    if manifest.get("mention_writing"):
+        print(writing_line(manifest["mention_writing"]))
+    if manifest.get("mention_novelty"):
+        print(novelty_line(manifest["mention_novelty"]))
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0

@@ -55,6 +55,12 @@ def add_parser(sub: Any) -> None:
     length = train.add_mutually_exclusive_group()
     length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
+    train.add_argument(
+        "--mention-samples", action="store_true",
+        help="also teach the generator to write an entity's mention in its sentence, so that `hf-ecg generate "
+        "--mentions generated` fills tags with new mentions instead of the training ones (ECGTrainingArguments."
+        "mention_samples)",
+    )  # fmt: skip
     train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
     card = train.add_argument_group("model card (OUTPUT/README.md)")
     card.add_argument("--license", default=None, metavar="ID", help="license id for the card (default: none stated)")
@@ -93,6 +99,8 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
         values["num_train_epochs"] = args.epochs
     if args.max_steps is not None:
         values["max_steps"] = args.max_steps
+    if args.mention_samples:
+        values["mention_samples"] = True
     parser = HfArgumentParser(ECGTrainingArguments)
     fields = {action.dest for action in parser._actions}
     unknown = sorted(set(values) - fields)

@@ -12,7 +12,7 @@ left to the mention bank (:class:`WrittenMentions` counts both).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .words import WordSplitter
 
-__all__ = ["MentionWriter", "WrittenMentions"]
+__all__ = ["MentionWriter", "WrittenMentions", "writing_line"]
 
 
 @dataclass
@@ -59,16 +59,6 @@ class WrittenMentions:
             "rejected": dict(sorted(self.rejected.items())),
         }  # fmt: skip
         return {**record, "resumed": True} if resumed else record
-
-    def summary(self) -> str:
-        """One line for the log: slots written, tries rejected and why, slots left to the bank."""
-        record = self.to_dict()
-        reasons = ", ".join(f"{n} {reason}" for reason, n in record["rejected"].items()) or "none"
-        return (
-            f"the generator wrote {self.written} of {self.slots} mentions ({100 * record['written_share']:.0f}%); "
-            f"{100 * record['rejected_share']:.0f}% of {record['tries']} tries rejected ({reasons}); "
-            f"{self.slots - self.written} filled from the bank"
-        )
 
 
 class MentionWriter:
@@ -192,3 +182,14 @@ class MentionWriter:
         if len(words) > self.max_words.get(label, len(words)):
             return None, "too long"
         return words, ""
+
+
+def writing_line(record: Mapping[str, Any]) -> str:
+    """One line for the log of a manifest's ``mention_writing`` record: slots written, tries rejected and why,
+    slots left to the bank."""
+    reasons = ", ".join(f"{n} {reason}" for reason, n in record["rejected"].items()) or "none"
+    return (
+        f"the generator wrote {record['written']} of {record['slots']} mentions "
+        f"({100 * record['written_share']:.0f}%); {100 * record['rejected_share']:.0f}% of {record['tries']} tries "
+        f"rejected ({reasons}); {record['slots'] - record['written']} filled from the bank"
+    )

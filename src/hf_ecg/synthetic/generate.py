@@ -52,7 +52,7 @@ from ..data.dataset_format import (
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
 from ..runtime.filling import GENERATED, MentionFiller, MentionSource, training_bank
-from ..runtime.mention_writer import MentionWriter, WrittenMentions
+from ..runtime.mention_writer import MentionWriter, WrittenMentions, writing_line
 from ..runtime.mentions import MentionBank
 from .entity_sequences import FixedSampler, make_sampler
 
@@ -258,15 +258,12 @@ def generate_dataset(
         novelty = mention_novelty(data_dir, training_bank(ecg_config, corpus_bank))
         written_record = writing.to_dict(resumed=bool(done)) if writer is not None else None
         if written_record is not None:
-            logger.info("%s", writing.summary())
+            logger.info("%s", writing_line(written_record))
         if cost is not None or novelty is not None or written_record is not None:
             results = {"generation_cost": cost, "mention_novelty": novelty, "mention_writing": written_record}
             write_manifest(output_dir, {**manifest, **{k: v for k, v in results.items() if v is not None}})
         if novelty is not None:
-            logger.info(
-                "%.0f%% of the %d mentions are not in the training mention bank",
-                100 * novelty["share"], novelty["mentions"],
-            )  # fmt: skip
+            logger.info("%s", novelty_line(novelty))
         if cost is not None:
             logger.info("%s", cost_line(cost))
             if cost["undertrained"]:
@@ -322,6 +319,11 @@ def mention_novelty(data_dir: Path, training_bank: MentionBank | None) -> dict[s
                 total += 1
                 new += tuple(text[span["start"] : span["end"]].split(" ")) not in training_bank.counts(span["label"])
     return {"mentions": total, "new": new, "share": new / total if total else 0.0}
+
+
+def novelty_line(novelty: Mapping[str, Any]) -> str:
+    """One line for the log of a manifest's ``mention_novelty`` record."""
+    return f"{100 * novelty['share']:.0f}% of the {novelty['mentions']} mentions are not in the training mention bank"
 
 
 def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, Any] | None:
