@@ -13,7 +13,7 @@ from hypothesis import given
 from conftest import labelled_sentences
 from hf_ecg.cli import main
 from hf_ecg.data.builder import ECGBlocksBuilder
-from hf_ecg.runtime.blocks import ENDTEXT, MENTION_TOKEN, Template, decompose, mention_samples, tag_token
+from hf_ecg.runtime.blocks import ENDTEXT, MENTION_TOKEN, Template, decompose, mention_samples, tag_label, tag_token
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.mention_writer import MentionWriter
@@ -41,7 +41,7 @@ def test_a_mention_sample_is_its_sentence_with_one_slot_marked_and_the_slots_men
         assert context[:marker] == tokens[: span.start]  # earlier entities as their words
         # later entities as their tags: the template after the slot's tag
         tags_before = sum(1 for s in spans if s.start < span.start)
-        slot_position = [i for i, t in enumerate(template.tokens) if t.startswith("<")][tags_before]
+        slot_position = [i for i, t in enumerate(template.tokens) if tag_label(t) is not None][tags_before]
         assert context[marker + 1 :] == list(template.tokens[slot_position + 1 :])
 
 
@@ -196,3 +196,14 @@ def test_cli_train_takes_mention_samples_as_a_named_flag(flags, expected, tmp_pa
     args = build_parser().parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path), *flags])
     assert _training_arguments(args, []).mention_samples is expected
     assert _training_arguments(args, ["--mention_samples", "true"]).mention_samples is True
+
+
+@pytest.mark.parametrize(
+    ("words", "loose"),
+    [(("pain", "-"), True), (("L", "-", "dopa", ","), True), ((",", "fever"), True), (("fever",), False),
+     (("IL-2", "receptor", "(", "IL-2R", ")"), False), (("PD", ")"), True), (("-induced",), False)],
+)  # fmt: skip
+def test_a_mention_that_runs_past_the_name_is_rejected(words, loose):
+    from hf_ecg.runtime.mention_writer import _loose_edge
+
+    assert _loose_edge(words) is loose

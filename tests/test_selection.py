@@ -132,6 +132,17 @@ def test_empty_slot_allows_what_gold_puts_before_punctuation(tmp_path):
     assert kept(tokens, [["O"] * 6], closing_gold, "empty-slot") == [0]
 
 
+def test_mention_type_drops_a_mention_read_as_another_type_only(gold, tagger):
+    tokens = [IBUPROFEN] * 4
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],  # as the tagger reads them
+        ["B-Chemical", "O", "O", "O", "O"],  # an entity left out: not this rule's concern
+        ["B-Disease", "O", "B-Disease", "I-Disease", "O"],  # the drug in a Disease slot
+        ["B-Chemical", "O", "O", "B-Disease", "O"],  # a shorter span of the right type
+    ]
+    assert kept(tokens, tags, gold, "mention-type", taggers=[tagger]) == [0, 1, 3]
+
+
 def test_consistent_needs_every_generated_entity_predicted(gold, tagger):
     tokens = [IBUPROFEN] * 4
     tags = [

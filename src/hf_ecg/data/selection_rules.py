@@ -5,7 +5,10 @@ that the dataset card and the CLI can name them without importing the taggers.""
 __all__ = ["DEFAULT_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]
 
 #: Every rule, in the order the default applies the cheap ones before the tagger ones.
-RULES = ("duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "consistent", "no-extra", "relabel", "exact")
+RULES = (
+    "duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "mention-type", "consistent", "no-extra", "relabel",
+    "exact",
+)  # fmt: skip
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
 DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 #: What each rule drops, in a few words (the dataset card's selection table).
@@ -15,6 +18,7 @@ RULE_DESCRIPTIONS = {
     "tag-leak": "a word outside the entities that spells an entity tag's name (Dise, ase)",
     "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
     "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",
+    "mention-type": "a mention the gold taggers read as another entity type than its own (a drug in a disease slot)",
     "consistent": "a generated entity the gold taggers do not predict with its span and type",
     "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
     "relabel": "keeps and relabels: words outside the entities that the gold taggers confidently read as an entity "
@@ -22,4 +26,4 @@ RULE_DESCRIPTIONS = {
     "exact": "any word whose predicted tag differs from the generated one",
 }
 #: Rules that need taggers trained on gold.
-TAGGER_RULES = frozenset({"consistent", "no-extra", "relabel", "exact"})
+TAGGER_RULES = frozenset({"mention-type", "consistent", "no-extra", "relabel", "exact"})

@@ -6,8 +6,8 @@ do), so that generated data carries mentions the training corpus never had.
 Slots are written left to right: a slot's context holds the mentions written for the slots before it and the
 tags of those after it, as in training. A mention is drawn again (up to ``max_attempts`` times) when the model
 does not end it within the longest training mention's tokens, when it comes out empty, longer in words than the
-longest training mention of its type, or holds a word that reads as structure; a slot that fails every try is
-left to the mention bank (:class:`WrittenMentions` counts both).
+longest training mention of its type, holds a word that reads as structure, or begins or ends on punctuation (it
+ran past the name); a slot that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
 """
 
 from __future__ import annotations
@@ -181,7 +181,22 @@ class MentionWriter:
             return None, "structure"
         if len(words) > self.max_words.get(label, len(words)):
             return None, "too long"
+        if _loose_edge(words):
+            return None, "punctuation at an edge"
         return words, ""
+
+
+_CLOSING = {")": "(", "]": "["}
+
+
+def _loose_edge(words: tuple[str, ...]) -> bool:
+    """Whether a mention begins or ends on a word with no letter or digit (``pain -``, ``L - dopa ,``): the
+    writer ran past the name. A closing bracket whose opening one is in the mention (``IL-2 receptor ( IL-2R )``)
+    is part of it."""
+    first, last = words[0], words[-1]
+    if not any(ch.isalnum() for ch in first):
+        return True
+    return not any(ch.isalnum() for ch in last) and _CLOSING.get(last) not in words[:-1]
 
 
 def writing_line(record: Mapping[str, Any]) -> str:

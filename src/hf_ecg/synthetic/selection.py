@@ -20,6 +20,10 @@ counted under the first rule that drops it, and the tagger rules only see what t
   or an opening punctuation mark (``is associated with , but not , .``): the text was written around a
   mention that is not there, and a tagger learns that the slot is ``O``. Words the gold sentences do put
   before punctuation are allowed (:func:`~hf_ecg.runtime.words.empty_slots`);
+- ``mention-type``: no entity whose words the gold taggers read as another type (more probability mass on
+  another type's labels than on its own): a mention written for the wrong slot (a drug in a disease slot),
+  the type check of mentions the generator writes (``mentions="generated"``); a mention the taggers read
+  as ``O`` passes (a name they do not know);
 - ``consistent``: every generated entity is predicted by the gold taggers, same span and type;
 - ``no-extra``: no word labelled ``O`` gets an entity label with probability ``extra_threshold`` or
   more (a mention the generator wrote into the text without a tag);
@@ -286,6 +290,14 @@ def _agrees(rule: str, tags: list[str], probabilities: Any, labels: Sequence[str
     predicted = [labels[k] for k in probabilities.argmax(-1)]
     if rule == "exact":
         return predicted == tags
+    if rule == "mention-type":  # each entity's probability mass, over its words, on its own type vs another
+        types = sorted({label[2:] for label in labels if label != "O"})
+        for span in tags_to_spans(tags, "IOB2")[0]:
+            mass = {t: sum(float(probabilities[j][k]) for j in range(span.start, span.end)
+                           for k, label in enumerate(labels) if label[2:] == t) for t in types}  # fmt: skip
+            if max(mass.values()) > mass[span.label]:
+                return False
+        return True
     if rule == "consistent":
         wanted = {(s.start, s.end, s.label) for s in tags_to_spans(tags, "IOB2")[0]}
         found = {(s.start, s.end, s.label) for s in tags_to_spans(predicted, "IOB2")[0]}
