@@ -241,8 +241,10 @@ def generate_dataset(
         spent[0] += decoder.budget.kept
         spent[1] += decoder.budget.redrawn
         written: list[Any] = [None] * len(decoded)
-        if writer is not None:
+        if writer is not None:  # the bar has counted the shard's templates; its mentions are written now
+            bar.set_description_str(f"Writing mentions of shard {shard}")
             shard_written = writer.write([d.template for d in decoded], _shard_seed(seed, shard, "written mentions"))
+            bar.set_description_str("Generating")
             writing.add(shard_written)
             written = shard_written.mentions
         rng = random.Random(_shard_seed(seed, shard, "mentions"))
