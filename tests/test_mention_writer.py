@@ -207,3 +207,17 @@ def test_a_mention_that_runs_past_the_name_is_rejected(words, loose):
     from hf_ecg.runtime.mention_writer import _loose_edge
 
     assert _loose_edge(words) is loose
+
+
+def test_a_training_mention_written_for_another_types_slot_is_rejected(writer_model):
+    from hf_ecg.runtime.blocks import ENDTEXT as END
+    from hf_ecg.runtime.mentions import MentionBank
+
+    writer = load_writer(writer_model, known=MentionBank.from_lists({"Chemical": ["Aspirin"], "Disease": ["fever"]}))
+    ids = writer.tokenizer("aspirin", add_special_tokens=False)["input_ids"] + [
+        writer.tokenizer.convert_tokens_to_ids(END)
+    ]
+    assert writer._mention(ids, "Disease") == (None, "another type's mention")  # case folded
+    assert writer._mention(ids, "Chemical") == (("aspirin",), "")
+    new = writer.tokenizer("migraine", add_special_tokens=False)["input_ids"] + ids[-1:]
+    assert writer._mention(new, "Disease") == (("migraine",), "")  # a new name is not checked here

@@ -6,8 +6,9 @@ do), so that generated data carries mentions the training corpus never had.
 Slots are written left to right: a slot's context holds the mentions written for the slots before it and the
 tags of those after it, as in training. A mention is drawn again (up to ``max_attempts`` times) when the model
 does not end it within the longest training mention's tokens, when it comes out empty, longer in words than the
-longest training mention of its type, holds a word that reads as structure, or begins or ends on punctuation (it
-ran past the name); a slot that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
+longest training mention of its type, holds a word that reads as structure, begins or ends on punctuation (it
+ran past the name), or is a training mention of another type only (the model ignored the slot's tag); a slot
+that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import torch
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
+from .mentions import MentionBank
 from .words import WordSplitter
 
 __all__ = ["MentionWriter", "WrittenMentions", "writing_line"]
@@ -71,6 +73,8 @@ class MentionWriter:
         temperature, top_p: sampling of the mention tokens.
         max_attempts: tries per slot before it is left to the bank.
         batch_size: slots written per ``model.generate`` call.
+        known: the training mention bank: a mention of it written for a slot of a type it never has there
+            (``selegiline`` for a Disease) is drawn again.
     """
 
     def __init__(
@@ -80,9 +84,10 @@ class MentionWriter:
         ecg_config: ECGConfig,
         *,
         temperature: float = 1.0,
-        top_p: float = 0.95,
+        top_p: float = 1.0,
         max_attempts: int = 3,
         batch_size: int = 64,
+        known: MentionBank | None = None,
     ) -> None:
         vocab = tokenizer.get_vocab()
         if not ecg_config.mention_token or ecg_config.mention_token not in vocab:
@@ -103,6 +108,12 @@ class MentionWriter:
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
+        # The types each known mention has (case folded): a known mention written for a slot of another type
+        # only (``selegiline`` for a Disease) is the model ignoring the question's tag.
+        self.known_types: dict[str, set[str]] = {}
+        for label in known.types if known is not None else ():
+            for mention in known.counts(label):
+                self.known_types.setdefault(" ".join(mention).casefold(), set()).add(label)
 
     def write(self, templates: Sequence[Template], seed: int) -> WrittenMentions:
         """A mention per slot of each template (``None`` where every try was rejected), drawn with ``seed``."""
@@ -183,6 +194,8 @@ class MentionWriter:
             return None, "too long"
         if _loose_edge(words):
             return None, "punctuation at an edge"
+        if label not in self.known_types.get(" ".join(words).casefold(), {label}):
+            return None, "another type's mention"
         return words, ""
 
 

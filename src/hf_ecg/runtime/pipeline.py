@@ -170,7 +170,7 @@ class EntityControlledGenerationPipeline(Pipeline):
         decoded = model_outputs["decoded"]
         written: list[Any] = [None] * len(decoded)
         if mentions == GENERATED:
-            writer = MentionWriter(self.model, self.tokenizer, self.ecg_config)
+            writer = MentionWriter(self.model, self.tokenizer, self.ecg_config, known=filler.bank)
             write_seed = seed if seed is not None else random.SystemRandom().getrandbits(63)
             written = writer.write([d.template for d in decoded], write_seed).mentions
         rng = random.Random(seed)

@@ -177,7 +177,7 @@ def generate_dataset(
     writer = None
     if mentions == GENERATED:
         writer = MentionWriter(model_obj, tokenizer, ecg_config, temperature=decoding.temperature,
-                               top_p=decoding.top_p)  # fmt: skip
+                               top_p=decoding.top_p, known=filler.bank)  # fmt: skip
 
     manifest = {
         "model": str(model),
