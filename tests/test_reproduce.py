@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import datasets
 import pytest
 
 from hf_ecg.experiments import run_protocol
 from hf_ecg.experiments.config import ReproduceConfig, Row, ner_rows, parse_reproduce_config, wanted
+from hf_ecg.experiments.mention_curve import MENTION_SOURCES, mention_curve_rows
 from hf_ecg.experiments.protocol import cached_run, run_path
 from hf_ecg.experiments.tables import verdict
 from tiny import save_tiny_bert, save_tiny_model, toy_corpus
@@ -43,6 +45,7 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
 
     results = json.loads((output / "ner.json").read_text())
     expected = {row.key for row in ner_rows("two-stage", ("concat", "oversample", "two-stage"), [1, 3], 2, variants)}
+    expected |= {row.key for row in mention_curve_rows(list(MENTION_SOURCES), [1, 3], "two-stage")}
     expected.remove("gold+sel-none-kept")  # its selection kept nothing
     assert set(results) == expected and {"gold+qalm-3x", "gold+sel-concat", "gold+mr-two-stage"} <= set(results)
     assert "vs gold+mr " in printed and "vs gold+mr-two-stage " in printed  # every recipe of the baseline
@@ -69,6 +72,29 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
         assert variant["selection"]["config"]["rules"] == list(rules)
         assert variant["selection"]["config"]["tagger_seeds"] == ([1, 2] if ensemble else [1])
         assert f"selection {name}: kept {variant['selection']['kept']} of 16" in tables
+
+    # The mention-source curve: one generator trained with mention samples, the same templates in every source's
+    # set, a gazetteer of the whole training pool, mention replacement with it, each source repaired.
+    assert json.loads((output / "work" / "ecg-qalm-mentions" / "ecg_config.json").read_text())["mention_token"]
+    assert sorted(p.name for p in (output / "work" / "gazetteer").iterdir()) == ["Chemical.txt", "Disease.txt"]
+    manifests = {
+        source: json.loads((output / "work" / f"synthetic-curve-{source}" / "ecg_generation.json").read_text())
+        for source in MENTION_SOURCES
+    }
+    assert {m["mentions"]["source"] for m in manifests.values()} == {"bank", "generated", "lists"}
+    assert all(m["num_samples"] == 24 for m in manifests.values())
+    columns = [
+        datasets.load_dataset(str(output / "work" / f"synthetic-curve-{s}"), split="train", cache_dir=str(tmp_path))
+        for s in MENTION_SOURCES
+    ]
+    assert columns[0]["template"] == columns[1]["template"] == columns[2]["template"]  # only the mentions differ
+    assert len(columns[0]) == 24
+    repaired = json.loads((output / "work" / "synthetic-curve-generated-repaired" / "ecg_generation.json").read_text())
+    assert repaired["selection"]["config"]["rules"] == ["mention-type", "relabel"]
+    assert repaired["selection"]["config"]["tagger_seeds"] == [1, 2]
+    assert (output / "work" / "synthetic-mr-lists" / "baseline.json").is_file()
+    assert "## Mentions by source" in tables and "| generated mentions, repaired |" in tables
+    assert (output / "mention_sources.png").stat().st_size > 0
 
     # A rerun computes nothing again: every stage's output is in the run folder.
     runs_before = {p.name: p.stat().st_mtime_ns for p in (output / "runs").iterdir()}

@@ -44,6 +44,15 @@ class ReproduceConfig:
         },
     )
     scales: str = field(default="1,2,5,10", metadata={"help": "extended: synthetic size as multiples of gold"})
+    mention_sources: str = field(
+        default="bank,generated,lists",
+        metadata={
+            "help": "extended: the mention-source curve's sources, comma-separated: bank (the training mentions), "
+            "generated (written in context by a generator trained with mention samples), lists (a gazetteer: every "
+            "distinct mention of the setting's whole training pool); each at every --scales multiple, with and "
+            "without repair, and mention replacement with the gazetteer beside them ('' for none)"
+        },
+    )
     # generators and generation
     generator_model: str = field(default="smollm2-135m", metadata={"help": "base model of the generators"})
     lora: bool = field(default=True, metadata={"help": "LoRA (default); --no-lora fine-tunes every weight"})

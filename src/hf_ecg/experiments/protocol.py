@@ -5,9 +5,10 @@ resumes (DESIGN §4-5):
 2. train ECG-QALM and the ECG-LM ablation (LoRA, the same epochs; 10% of the gold sentences held out, the
    checkpoint with the lowest held-out answer loss kept);
 3. synthetic sets: ECG-QALM over-generated (``over_generate`` × N; the extended curve's largest multiple in a
-   folder of its own), the selected ECG-QALM samples (:mod:`hf_ecg.synthetic.selection`; the extended tables
-   also select with each of :data:`~hf_ecg.experiments.config.SELECTION_VARIANTS`), ECG-LM and mention
-   replacement (N each);
+   folder of its own; the extended tables' mention-source curve, :mod:`hf_ecg.experiments.mention_curve`, from
+   a third generator trained with mention samples), the selected ECG-QALM samples
+   (:mod:`hf_ecg.synthetic.selection`; the extended tables also select with each of
+   :data:`~hf_ecg.experiments.config.SELECTION_VARIANTS`), ECG-LM and mention replacement (N each);
 4. generation quality against gold and sentence health;
 5. downstream NER, a token classifier trained to convergence once per seed, each run cached in ``runs/``.
 
@@ -28,6 +29,15 @@ from typing import Any
 
 from ..evaluation.ner import NERConfig
 from .config import METHODS, SELECTION_VARIANTS, SETTINGS, ReproduceConfig, Row, ner_rows, wanted
+from .mention_curve import (
+    REPAIR_RULES,
+    gazetteer,
+    mention_curve_rows,
+    mention_curve_sets,
+    parse_sources,
+    plot_mention_curves,
+    repaired_sets,
+)
 from .tables import plot_scaling, write_tables
 
 __all__ = ["run_protocol"]
@@ -44,15 +54,17 @@ def thread_env(workers: int) -> dict[str, str]:
 
 
 def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str, Path]) -> dict[str, float]:
-    """Train a generator per layout (``qa``: ECG-QALM, ``lm``: ECG-LM) into ``outputs[layout]``, one at a time
-    with every thread, so that each one's training time is its own; a trained one is kept. Minutes by layout."""
+    """Train a generator per name (``qa``: ECG-QALM, ``lm``: ECG-LM, ``qa-mentions``: ECG-QALM with mention
+    samples, the mention-source curve's) into ``outputs[name]``, one at a time with every thread, so that each
+    one's training time is its own; a trained one is kept. Minutes by name."""
     from ..training.trainer import train_ecg_model
     from ..training.training_args import ECGTrainingArguments
 
     minutes = {}
-    for layout, out in outputs.items():
+    for name, out in outputs.items():
         if (out / "ecg_config.json").is_file():
             continue
+        layout, mention_samples = ("lm", False) if name == "lm" else ("qa", name == "qa-mentions")
         epochs, learning_rate = config.generator_epochs, config.generator_learning_rate
         log(f"training the {layout} generator ({epochs:g} epochs, lr {learning_rate:g})")
         length = (
@@ -67,12 +79,13 @@ def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str
             layout=layout,
             disable_tqdm=True,
             lora=config.lora,
+            mention_samples=mention_samples,
             **length,
         )
         started = time.perf_counter()
         train_ecg_model(gold_path, config.generator_model, training, first_n=config.first_n, corpus_name=config.dataset)
-        minutes[layout] = (time.perf_counter() - started) / 60
-        record_training(out, minutes[layout])
+        minutes[name] = (time.perf_counter() - started) / 60
+        record_training(out, minutes[name])
     return minutes
 
 
@@ -90,7 +103,7 @@ def record_training(model_dir: Path, minutes: float) -> None:
     (model_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
-def generate(config: ReproduceConfig, model: Path, output: Path, num_samples: int) -> Path:
+def generate(config: ReproduceConfig, model: Path, output: Path, num_samples: int, mentions: Any = None) -> Path:
     from ..runtime.decoding import DecodingConfig
     from ..synthetic.generate import generate_dataset
 
@@ -101,7 +114,14 @@ def generate(config: ReproduceConfig, model: Path, output: Path, num_samples: in
         max_attempts=config.max_attempts,
     )
     return generate_dataset(
-        model, output, num_samples, seed=config.seed, decoding=decoding, samples_per_shard=256, progress_bar=False
+        model,
+        output,
+        num_samples,
+        seed=config.seed,
+        decoding=decoding,
+        samples_per_shard=256,
+        progress_bar=False,
+        mentions=mentions,
     )
 
 
@@ -194,6 +214,12 @@ def select_sets(
         except ValueError as error:  # every sample dropped: nothing to train on
             log(f"selection {name}: {error}; its rows are not run")
             rows = [row for row in rows if row.synthetic != f"sel-{name}"]
+    sources = sorted({row.synthetic[6:-9] for row in rows if (row.synthetic or "").endswith("-repaired")})
+    if sources:  # the mention-source curve's repair: the gold taggers of every seed, as an ensemble
+        repair = replace(selection_config, rules=list(REPAIR_RULES), tagger_seeds=seeds)
+        missing = any(not (work / f"synthetic-curve-{s}-repaired" / "ecg_generation.json").is_file() for s in sources)
+        log(f"repair of the mention-source curve's sets: {', '.join(REPAIR_RULES)}")
+        dirs.update(repaired_sets(dirs, gold, work, sources, repair, taggers_for(seeds) if missing else None))
     return dirs, rows
 
 
@@ -245,7 +271,10 @@ def ner_run(
 
     if threads:
         torch.set_num_threads(threads)
-    synthetic = [sets[row.synthetic].subset(first_n=row.multiple * len(gold))] if row.synthetic else []
+    synthetic = []
+    if row.synthetic:  # a repaired or selected set may hold fewer: all of it
+        data = sets[row.synthetic]
+        synthetic = [data.subset(first_n=min(row.multiple * len(gold), len(data)))]
     train = [gold] if row.gold else []
     if not row.gold:  # synthetic data alone: it is the "gold" side of the recipe
         train, synthetic = synthetic, []
@@ -352,9 +381,16 @@ def run_protocol(
         timing_path.write_text(json.dumps(timing, indent=2) + "\n")
 
     qalm, lm = work / "ecg-qalm", work / "ecg-lm"
-    train_generators(config, paths["train"], {"qa": qalm, "lm": lm})
+    sources = parse_sources(config.mention_sources) if extended else []
+    generators = {"qa": qalm, "lm": lm, **({"qa-mentions": work / "ecg-qalm-mentions"} if sources else {})}
+    train_generators(config, paths["train"], generators)
     stage_done("generators")
     dirs = synthetic_sets(config, gold, qalm, lm, work, max(scales))
+    if sources:  # the gazetteer: every mention of the setting's whole training pool
+        lists = gazetteer(paths["train"], work)
+        dirs.update(
+            mention_curve_sets(config, gold, generate, generators["qa-mentions"], lists, work, sources, max(scales))
+        )
     stage_done("synthetic sets")
     ner_learning_rate = config.ner_learning_rate or setting.learning_rate
     ner_config = NERConfig(
@@ -362,7 +398,10 @@ def run_protocol(
     )
     rows = [
         row
-        for row in ner_rows(config.recipe, RECIPES, scales, config.over_generate, selection_variants)
+        for row in [
+            *ner_rows(config.recipe, RECIPES, scales, config.over_generate, selection_variants),
+            *mention_curve_rows(sources, scales, config.recipe),
+        ]
         if (row.core or extended) and wanted(row, config.rows)
     ]
     dirs, rows = select_sets(config, gold, test, dev, ner_config, dirs, rows, work, runs_dir, selection_variants)
@@ -397,10 +436,13 @@ def run_protocol(
         timing,
         dirs,
         {method: len(data) for method, data in sets.items()},
+        sources,
     )
     curve = ["gold", "gold+mr", "gold+qalm", *(f"gold+qalm-{m}x" for m in scales if m > 1)]
     if extended and all(key in results for key in curve):
         plot_scaling(output / "scaling.png", config, results, scales)
+    if sources:
+        plot_mention_curves(output / "mention_sources.png", config, results, sources, scales)
     _, header, ner_section = tables.partition("## Downstream NER")
     print(header + ner_section)  # the NER table and its verdict lines
     resumed = (

@@ -102,6 +102,7 @@ def write_tables(
     timing: dict,
     dirs: dict[str, Path],
     sizes: dict[str, int],
+    sources: list[str] | None = None,
 ) -> str:
     n = config.first_n
     decoding = json.loads((dirs["qalm"] / "ecg_generation.json").read_text())["decoding"]
@@ -201,6 +202,22 @@ def write_tables(
                 f"{lost})* | | | | |"
             )
     lines += ["", *[f"- {line}" for line in verdict(results, reference)]]
+    if sources:
+        from .mention_curve import REPAIR_RULES, mention_curve_table, novelty_lines
+
+        lines += [
+            "",
+            "## Mentions by source (entity micro F1, mean ± std over seeds; `mention_sources.png`)",
+            "",
+            "The same generator's templates (trained with mention samples, one seed) filled from the training bank, "
+            "written in context, or from the gazetteer (every distinct mention of the whole training pool: a stand-in "
+            f"for a user's list); repaired: `hf-ecg filter --rule {' '.join(REPAIR_RULES)}` with the gold taggers of "
+            "every seed as an ensemble.",
+            "",
+            *mention_curve_table(results, sources, scales),
+            "",
+            *[f"- {line}" for line in novelty_lines(dirs)],
+        ]
     text = "\n".join(lines) + "\n"
     (output / "tables.md").write_text(text)
     return text
