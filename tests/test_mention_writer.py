@@ -188,14 +188,14 @@ def test_generate_dataset_rejects_generated_mentions_for_a_model_without_them(mo
                          decoding=DecodingConfig(max_block_tokens=6))  # fmt: skip
 
 
-@pytest.mark.parametrize(("flags", "expected"), [([], False), (["--mention-samples"], True)])
+@pytest.mark.parametrize(("flags", "expected"), [([], True), (["--no-mention-samples"], False)])
 def test_cli_train_takes_mention_samples_as_a_named_flag(flags, expected, tmp_path):
     from hf_ecg.cli import build_parser
     from hf_ecg.cli.train import _training_arguments
 
     args = build_parser().parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path), *flags])
     assert _training_arguments(args, []).mention_samples is expected
-    assert _training_arguments(args, ["--mention_samples", "true"]).mention_samples is True
+    assert _training_arguments(args, ["--mention_samples", "false"]).mention_samples is False
 
 
 @pytest.mark.parametrize(

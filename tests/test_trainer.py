@@ -322,9 +322,9 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
         in (tmp_path / "m" / "README.md").read_text()
     )
     assert (
-        len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30
-    )  # every block once: 20 sentences, 30 entities
-    assert 2 <= len(trainer.eval_dataset) <= 6  # the blocks of 2 held-out sentences
+        len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30 + 30
+    )  # every block once (20 sentences, 30 entities) and a mention sample per entity (the default)
+    assert 2 <= len(trainer.eval_dataset) <= 6 + 4  # the blocks and mention samples of 2 held-out sentences
     saved = ECGConfig.load(tmp_path / "m")
     assert saved.sentence_endings == ["."]
     assert saved.sentence_breaks == {"capital": 0.0, "digit": 0.0, "entity": 0.0}  # one sentence each

@@ -61,13 +61,13 @@ def add_parser(sub: Any) -> None:
     generate.add_argument(
         "--mentions", action="append", default=None,
         metavar="|".join([*FILL_STRATEGIES, "generated", "TYPE=FILE", "DIR", "JSON"]),
-        help="where the tags' mentions come from: the training mention bank drawn uniformly (random, the paper, "
-        "default) or by frequency (weighted); generated: the generator writes each slot's mention in its sentence "
-        "(a model trained with --mention_samples; new mentions, a slot whose every try is rejected drawn from the "
-        "bank); your own mention lists, plain text with one mention per line "
-        "(optionally a tab and a count), one file per type: TYPE=FILE (repeat for each type) or DIR (a folder of "
-        "TYPE.txt), tokenized the way the training corpus is, types without a list filled from the bank "
-        "(add weighted to draw by the counts); or a {type: [mentions]} JSON file",
+        help="where the tags' mentions come from: generated (the default for a model trained with mention samples, "
+        "as `hf-ecg train` does by default): the generator writes each slot's mention in its sentence, new mentions, "
+        "a slot whose every try is rejected drawn from the bank; the training mention bank drawn uniformly (random, "
+        "the paper, the default for other models) or by frequency (weighted); your own mention lists, plain text "
+        "with one mention per line (optionally a tab and a count), one file per type: TYPE=FILE (repeat for each "
+        "type) or DIR (a folder of TYPE.txt), tokenized the way the training corpus is, types without a list "
+        "filled from the bank (add weighted to draw by the counts); or a {type: [mentions]} JSON file",
     )  # fmt: skip
     generate.add_argument(
         "--corpus", default=None, metavar="DATA",
@@ -117,7 +117,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
-    mentions = mention_source(args.mentions or [FILL_STRATEGIES[0]])
+    mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))

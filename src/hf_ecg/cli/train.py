@@ -56,10 +56,10 @@ def add_parser(sub: Any) -> None:
     length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
     train.add_argument(
-        "--mention-samples", action="store_true",
-        help="also teach the generator to write an entity's mention in its sentence, so that `hf-ecg generate "
-        "--mentions generated` fills tags with new mentions instead of the training ones (ECGTrainingArguments."
-        "mention_samples)",
+        "--no-mention-samples", dest="mention_samples", action="store_false",
+        help="train on the Q&A blocks only (the paper), not also on mention samples, which teach the generator to "
+        "write an entity's mention in its sentence so that `hf-ecg generate` fills tags with new mentions by "
+        "default (ECGTrainingArguments.mention_samples, on by default)",
     )  # fmt: skip
     train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
     card = train.add_argument_group("model card (OUTPUT/README.md)")
@@ -99,8 +99,8 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
         values["num_train_epochs"] = args.epochs
     if args.max_steps is not None:
         values["max_steps"] = args.max_steps
-    if args.mention_samples:
-        values["mention_samples"] = True
+    if not args.mention_samples:
+        values["mention_samples"] = False
     parser = HfArgumentParser(ECGTrainingArguments)
     fields = {action.dest for action in parser._actions}
     unknown = sorted(set(values) - fields)
@@ -146,8 +146,10 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
             print(repair_note(stats["num_repairs"], stats["scheme"], None))
         loss = card.final_train_loss
         print(
-            f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks for {trainer.state.global_step} "
-            f"steps" + (f" (last training loss {loss:.4f})" if loss is not None else "")
+            f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks"
+            + (f" and {card.corpus_statistics['num_entities']} mention samples" * trainer.args.mention_samples)
+            + f" for {trainer.state.global_step} steps"
+            + (f" (last training loss {loss:.4f})" if loss is not None else "")
         )
         print(f"wrote {args.output}/: model, tokenizer, ecg_config.json, README.md (model card)")
         if trainer.push_after_training:

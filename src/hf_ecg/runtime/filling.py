@@ -26,10 +26,17 @@ from .mentions import FILL_STRATEGIES, MentionBank, mention_list_files
 from .tags import spans_to_tags, text_spans
 from .words import WordSplitter
 
-__all__ = ["GENERATED", "MentionFiller", "MentionLists", "MentionSource", "training_bank"]
+__all__ = ["GENERATED", "MentionFiller", "MentionLists", "MentionSource", "default_mentions", "training_bank"]
 
 #: The mention source that has the generator write each slot's mention in context.
 GENERATED = "generated"
+
+
+def default_mentions(ecg_config: ECGConfig) -> str:
+    """The mention source when none is given: ``generated`` for a model trained with mention samples (new
+    mentions in context, measured better than the bank in docs/results.md), else ``random`` from the bank
+    (the paper)."""
+    return GENERATED if ecg_config.mention_token else "random"
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,7 @@ class MentionFiller:
             if source == GENERATED and not ecg_config.mention_token:
                 raise ValueError(
                     "mentions='generated' needs a model trained to write mentions: train it with "
-                    "mention_samples=True (`hf-ecg train --mention_samples`)"
+                    "mention_samples=True (the `hf-ecg train` default)"
                 )
             bank = training_bank(ecg_config, corpus_bank)
             if bank is not None:

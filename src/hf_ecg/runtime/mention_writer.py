@@ -93,7 +93,7 @@ class MentionWriter:
         if not ecg_config.mention_token or ecg_config.mention_token not in vocab:
             raise ValueError(
                 "this model was not trained to write mentions: train it with mention_samples=True "
-                "(`hf-ecg train --mention_samples`), or fill its tags from the bank or your mention lists"
+                "(the `hf-ecg train` default), or fill its tags from the bank or your mention lists"
             )
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")

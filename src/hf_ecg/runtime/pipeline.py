@@ -29,7 +29,7 @@ from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig, make_decoder
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
-from .filling import GENERATED, MentionFiller
+from .filling import GENERATED, MentionFiller, default_mentions
 from .mention_writer import MentionWriter
 
 __all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
@@ -74,10 +74,11 @@ class EntityControlledGenerationPipeline(Pipeline):
     """Write new labelled sentences whose entities are exactly the requested types, in order.
 
     Call options (also accepted when the pipeline is built): ``num_return_sequences`` (samples per
-    input, default 1), ``seed``, ``mentions`` (``"random"`` (default), ``"weighted"``, a ``{type:
-    [mentions]}`` dict or a JSON path, mention lists: a ``{type: "list.txt"}`` dict or a folder of
-    ``TYPE.txt``, one mention per line, or ``"generated"``: the model writes each slot's mention in its
-    sentence, when it was trained with mention samples), and the :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
+    input, default 1), ``seed``, ``mentions`` (``"generated"``: the model writes each slot's mention in its
+    sentence, the default for a model trained with mention samples; ``"random"``, the default for others, or
+    ``"weighted"`` from the training bank; a ``{type: [mentions]}`` dict or a JSON path; mention lists: a
+    ``{type: "list.txt"}`` dict or a folder of ``TYPE.txt``, one mention per line), and the
+    :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
     ``redraw_run_on``, ``end_at_sentence_end``).
@@ -165,6 +166,8 @@ class EntityControlledGenerationPipeline(Pipeline):
     def postprocess(
         self, model_outputs: dict[str, Any], mentions: Any = None, seed: int | None = None
     ) -> list[list[dict[str, Any]]]:
+        if mentions is None:
+            mentions = default_mentions(self.ecg_config)
         filler = MentionFiller.from_source(mentions, self.ecg_config)
         filler.check_types([label for sequence in model_outputs["sequences"] for label in sequence])
         decoded = model_outputs["decoded"]

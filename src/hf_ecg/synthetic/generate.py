@@ -51,7 +51,7 @@ from ..data.dataset_format import (
 )
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
-from ..runtime.filling import GENERATED, MentionFiller, MentionSource, training_bank
+from ..runtime.filling import GENERATED, MentionFiller, MentionSource, default_mentions, training_bank
 from ..runtime.mention_writer import MentionWriter, WrittenMentions, writing_line
 from ..runtime.mentions import MentionBank
 from .entity_sequences import FixedSampler, make_sampler
@@ -101,8 +101,9 @@ def generate_dataset(
         sampler: which entity sequences to ask for (``gold``, ``urg``, ``uniform``), from the training
             statistics saved with the model (or from ``corpus``). Ignored when ``entities`` is given.
         entities: explicit entity sequences, cycled over the sample ids.
-        mentions: ``"random"`` (default) or ``"weighted"`` from the training mention bank; your own mention
-            lists, plain text, one file per type (a ``{type: file}`` dict, a folder of ``TYPE.txt``, or
+        mentions: default (``None``): ``"generated"`` for a model trained with mention samples (the ``hf-ecg
+            train`` default), else ``"random"``. ``"random"`` or ``"weighted"`` from the training mention bank;
+            your own mention lists, plain text, one file per type (a ``{type: file}`` dict, a folder of ``TYPE.txt``, or
             :class:`~hf_ecg.runtime.filling.MentionLists` to draw by their counts): new mentions, tokenized the
             corpus's way, the bank filling the other types; ``"generated"``: the generator writes each slot's
             mention in its sentence (a model trained with ``mention_samples=True``; the manifest's
@@ -172,6 +173,8 @@ def generate_dataset(
         if stats is None:
             raise ValueError("the model carries no corpus statistics: give the training corpus or explicit entities")
         draw = make_sampler(sampler, stats)
+    if mentions is None:
+        mentions = default_mentions(ecg_config)
     filler = MentionFiller.from_source(mentions, ecg_config, corpus_bank=corpus_bank)
     filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
     writer = None
