@@ -127,7 +127,7 @@ class MentionWriter:
                     if not todo:
                         break
                     result.redrawn += len(todo) if attempt else 0
-                    todo = [i for i in self._write_slot(templates, result, slot, todo) if i is not None]
+                    todo = self._write_slot(templates, result, slot, todo)
         result.written = sum(m is not None for row in result.mentions for m in row)
         return result
 
@@ -151,9 +151,9 @@ class MentionWriter:
 
     def _write_slot(
         self, templates: Sequence[Template], result: WrittenMentions, slot: int, todo: list[int]
-    ) -> list[int | None]:
+    ) -> list[int]:
         """One try at slot ``slot`` of the templates ``todo``; returns those whose try was rejected."""
-        failed: list[int | None] = []
+        failed: list[int] = []
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             prompts = [self.prompt(templates[i], result.mentions[i], slot) for i in batch]
