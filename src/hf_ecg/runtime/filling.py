@@ -103,11 +103,14 @@ class MentionFiller:
     ) -> MentionFiller:
         """Resolve a mention source for a model.
 
-        ``random``/``weighted`` (``None`` means ``random``) draw from ``corpus_bank`` when given
-        (the training corpus), else from the bank saved in the model's ``ecg_config.json``. Mention lists
+        ``None`` is the model's default (:func:`default_mentions`). ``random``/``weighted`` draw from
+        ``corpus_bank`` when given (the training corpus), else from the bank saved in the model's
+        ``ecg_config.json``; so does ``generated`` for the slots the writer leaves to the bank. Mention lists
         (:class:`MentionLists`) fill their types, that bank the others; a list for a type the model does not
         write is refused, naming the types it knows.
         """
+        if source is None:
+            source = default_mentions(ecg_config)
         if isinstance(source, MentionBank):
             return cls(source)
         lists = MentionLists.from_source(source)
@@ -124,7 +127,7 @@ class MentionFiller:
             return cls(bank.with_types_of(listed), lists.strategy)
         if isinstance(source, Mapping):
             return cls(MentionBank.from_lists(source))
-        if source is None or str(source) in (*FILL_STRATEGIES, GENERATED):
+        if str(source) in (*FILL_STRATEGIES, GENERATED):
             if source == GENERATED and not ecg_config.mention_token:
                 raise ValueError(
                     "mentions='generated' needs a model trained to write mentions: train it with "
@@ -132,7 +135,7 @@ class MentionFiller:
                 )
             bank = training_bank(ecg_config, corpus_bank)
             if bank is not None:
-                return cls(bank, "random" if source in (None, GENERATED) else str(source))
+                return cls(bank, "random" if source == GENERATED else str(source))
             raise ValueError(
                 "this model has no mention bank (it was trained with save_mention_bank=False): give your own "
                 "mentions as {type: [mentions]} or a JSON file of them, or the training corpus "
