@@ -123,6 +123,30 @@ def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_
     assert result.to_dict()["slots"] == 16
 
 
+@pytest.mark.parametrize("group_by_length", [True, False])
+def test_grouping_by_length_batches_similar_prompts_and_still_fills_every_slot(writer_model, group_by_length):
+    from hf_ecg.modeling import load_ecg_model
+
+    class CountingWriter(MentionWriter):  # the real writer, counting the positions it pads
+        def _generate(self, prompts):
+            self.padding.append(sum(max(map(len, prompts)) - len(p) for p in prompts))
+            return super()._generate(prompts)
+
+    model, tokenizer, config = load_ecg_model(writer_model)
+    short = Template(("<Chemical>", "."))
+    long = Template(("Patients", "who", "were", "given", "large", "doses", "of", "<Chemical>", "for", "weeks", "."))
+    templates = [short, long] * 4
+    grouped = CountingWriter(model, tokenizer, config, batch_size=4, group_by_length=True)
+    plain = CountingWriter(model, tokenizer, config, batch_size=4, group_by_length=group_by_length)
+    grouped.padding, plain.padding = [], []
+    result = plain.write(templates, seed=3)
+    grouped.write(templates, seed=3)
+    assert result.slots == 8 and result.written + sum(result.rejected.values()) >= 8
+    assert sum(m is not None for row in result.mentions for m in row) == result.written
+    assert grouped.padding[0] == 0  # its first try: four short prompts, then four long ones
+    assert (sum(plain.padding[:2]) > 0) is not group_by_length  # ungrouped, every batch mixes the two lengths
+
+
 def test_a_slots_prompt_holds_the_mentions_written_before_it_and_the_tags_after_it(writer_model):
     writer = load_writer(writer_model)
     template = Template(("<Chemical>", "cures", "<Disease>", "and", "<Chemical>", "."))

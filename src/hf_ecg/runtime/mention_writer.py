@@ -73,6 +73,8 @@ class MentionWriter:
         temperature, top_p: sampling of the mention tokens.
         max_attempts: tries per slot before it is left to the bank.
         batch_size: slots written per ``model.generate`` call.
+        group_by_length: batch the prompts of similar length together (far less padding where sentence
+            lengths vary; which prompts share a batch changes the sampled mentions, not their distribution).
         known: the training mention bank: a mention of it written for a slot of a type it never has there
             (``selegiline`` for a Disease) is drawn again.
     """
@@ -87,6 +89,7 @@ class MentionWriter:
         top_p: float = 1.0,
         max_attempts: int = 3,
         batch_size: int = 64,
+        group_by_length: bool = True,
         known: MentionBank | None = None,
     ) -> None:
         vocab = tokenizer.get_vocab()
@@ -99,6 +102,7 @@ class MentionWriter:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.model, self.tokenizer, self.ecg_config = model, tokenizer, ecg_config
         self.temperature, self.top_p, self.max_attempts, self.batch_size = temperature, top_p, max_attempts, batch_size
+        self.group_by_length = group_by_length
         self.segments = SegmentIds.of(tokenizer)
         self.endtext_id = vocab[ENDTEXT]
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
@@ -154,10 +158,11 @@ class MentionWriter:
     ) -> list[int]:
         """One try at slot ``slot`` of the templates ``todo``; returns those whose try was rejected."""
         failed: list[int] = []
-        for start in range(0, len(todo), self.batch_size):
-            batch = todo[start : start + self.batch_size]
-            prompts = [self.prompt(templates[i], result.mentions[i], slot) for i in batch]
-            for i, ids in zip(batch, self._generate(prompts), strict=True):
+        prompts = {i: self.prompt(templates[i], result.mentions[i], slot) for i in todo}
+        order = sorted(todo, key=lambda i: len(prompts[i])) if self.group_by_length else todo
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            for i, ids in zip(batch, self._generate([prompts[i] for i in batch]), strict=True):
                 label = templates[i].entity_types[slot]
                 mention, reason = self._mention(ids, label)
                 if mention is None:
@@ -165,7 +170,7 @@ class MentionWriter:
                     failed.append(i)
                 else:
                     result.mentions[i][slot] = mention
-        return failed
+        return sorted(failed)
 
     def _generate(self, prompts: list[list[int]]) -> list[list[int]]:
         width = max(map(len, prompts))
