@@ -249,7 +249,8 @@ class BlockDecoder:
             entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
             discarded_tokens=discarded, refused_redraws=refused, attempts=attempts, cut_blocks=cut,
             complete=bool(words) and words[-1] in self._endings,
-            tag_pieces=len(self._tag_pieces([w for w in words if tag_label(w) is None])),
+            tag_pieces=len(self._tag_pieces([w for w in words if tag_label(w) is None],
+                                            starts_sentence=bool(words) and tag_label(words[0]) is None)),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ sampling
@@ -333,7 +334,10 @@ class BlockDecoder:
             return False
         row.checked_words = len(complete)
         rejected = (
-            (self.config.redraw_tag_pieces and self._tag_pieces(complete[checked:]))
+            (
+                self.config.redraw_tag_pieces
+                and self._tag_pieces(complete[checked:], starts_sentence=not row.words and not checked)
+            )
             or self._starts_sentence(row.words + complete[:checked], complete[checked:])
             or (self.config.redraw_repetition and repeats_at_end(_shapes(row.words[-_REPETITION_SPAN:] + complete)))
         )
@@ -370,7 +374,7 @@ class BlockDecoder:
         (``redraw_unended``), the block begins a second sentence (``redraw_run_on``), or it makes an n-gram
         repeat 3 times in a row (``redraw_repetition``; one already before it does not count), or its text spells
         a tag's name (``redraw_tag_pieces``)."""
-        if self.config.redraw_tag_pieces and self._tag_pieces(block):
+        if self.config.redraw_tag_pieces and self._tag_pieces(block, starts_sentence=not words):
             return True
         if self._redraw_unended and tag is None and (block or words or [""])[-1] not in self._endings:
             return True

@@ -12,11 +12,14 @@ label says ``O``. A word of ``O`` text is a tag piece when it, or a part of it b
   with whole words of the tokenizer's vocabulary (``Chemicaldaily``, ``Diseaseand``, ``asewing``; only
   after a type name or a form that is no word itself, so ``lineage`` and ``cellphone`` pass),
 
-and the training corpus never writes it (any label, any case: JNLPBA's ``protein``, ``cell`` and ``line``,
-BC5CDR's ``disease`` are words, not pieces). Forms under 3 characters are left out (``c`` of
-``c orpor ation`` would catch ``cDNA``). :func:`tag_piece_forms` and :func:`tag_piece_exceptions` run at
-training (``ECGConfig.tag_pieces``, ``ECGConfig.tag_piece_exceptions``); :class:`TagPieceFinder` finds
-the words in generated text, with the :func:`vocabulary_words` of the model's tokenizer.
+and the training corpus never writes it as ordinary text (JNLPBA's ``protein``, ``cell`` and ``line`` are
+words, not pieces), in that case or, for the first word of a sentence, in any case: BC5CDR writes
+``Disease`` only inside names (``Parkinson 's Disease``), so ``the effects of Disease neuronal loss`` holds
+the tag's name, written where the model could not write the tag ``<Disease>``. Forms under 3 characters are
+left out (``c`` of ``c orpor ation`` would catch ``cDNA``). :func:`tag_piece_forms` and
+:func:`tag_piece_exceptions` run at training (``ECGConfig.tag_pieces``, ``ECGConfig.tag_piece_exceptions``);
+:class:`TagPieceFinder` finds the words in generated text, with the :func:`vocabulary_words` of the model's
+tokenizer.
 """
 
 from __future__ import annotations
@@ -68,13 +71,19 @@ def vocabulary_words(vocabulary: Iterable[str]) -> frozenset[str]:
 
 
 def tag_piece_exceptions(
-    forms: Mapping[str, Sequence[str]], sentences: Iterable[Sequence[str]], words: Iterable[str] = ()
+    forms: Mapping[str, Sequence[str]],
+    sentences: Iterable[Sequence[str]],
+    words: Iterable[str] = (),
+    labels: Iterable[Sequence[str]] | None = None,
 ) -> list[str]:
-    """The training corpus's words (lower-cased) that :class:`TagPieceFinder` with ``forms`` (and the
-    vocabulary ``words``) would flag: the corpus writes them, so they are words, not pieces (``disease``,
-    ``protein``, ``cell``)."""
+    """The training corpus's words, as it writes them, that :class:`TagPieceFinder` with ``forms`` (and the
+    vocabulary ``words``) would flag: the corpus writes them, so they are words, not pieces (``protein``,
+    ``cell``). With ``labels`` (the sentences' tags), only the words it writes as ordinary text (``O``): BC5CDR
+    writes ``Disease`` only inside names (``Parkinson 's Disease``), so a ``Disease`` left as ``O`` text is the
+    tag's name, not a word."""
     finder = TagPieceFinder(forms, words=words)
-    return sorted({word.lower() for tokens in sentences for word in tokens if finder.is_piece(word)})
+    rows = zip(sentences, labels, strict=True) if labels is not None else ((s, None) for s in sentences)
+    return sorted({word for tokens, tags in rows for word in (tokens[i] for i in finder(tokens, tags))})
 
 
 class TagPieceFinder:
@@ -82,8 +91,9 @@ class TagPieceFinder:
 
     Args:
         forms: per entity type (the keys), the forms of its name (:func:`tag_piece_forms`).
-        exceptions: words (lower-cased) that are never pieces: the corpus writes them
-            (:func:`tag_piece_exceptions`).
+        exceptions: words that are never pieces in the case given, nor in any case as the first word of a
+            sentence: the corpus writes them (:func:`tag_piece_exceptions`). An all lower-case list (as models
+            trained before the case was kept recorded it) excuses its words in any case.
         words: the tokenizer's whole words (:func:`vocabulary_words`), for pieces glued to a word
             (``Chemicaldaily``); without them only a capital, a digit or ``_`` after a form counts.
     """
@@ -94,7 +104,11 @@ class TagPieceFinder:
         found = {f for group in forms.values() for f in group if len(f) >= MIN_FORM_LENGTH}
         found.update(label[:k] for label in forms for k in range(MIN_PREFIX_LENGTH, len(label)))
         self.forms = sorted(found, key=len)
-        self.exceptions = frozenset(w.lower() for w in exceptions)
+        self.exceptions = frozenset(exceptions)
+        self._folded_exceptions = frozenset(w.lower() for w in self.exceptions)
+        # Lists recorded before exceptions kept their case are all lower-case (``dna`` for JNLPBA's ``DNA``):
+        # they excuse a word in any case, as when they were recorded.
+        self._any_case = all(w == w.lower() for w in self.exceptions)
         self.words = frozenset(words)
         self._whole = frozenset(self.forms)  # case as written: Dise, not dise
         # Forms a vocabulary word may follow: the type names, and the forms that are no word themselves
@@ -102,14 +116,20 @@ class TagPieceFinder:
         self._glue = [f for f in self.forms if f in forms or f.lower() not in self.words]
         self._rest_pieces = (self.words | {f.lower() for f in self.forms}) if self.words else frozenset()
 
-    def is_piece(self, word: str) -> bool:
-        """Whether ``word`` spells a tag's name (and is not one of the exceptions)."""
-        if word.lower() in self.exceptions or not self.forms:
+    def is_piece(self, word: str, *, first: bool = False) -> bool:
+        """Whether ``word`` spells a tag's name (and is not one of the exceptions); ``first``: it begins its
+        sentence, where an exception may be capitalised."""
+        if self._excepted(word, first) or not self.forms:
             return False
-        return any(self._part_is_piece(part) for part in _PARTS.split(word))
+        return any(self._part_is_piece(part, first) for part in _PARTS.split(word))
 
-    def _part_is_piece(self, part: str) -> bool:
-        if not part or part.lower() in self.exceptions:
+    def _excepted(self, word: str, first: bool) -> bool:
+        if word in self.exceptions:
+            return True
+        return (first or self._any_case) and word.lower() in self._folded_exceptions
+
+    def _part_is_piece(self, part: str, first: bool = False) -> bool:
+        if not part or self._excepted(part, first):
             return False
         if self._spelt_by(part, self._whole):
             return True
@@ -138,8 +158,12 @@ class TagPieceFinder:
                 ends.add(end)
         return len(text) in ends
 
-    def __call__(self, words: Sequence[str], labels: Sequence[str] | None = None) -> list[int]:
-        """Positions of the tag pieces among ``words``; with ``labels`` (IOB tags), only where the label is ``O``."""
+    def __call__(
+        self, words: Sequence[str], labels: Sequence[str] | None = None, *, starts_sentence: bool = True
+    ) -> list[int]:
+        """Positions of the tag pieces among ``words``; with ``labels`` (IOB tags), only where the label is ``O``.
+        ``starts_sentence``: ``words[0]`` begins its sentence (false for the words of a later block)."""
         return [
-            i for i, word in enumerate(words) if (labels is None or labels[i] == "O") and self.is_piece(word)
+            i for i, word in enumerate(words)
+            if (labels is None or labels[i] == "O") and self.is_piece(word, first=starts_sentence and i == 0)
         ]  # fmt: skip

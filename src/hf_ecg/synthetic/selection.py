@@ -213,9 +213,8 @@ def select_samples(
                     dropped_by[i] = rule
         elif rule == "tag-leak":
             forms = tag_pieces or {label: [label] for label in gold.entity_types}
-            finder = TagPieceFinder(
-                forms, tag_piece_exceptions(forms, (s.tokens for s in gold), vocabulary), words=vocabulary
-            )
+            exceptions = tag_piece_exceptions(forms, [s.tokens for s in gold], vocabulary, [s.tags for s in gold])
+            finder = TagPieceFinder(forms, exceptions, words=vocabulary)
             for i in candidates:
                 if _flag(flags, "tag_pieces", i) or finder(tokens[i], tags[i]):
                     dropped_by[i] = rule

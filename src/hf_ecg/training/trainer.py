@@ -416,7 +416,7 @@ def train_ecg_model(
         label_names=_iob2_label_names(corpus),
         tag_pieces=piece_forms,
         tag_piece_exceptions=tag_piece_exceptions(
-            piece_forms, (s.tokens for s in corpus), vocabulary_words(tokenizer.get_vocab())
+            piece_forms, [s.tokens for s in corpus], vocabulary_words(tokenizer.get_vocab()), [s.tags for s in corpus]
         ),
         tag_scheme=corpus.scheme,
         **(mention_limits(corpus, tokenizer) if args.mention_samples else {}),
