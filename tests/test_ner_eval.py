@@ -153,6 +153,25 @@ def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gol
     assert repeats == 1 or fewer < share * (fewer + num_synthetic) - 1e-6
 
 
+@given(st.integers(1, 200), st.integers(1, 5000), st.sampled_from([2.0, 5.0, 20.0]))
+def test_default_synthetic_epochs_give_more_updates_in_fewer_passes_as_data_grows(num_gold, num_synthetic, epochs):
+    from hf_ecg.evaluation.ner import default_synthetic_epochs
+
+    passes = default_synthetic_epochs(epochs, num_gold, num_synthetic)
+    assert passes == int(passes) and 1 <= passes <= epochs
+    more = default_synthetic_epochs(epochs, num_gold, num_synthetic * 4)
+    assert more <= passes  # never more passes over more data
+    if num_synthetic >= num_gold and more >= 2:  # updates grow (rounding aside) once the stage is past one pass
+        assert more * num_synthetic * 4 > passes * num_synthetic
+
+
+def test_default_synthetic_epochs_at_the_measured_multiples():
+    from hf_ecg.evaluation.ner import default_synthetic_epochs
+
+    assert [default_synthetic_epochs(20, 45, 45 * m) for m in (1, 2, 5, 10)] == [20, 14, 9, 6]
+    assert default_synthetic_epochs(20, 45, 10) == 20  # less synthetic than gold: never more than gold's epochs
+
+
 def test_recipes_stages():
     from hf_ecg.evaluation.ner import training_stages
 
@@ -163,9 +182,9 @@ def test_recipes_stages():
     first, second = training_stages(gold, synthetic, NERConfig(epochs=3, recipe="two-stage", synthetic_epochs=1))
     assert names(first) == ["s"] * 10 + ["t"] * 2 and first[1] == 1
     assert names(second) == ["g"] * 4 and second[1] == 3
-    # Unset, the synthetic stage gets the updates of as many synthetic sentences as gold ones (12 for 4: a third).
+    # Unset, the synthetic stage gets epochs × √(gold / synthetic), rounded: 3 × √(4 / 12) = 1.73 -> 2.
     first, second = training_stages(gold, synthetic, NERConfig(epochs=3, recipe="two-stage"))
-    assert first[1] == 1.0 and second[1] == 3
+    assert first[1] == 2.0 and second[1] == 3
     fewer = training_stages(gold, [_corpus(2, "s")], NERConfig(epochs=3, recipe="two-stage"))
     assert fewer[0][1] == 3  # never more epochs than gold's
     assert len(training_stages(gold, [], NERConfig(recipe="two-stage"))) == 1  # nothing synthetic: gold alone

@@ -83,9 +83,10 @@ class NERConfig:
     synthetic_epochs: float | None = field(
         default=None,
         metadata={
-            "help": "two-stage: epochs of the synthetic stage (default: epochs × gold sentences / synthetic "
-            "sentences, at most epochs: the updates one times the gold data would take, so that ten times the "
-            "synthetic data needs no retuning; measured in docs/results.md)"
+            "help": "two-stage: epochs of the synthetic stage (default: epochs × √(gold sentences / synthetic "
+            "sentences), rounded, at most epochs: 20 at one times, 14 at two, 9 at five, 6 at ten, so that more "
+            "synthetic data gets more updates but fewer passes and no multiple needs retuning; measured in "
+            "docs/results.md)"
         },
     )
     patience: int = field(
@@ -172,6 +173,22 @@ class Tagger:
         return [[self.labels[i] for i in p.argmax(-1)] for p in self.predict_proba(sentences)]
 
 
+def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int) -> float:
+    """The two-stage recipe's synthetic epochs when none are given: ``epochs × √(num_gold / num_synthetic)``,
+    rounded to whole epochs, between 1 and ``epochs``: 20 at one times the gold data, 14 at two, 9 at five, 6
+    at ten.
+
+    The synthetic stage's updates then grow with the square root of the data: ten times the data gets three
+    times the updates of one times in a third of its passes. Measured at ten times (docs/results.md, generated
+    mentions): 20 passes overfit (BC5CDR 45: 0.356 with bank mentions, issue 19); the updates of one times
+    (2 passes) undertrain once mentions are new (BC5CDR 45: 0.516, level with one times; JNLPBA 186: 0.446);
+    6 passes: 0.549 and 0.459.
+    """
+    if num_synthetic <= 0 or num_gold <= 0:
+        return epochs
+    return float(min(epochs, max(1, round(epochs * math.sqrt(num_gold / num_synthetic)))))
+
+
 def training_stages(
     gold: Sequence[Corpus], synthetic: Sequence[Corpus], config: NERConfig
 ) -> list[tuple[list[Sentence], float]]:
@@ -181,15 +198,14 @@ def training_stages(
     - ``oversample``: one stage in which gold is repeated the fewest whole times that make it at least
       ``gold_share`` of the sentences, so that every batch is mostly gold however much synthetic data there is;
     - ``two-stage``: the synthetic sentences for ``synthetic_epochs``, then gold alone for ``epochs`` (the usual
-      "pre-train on silver, fine-tune on gold"). Unset, ``synthetic_epochs`` gives the synthetic stage the
-      updates of as many synthetic sentences as gold ones: ``epochs`` at one times, a tenth of it at ten
-      times (at ten times, 20 synthetic epochs scored 0.356 on BC5CDR 45 against 0.462 for 2: issue 19).
+      "pre-train on silver, fine-tune on gold"). Unset, ``synthetic_epochs`` is
+      :func:`default_synthetic_epochs`.
     """
     gold_sentences = [s for corpus in gold for s in corpus]
     synthetic_sentences = [s for corpus in synthetic for s in corpus]
     if config.recipe == "two-stage" and gold_sentences and synthetic_sentences:
-        synthetic_epochs = config.synthetic_epochs or config.epochs * min(
-            1.0, len(gold_sentences) / len(synthetic_sentences)
+        synthetic_epochs = config.synthetic_epochs or default_synthetic_epochs(
+            config.epochs, len(gold_sentences), len(synthetic_sentences)
         )
         return [(synthetic_sentences, synthetic_epochs), (gold_sentences, config.epochs)]
     if config.recipe == "oversample" and gold_sentences and synthetic_sentences:
