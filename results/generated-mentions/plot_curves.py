@@ -2,9 +2,10 @@
 
     python results/generated-mentions/plot_curves.py   # writes results/generated-mentions/curves.png
 
-Each point is a ``hf-ecg evaluate ner`` report (``*.ner.json``: mean and std of entity micro F1 over seeds
-1-3); the gold lines are the gold-only rows of docs/results.md under the same protocol (BC5CDR 45: its
-"gold" row; JNLPBA 186: ``results/reference.json``).
+Each point is a ``hf-ecg evaluate ner`` report (``*.ner.json`` here or, for the gazetteer rows, in
+``results/mention-lists/``: mean and std of entity micro F1 over seeds 1-3); the gold lines are the gold-only
+rows of docs/results.md under the same protocol (BC5CDR 45: its "gold" row; JNLPBA 186:
+``results/reference.json``).
 """
 
 from __future__ import annotations
@@ -25,16 +26,23 @@ DEFAULT_RECIPE = {1: "{g}-1x", 2: "{g}-2x-se14", 5: "{g}-5x-se9", 10: "{g}-10x-s
 UPDATES_OF_1X = {1: "{g}-1x", 10: "{g}-10x"}  # the previous default: the synthetic stage at the updates of 1x
 # other sets at 10x, drawn beside it (x nudged so the bars do not overlap)
 TEN_TIMES = [
-    (10.6, "mr-bank-10x-se6", "mention replacement 10x, √ rule", "^"),
-    (10.6, "mr-bank-10x", "mention replacement 10x, updates of 1x", "v"),
-    (10.6, "mr-bank-10x-concat", "mention replacement 10x, concat", "<"),
-    (9.4, "{g}-10x-relabel-se6", "generated 10x, relabel, √ rule", "D"),
-    (9.4, "msbank-10x-se6", "the same templates, bank mentions, √ rule", "x"),
+    (10.6, "mr-bank-10x-se6", "mention replacement 10x, √ rule", "^", "tab:green"),
+    (10.6, "mr-bank-10x", "mention replacement 10x, updates of 1x", "v", "tab:red"),
+    (10.6, "mr-bank-10x-concat", "mention replacement 10x, concat", "<", "tab:olive"),
+    (9.4, "{g}-10x-relabel-se6", "generated 10x, relabel, √ rule", "D", "tab:purple"),
+    (9.0, "msbank-10x-se6", "the same generator, bank mentions, √ rule", "x", "tab:brown"),
+    (10.3, "lists-10x-se6", "gazetteer mentions 10x, √ rule", "*", "black"),
+    (9.7, "lists-10x-relabel-se6", "gazetteer mentions 10x, relabel, √ rule", "h", "tab:grey"),
+    (11.0, "mr-lists-10x-se6", "mention replacement with the gazetteer 10x, √ rule", "P", "tab:pink"),
+    (11.0, "mr-lists-10x", "mention replacement with the gazetteer 10x, updates of 1x", "X", "tab:cyan"),
 ]
+LISTS = HERE.parent / "mention-lists"  # the gazetteer rows' reports
 
 
 def score(name: str) -> tuple[float, float] | None:
     path = HERE / f"{name}.ner.json"
+    if not path.is_file():
+        path = LISTS / f"{name}.ner.json"
     if not path.is_file():
         return None
     report = json.loads(path.read_text())
@@ -59,10 +67,10 @@ def main() -> None:
         ]:
             x, y, e = curve(setting, reports)
             ax.errorbar(x, y, yerr=e, fmt=style, capsize=3, label=label)
-        for x, name, label, marker in TEN_TIMES:
+        for x, name, label, marker, color in TEN_TIMES:
             point = score(f"{setting}-{name.format(g=GENERATED[setting])}")
             if point is not None:
-                ax.errorbar([x], [point[0]], yerr=[point[1]], fmt=marker, capsize=3, label=label)
+                ax.errorbar([x], [point[0]], yerr=[point[1]], fmt=marker, color=color, capsize=3, label=label)
         ax.set_xscale("log")
         ax.set_xticks([1, 2, 5, 10], ["1x", "2x", "5x", "10x"])
         ax.set_xlabel("synthetic data, multiple of the gold sentences")
