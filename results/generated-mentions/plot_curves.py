@@ -40,13 +40,12 @@ LISTS = HERE.parent / "mention-lists"  # the gazetteer rows' reports
 
 
 def score(name: str) -> tuple[float, float] | None:
-    path = HERE / f"{name}.ner.json"
-    if not path.is_file():
-        path = LISTS / f"{name}.ner.json"
-    if not path.is_file():
-        return None
-    report = json.loads(path.read_text())
-    return report["entity_f1_mean"], report["entity_f1_std"]
+    for folder in (HERE, LISTS):
+        path = folder / f"{name}.ner.json"
+        if path.is_file():
+            report = json.loads(path.read_text())
+            return report["entity_f1_mean"], report["entity_f1_std"]
+    return None
 
 
 def curve(setting: str, reports: dict[int, str]) -> tuple[list[int], list[float], list[float]]:
