@@ -91,6 +91,23 @@ def test_predictions_stay_with_their_sentences(tmp_path, group_by_length):
     assert scores["entity_f1"] == 1.0 and scores["token_macro_f1"] == 1.0, scores
 
 
+def test_bf16_tagger_learns_and_predicts_under_autocast_with_float32_weights(tmp_path):
+    import torch
+
+    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
+    config = NERConfig(model=str(save_tiny_bert(tmp_path / "bert")), epochs=15, batch_size=4, learning_rate=5e-3,
+                       eval_batch_size=3, bf16=True)  # fmt: skip
+    tagger = train_tagger([corpus], config, seed=1)
+    assert {p.dtype for p in tagger.model.parameters()} == {torch.float32}  # autocast, not a bfloat16 model
+    seen = []
+    tagger.model.classifier.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
+    scores = score_tagger(tagger, corpus)
+    assert set(seen) == {torch.bfloat16}, seen  # prediction ran under autocast
+    assert scores["entity_f1"] == 1.0, scores  # and training under it still memorises the toy corpus
+
+
 def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     from hf_ecg.runtime.decoding import DecodingConfig
     from hf_ecg.synthetic.generate import generate_dataset

@@ -11,8 +11,8 @@ from ..evaluation.ner import NERConfig
 from .common import CLIError, add_config_options, add_seeds_option, config_values, parse_seeds
 
 #: The NERConfig fields ``hf-ecg evaluate ner`` takes as options (--seeds is parsed apart: a list).
-NER_OPTIONS = ("recipe", "gold_share", "synthetic_epochs", "patience", "freeze_embeddings", "model", "epochs",
-               "batch_size", "learning_rate", "max_length", "max_steps", "group_by_length")  # fmt: skip
+NER_OPTIONS = ("recipe", "gold_share", "synthetic_epochs", "patience", "freeze_embeddings", "bf16", "model",
+               "epochs", "batch_size", "learning_rate", "max_length", "max_steps", "group_by_length")  # fmt: skip
 
 
 def add_parser(sub: Any) -> None:

@@ -82,6 +82,14 @@ class ReproduceConfig:
     ner_learning_rate: float | None = field(
         default=None, metadata={"help": "NER learning rate (default: the reference's, 1e-4 BC5CDR, 5e-5 JNLPBA)"}
     )
+    ner_bf16: bool = field(
+        default=False,
+        metadata={
+            "help": "train and score the taggers under bfloat16 autocast: faster on a CPU with AVX-512 BF16 "
+            "(scripts/bench_tagger.py), same F1 within the seeds' spread (docs/results.md); off by default, as "
+            "the reference numbers are float32"
+        },
+    )
     dev_first_n: int = field(
         default=0,
         metadata={

@@ -394,7 +394,11 @@ def run_protocol(
     stage_done("synthetic sets")
     ner_learning_rate = config.ner_learning_rate or setting.learning_rate
     ner_config = NERConfig(
-        model=config.ner_model, epochs=config.ner_epochs, learning_rate=ner_learning_rate, seeds=seeds
+        model=config.ner_model,
+        epochs=config.ner_epochs,
+        learning_rate=ner_learning_rate,
+        seeds=seeds,
+        bf16=config.ner_bf16,
     )
     rows = [
         row
