@@ -139,6 +139,7 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert [t["sentences"] for t in report["train"]] == [3] and [t["sentences"] for t in report["synthetic"]] == [4]
     assert report["config"]["recipe"] == "two-stage"
+    assert [stage["sentences"] for stage in report["stages"]] == [4, 3] and report["stages"][1]["epochs"] == 1
     code = main(["evaluate", "ner", "--train", f"{gold}:3", "--dev", f"{gold}:3:6", "--patience", "1", "--test",
                  f"{gold}:2", "--model", str(save_tiny_bert(tmp_path / "bert")), "--epochs", "2", "--seeds", "4",
                  "-o", str(out)])  # fmt: skip
@@ -187,6 +188,42 @@ def test_default_synthetic_epochs_at_the_measured_multiples():
 
     assert [default_synthetic_epochs(20, 45, 45 * m) for m in (1, 2, 5, 10)] == [20, 14, 9, 6]
     assert default_synthetic_epochs(20, 45, 10) == 20  # less synthetic than gold: never more than gold's epochs
+
+
+def _mentions_corpus(mentions, name):
+    """One sentence per ``(type, words)`` mention: ``the WORDS here``."""
+    from hf_ecg.data.corpus import Corpus, Sentence
+    from hf_ecg.runtime.tags import Span
+
+    return Corpus([Sentence(tokens=("the", *words, "here"), spans=(Span(1, 1 + len(words), label),))
+                   for label, words in mentions], name=name)  # fmt: skip
+
+
+GOLD_MENTIONS = [("Chemical", ("aspirin",)), ("Disease", ("heart", "failure")), ("Chemical", ("dopa",))]
+
+
+@given(st.lists(st.sampled_from(GOLD_MENTIONS), min_size=1, max_size=40),
+       st.lists(st.sampled_from([("Chemical", ("heparin",)), ("Disease", ("aspirin",)), ("Disease", ("heart",))]),
+                max_size=40))  # fmt: skip
+def test_new_mention_share_counts_the_mentions_no_gold_sentence_holds(recycled, new):
+    from hf_ecg.evaluation.ner import new_mention_share
+
+    gold = list(_mentions_corpus(GOLD_MENTIONS, "g"))
+    share = new_mention_share(gold, list(_mentions_corpus(recycled + new, "s")))
+    assert share == len(new) / (len(recycled) + len(new))  # type and words: a Disease "aspirin" is new
+    assert new_mention_share(gold, list(_corpus(3, "s"))) is None  # no mentions at all
+
+
+def test_two_stage_gives_recycled_mentions_the_updates_of_one_times():
+    from hf_ecg.evaluation.ner import training_stages
+
+    gold = [_mentions_corpus(GOLD_MENTIONS * 15, "g")]  # 45 sentences
+    recycled = [_mentions_corpus(GOLD_MENTIONS * 150, "bank")]  # 10x, every mention the gold sentences'
+    new = [_mentions_corpus(GOLD_MENTIONS * 149 + [("Chemical", ("heparin",))] * 3, "written")]
+    config = NERConfig(epochs=20, recipe="two-stage")
+    assert training_stages(gold, recycled, config)[0][1] == 2  # 20 × 45 / 450: no more passes over the same names
+    assert training_stages(gold, new, config)[0][1] == 6  # one new mention is enough for the √ rule
+    assert training_stages(gold, recycled, NERConfig(epochs=20, synthetic_epochs=4))[0][1] == 4  # as given
 
 
 def test_recipes_stages():

@@ -34,6 +34,7 @@ __all__ = [
     "Tagger",
     "entity_scores",
     "evaluate_ner",
+    "new_mention_share",
     "per_type_scores",
     "score_tagger",
     "token_macro_f1",
@@ -86,8 +87,9 @@ class NERConfig:
             "help": "two-stage: epochs of the synthetic stage (default: epochs × √(gold sentences / synthetic "
             "sentences), rounded, at most epochs: 20 at one times, 14 at two, 9 at five, 6 at ten, so that more "
             "synthetic data gets more updates but fewer passes and no multiple needs retuning; measured in "
-            "docs/results.md). For sets whose mentions are all recycled from the gold bank (none new), give "
-            "the updates of one times instead (e.g. 2 at ten times): more passes over the same names overfit"
+            "docs/results.md). When no synthetic mention is new (every one is the gold sentences' own: bank "
+            "mentions, mention replacement), the updates of one times instead (epochs × gold / synthetic, 2 at "
+            "ten times): more passes over the same names overfit"
         },
     )
     patience: int = field(
@@ -182,22 +184,33 @@ class Tagger:
         return [[self.labels[i] for i in p.argmax(-1)] for p in self.predict_proba(sentences)]
 
 
-def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int) -> float:
+def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *, recycled: bool = False) -> float:
     """The two-stage recipe's synthetic epochs when none are given: ``epochs × √(num_gold / num_synthetic)``,
     rounded to whole epochs, between 1 and ``epochs``: 20 at one times the gold data, 14 at two, 9 at five, 6
-    at ten.
+    at ten. With ``recycled`` (every synthetic mention is one of the gold sentences'), the updates of one times
+    instead: ``epochs × num_gold / num_synthetic``, 2 at ten times.
 
     The synthetic stage's updates then grow with the square root of the data: ten times the data gets three
     times the updates of one times in a third of its passes. Measured at ten times (docs/results.md, generated
     mentions): 20 passes overfit (BC5CDR 45: 0.356 with bank mentions, issue 19); the updates of one times
     (2 passes) undertrain once mentions are new (BC5CDR 45: 0.516, level with one times; JNLPBA 186: 0.446);
-    6 passes: 0.549 and 0.459. The rule is for sets with new mentions (generated or from lists): with every
-    mention recycled from the gold bank, 6 passes at ten times overfit those few names (BC5CDR 45: 0.397, below
-    gold's 0.452); give such sets the updates of one times (``synthetic_epochs=2`` at ten times).
+    6 passes: 0.549 and 0.459. With every mention recycled from the gold bank, 6 passes at ten times overfit
+    those few names (BC5CDR 45: 0.397, below gold's 0.452; 2 passes: 0.461), hence ``recycled``.
     """
     if num_synthetic <= 0 or num_gold <= 0:
         return epochs
-    return float(min(epochs, max(1, round(epochs * math.sqrt(num_gold / num_synthetic)))))
+    ratio = num_gold / num_synthetic
+    return float(min(epochs, max(1, round(epochs * (ratio if recycled else math.sqrt(ratio))))))
+
+
+def new_mention_share(gold: Sequence[Sentence], synthetic: Sequence[Sentence]) -> float | None:
+    """The share of the ``synthetic`` sentences' mentions (type and words) that no ``gold`` sentence holds;
+    ``None`` when they hold no mentions."""
+    known = {mention for sentence in gold for mention in sentence.mentions}
+    mentions = [mention for sentence in synthetic for mention in sentence.mentions]
+    if not mentions:
+        return None
+    return sum(mention not in known for mention in mentions) / len(mentions)
 
 
 def training_stages(
@@ -210,14 +223,16 @@ def training_stages(
       ``gold_share`` of the sentences, so that every batch is mostly gold however much synthetic data there is;
     - ``two-stage``: the synthetic sentences for ``synthetic_epochs``, then gold alone for ``epochs`` (the usual
       "pre-train on silver, fine-tune on gold"). Unset, ``synthetic_epochs`` is
-      :func:`default_synthetic_epochs`.
+      :func:`default_synthetic_epochs`, ``recycled`` when no synthetic mention is new
+      (:func:`new_mention_share` is 0: bank mentions, mention replacement with the gold mentions).
     """
     gold_sentences = [s for corpus in gold for s in corpus]
     synthetic_sentences = [s for corpus in synthetic for s in corpus]
     if config.recipe == "two-stage" and gold_sentences and synthetic_sentences:
         synthetic_epochs = config.synthetic_epochs or default_synthetic_epochs(
-            config.epochs, len(gold_sentences), len(synthetic_sentences)
-        )
+            config.epochs, len(gold_sentences), len(synthetic_sentences),
+            recycled=new_mention_share(gold_sentences, synthetic_sentences) == 0,
+        )  # fmt: skip
         return [(synthetic_sentences, synthetic_epochs), (gold_sentences, config.epochs)]
     if config.recipe == "oversample" and gold_sentences and synthetic_sentences:
         wanted = config.gold_share * len(synthetic_sentences) / (1.0 - config.gold_share)
@@ -389,6 +404,7 @@ def evaluate_ner(
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``; with the default
     recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best dev F1."""
     config = config or NERConfig()
+    stages = training_stages(train, synthetic, config)
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)
@@ -400,6 +416,9 @@ def evaluate_ner(
         "dev": {"name": dev.name, "sentences": len(dev)} if dev is not None else None,
         "test": {"name": test.name, "sentences": len(test)},
         "config": asdict(config),
+        # the stages every run trained, as training_stages made them (the synthetic stage's default epochs)
+        "stages": [{"sentences": len(sentences), "epochs": epochs} for sentences, epochs in stages if sentences],
+        "new_mention_share": new_mention_share([s for c in train for s in c], [s for c in synthetic for s in c]),
         "runs": runs,
     }
     for measure in ("entity_f1", "token_macro_f1"):
