@@ -65,6 +65,7 @@ DATASET_CARD_METADATA = {
             {"name": "model_tokens", "dtype": "int32"},
             {"name": "redrawn_tokens", "dtype": "int32"},
             {"name": "refused_redraws", "dtype": "int32"},
+            {"name": "mention_sources", "list": "string"},
         ],
         "splits": [{"name": "train", "num_bytes": 1234, "num_examples": 4}],
     },

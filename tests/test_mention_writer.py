@@ -245,3 +245,46 @@ def test_a_training_mention_written_for_another_types_slot_is_rejected(writer_mo
     assert writer._mention(ids, "Chemical") == (("aspirin",), "")
     new = writer.tokenizer("migraine", add_special_tokens=False)["input_ids"] + ids[-1:]
     assert writer._mention(new, "Disease") == (("migraine",), "")  # a new name is not checked here
+
+
+def test_given_mentions_are_kept_read_in_context_and_not_counted(writer_model):
+    writer = load_writer(writer_model)
+    templates = [Template(("<Chemical>", "cures", "<Disease>", "."))] * 6
+    given = [[("Aspirin",), None], [None, ("fever",)], [("Aspirin",), ("fever",)]] * 2
+    result = writer.write(templates, seed=2, given=given)
+    assert result.slots == 4  # only the None slots are written and counted
+    for row, kept in zip(result.mentions, given, strict=True):
+        assert all(k is None or m == k for m, k in zip(row, kept, strict=True))
+    assert result.written == sum(m is not None and k is None for row, g in zip(result.mentions, given, strict=True)
+                                 for m, k in zip(row, g, strict=True))  # fmt: skip
+    # a slot written after a given one reads it in its prompt
+    assert writer.prompt(templates[0], [("Aspirin",)], 1) != writer.prompt(templates[0], [None], 1)
+
+
+def test_a_mixture_with_generated_mentions_writes_only_its_share(writer_model, tmp_path, capsys):
+    diseases = tmp_path / "diseases.txt"
+    diseases.write_text("acute asthma\nmigraine\n", encoding="utf-8")
+    out = tmp_path / "mix"
+    code = main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "16", "--seed", "1",
+                 "--mention-shares", "generated=1,lists=1", "--mentions", f"Disease={diseases}",
+                 "--max-block-tokens", "12"])  # fmt: skip
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    rows = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))
+    origins = []
+    for row in rows:
+        assert [s["label"] for s in row["spans"]] == row["entities"]
+        for span, origin in zip(row["spans"], row["mention_sources"], strict=True):
+            words = row["text"][span["start"] : span["end"]]
+            if origin == "lists":
+                assert span["label"] == "Disease" and words in {"acute asthma", "migraine"}
+            origins.append(origin)
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert manifest["mentions"]["source"] == "mixture" and manifest["mentions"]["shares"] == {
+        "generated": 0.5, "lists": 0.5}  # fmt: skip
+    writing = manifest["mention_writing"]
+    assert writing["written"] == origins.count("generated") > 0
+    assert writing["slots"] < len(origins)  # the lists' share was not written
+    assert "lists" in origins and manifest["mention_sources"]["generated"] == origins.count("generated")
+    card = " ".join((out / "README.md").read_text().split())
+    assert "% of the slots written by the generator for the slot in its sentence" in card

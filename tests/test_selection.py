@@ -269,7 +269,8 @@ def generated(tmp_path_factory):
         rows.append({"id": i, "tokens": tokens, "ner_tags": [names.index(t) for t in tags], "entities": entities,
                      "template": text, "text": text, "spans": text_spans(tokens, tags_to_spans(tags)[0]),
                      "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == ".", "tag_pieces": 0,
-                     "model_tokens": 0, "redrawn_tokens": 0, "refused_redraws": 0})  # fmt: skip
+                     "model_tokens": 0, "redrawn_tokens": 0, "refused_redraws": 0,
+                     "mention_sources": ["bank"] * len(entities)})  # fmt: skip
     for shard, start in enumerate(range(0, 12, 5)):
         write_shard(rows[start : start + 5], features, output / "data", shard, 0)
     return output

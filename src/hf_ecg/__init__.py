@@ -61,6 +61,7 @@ _LAZY = {
     "EntityControlledGenerationPipeline": "runtime.pipeline",
     "MentionFiller": "runtime.filling",
     "MentionLists": "runtime.filling",
+    "MentionMixture": "runtime.filling",
     "generate_dataset": "synthetic.generate",
     "align_labels": "data.dataset_format",
     "export_generated": "data.export",
@@ -88,7 +89,7 @@ if TYPE_CHECKING:
     from .hub.push import push_dataset, push_model
     from .modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
     from .runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig, EntityConstraintLogitsProcessor
-    from .runtime.filling import MentionFiller, MentionLists
+    from .runtime.filling import MentionFiller, MentionLists, MentionMixture
     from .runtime.pipeline import EntityControlledGenerationPipeline
     from .synthetic.generate import generate_dataset
     from .synthetic.selection import SelectionConfig, filter_generated, select_samples
@@ -135,6 +136,7 @@ __all__ = [
     "MentionBank",
     "MentionFiller",
     "MentionLists",
+    "MentionMixture",
     "ModelNotFoundError",
     "QASample",
     "RoundTripError",

@@ -295,3 +295,33 @@ def mention_source(values: list[str]) -> Any:
             )
         return files[0]
     return strategy
+
+
+def mention_mixture(shares: str, values: list[str] | None) -> Any:
+    """``--mention-shares PART=SHARE,...`` with the ``--mentions`` values (the lists of the ``lists`` share, and
+    the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.filling.MentionMixture`."""
+    from ..runtime.filling import GENERATED, MentionLists, MentionMixture
+
+    parsed: dict[str, float] = {}
+    for item in shares.split(","):
+        part, _, value = (x.strip() for x in item.partition("="))
+        try:
+            share = float(value)
+        except ValueError:
+            raise CLIError(f"--mention-shares {item!r}: expected PART=SHARE, e.g. generated=0.7,lists=0.3") from None
+        if part in parsed:
+            raise CLIError(f"--mention-shares: two shares for {part!r}")
+        parsed[part] = share
+    values = [v for v in values or () if v != GENERATED]  # generated is a share here, not a --mentions value
+    source = mention_source(values) if values else None
+    lists, strategy = None, FILL_STRATEGIES[0]
+    if isinstance(source, MentionLists):
+        lists, strategy = source.files, source.strategy
+    elif source in FILL_STRATEGIES:
+        strategy = source
+    elif source is not None:
+        lists = source  # a JSON file of {type: [mentions]}
+    try:
+        return MentionMixture(parsed, lists=lists, strategy=strategy)
+    except ValueError as error:
+        raise CLIError(f"--mention-shares: {error}") from None

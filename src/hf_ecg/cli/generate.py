@@ -21,6 +21,7 @@ from .common import (
     config_values,
     dataset_card_fields,
     label_names_option,
+    mention_mixture,
     mention_source,
     report_selection,
     selection_config,
@@ -70,6 +71,13 @@ def add_parser(sub: Any) -> None:
         "filled from the bank (add weighted to draw by the counts); or a {type: [mentions]} JSON file",
     )  # fmt: skip
     generate.add_argument(
+        "--mention-shares", default=None, metavar="PART=SHARE,...",
+        help="mix mention sources, one drawn for each slot with these shares (normalized): generated (the "
+        "generator writes it in its sentence), lists (the lists or JSON file given with --mentions) and bank (the "
+        "training mention bank), e.g. generated=0.7,lists=0.3 --mentions Disease=diseases.txt; each sample's "
+        "mention_sources column and the manifest say where every mention came from",
+    )  # fmt: skip
+    generate.add_argument(
         "--corpus", default=None, metavar="DATA",
         help="training corpus, for mentions and statistics when the model was saved without a mention bank",
     )  # fmt: skip
@@ -117,7 +125,10 @@ def _run_generate(args: argparse.Namespace) -> int:
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
-    mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
+    if args.mention_shares is not None:
+        mentions = mention_mixture(args.mention_shares, args.mentions)
+    else:
+        mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))
@@ -138,7 +149,7 @@ def _run_generate(args: argparse.Namespace) -> int:
 
     from ..data.dataset_format import read_manifest
     from ..runtime.mention_writer import writing_line
-    from ..synthetic.generate import cost_line, novelty_line
+    from ..synthetic.generate import cost_line, novelty_line, origins_line
 
     if not PartialState().is_main_process:
         return 0
@@ -152,6 +163,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         print(writing_line(manifest["mention_writing"]))
     if manifest.get("mention_novelty"):
         print(novelty_line(manifest["mention_novelty"]))
+    if len(manifest.get("mention_sources") or {}) > 1:
+        print(origins_line(manifest["mention_sources"]))
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0

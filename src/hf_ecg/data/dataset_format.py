@@ -21,6 +21,7 @@ from ..runtime.mentions import FILL_STRATEGIES, MentionBank
 
 __all__ = [
     "ADDED_COLUMNS",
+    "GENERATION_COLUMNS",
     "MANIFEST_NAME",
     "SHARD_PATTERN",
     "STEP_COLUMNS",
@@ -152,12 +153,16 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             "redrawn_tokens": datasets.Value("int32"),
             # Blocks kept as they were (tries left) because the redraw budget was spent.
             "refused_redraws": datasets.Value("int32"),
+            # Where each entity's mention came from (filling.MENTION_ORIGINS: generated, bank, lists, user).
+            "mention_sources": datasets.Sequence(datasets.Value("string")),
         }
     )
 
 
 #: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
-ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens", "refused_redraws")
+ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens", "refused_redraws", "mention_sources")
+#: Columns only generation writes: the baselines' folders (gold sentences, their mentions kept or swapped) lack them.
+GENERATION_COLUMNS = ("mention_sources",)
 #: Columns a step after generation adds, with their dtype: selection's ``relabel`` rule counts the words it
 #: relabelled per sample.
 STEP_COLUMNS = {"relabelled": "int32"}
@@ -187,7 +192,7 @@ def shard_rows(path: Path) -> int | None:
 
 
 #: Where a generated folder's mentions came from (:class:`MentionsRecord` ``source``).
-MENTION_SOURCES = ("bank", "file", "user", "lists", "generated")
+MENTION_SOURCES = ("bank", "file", "user", "lists", "generated", "mixture")
 
 
 @dataclass(frozen=True)
@@ -200,7 +205,9 @@ class MentionsRecord:
     ``digest``: the manifest must not repeat private mentions) or ``"lists"`` (the user's plain-text mention
     lists, ``{type: file}`` in ``lists``, their mentions' ``digest``, so that a resumed run with a changed
     list is refused; the other types from ``bank`` when it is set) or ``"generated"`` (written by the
-    generator in context; ``bank`` fills the slots whose every try was rejected).
+    generator in context; ``bank`` fills the slots whose every try was rejected) or ``"mixture"`` (a
+    :class:`~hf_ecg.runtime.filling.MentionMixture`: ``shares`` per part, normalized; its lists as ``lists``
+    and ``digest``, or ``path`` for a JSON file; ``bank`` when some mentions are drawn from a bank).
     """
 
     source: str
@@ -209,6 +216,7 @@ class MentionsRecord:
     path: str | None = None
     digest: str | None = None
     lists: dict[str, str] | None = None
+    shares: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if self.source not in MENTION_SOURCES:
@@ -218,9 +226,16 @@ class MentionsRecord:
     def from_mentions(cls, mentions: Any, bank: Any, from_corpus: bool) -> MentionsRecord:
         """The record of a :data:`~hf_ecg.runtime.filling.MentionSource` (``None``, a strategy name, a path, a dict
         or a bank); ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
-        from ..runtime.filling import MentionLists  # the decoders' module: torch, only when mentions are resolved
+        from ..runtime.filling import MentionLists, MentionMixture  # the decoders' module: torch, when resolved
 
         whose = "corpus" if from_corpus else "generator"
+        if isinstance(mentions, MentionMixture):
+            shares = {part: round(share, 6) for part, share in mentions.normalized().items()}
+            part = cls.from_mentions(mentions.source("lists"), bank, from_corpus) if "lists" in shares else None
+            uses_bank = "bank" in shares or "generated" in shares or (part is not None and part.real)
+            return cls("mixture", strategy=mentions.strategy, bank=whose if uses_bank else None,
+                       path=part.path if part else None, digest=part.digest if part else None,
+                       lists=part.lists if part else None, shares=shares)  # fmt: skip
         if mentions == "generated":
             return cls("generated", strategy=FILL_STRATEGIES[0], bank=whose)
         if mentions is None or (isinstance(mentions, str) and mentions in FILL_STRATEGIES):
@@ -252,13 +267,13 @@ class MentionsRecord:
             return cls("user", digest=value.split()[-1])
         return cls("file", path=value)
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}
 
     @property
     def real(self) -> bool:
         """Whether some mentions are the real ones of a corpus (a mention bank, alone or beside lists)."""
-        return self.source in ("bank", "generated") or (self.source == "lists" and self.bank is not None)
+        return self.source in ("bank", "generated") or (self.source in ("lists", "mixture") and self.bank is not None)
 
 
 def _digest(bank: MentionBank) -> str:

@@ -99,13 +99,14 @@ class ECGDatasetCardData:
     sampler: str | None = None  # None: explicit entity sequences
     # The manifest's mentions record (dataset_format.MentionsRecord.to_dict()); a strategy name, a file path or
     # None (random) are read as before the record existed.
-    mentions: dict[str, str] | str | None = None
+    mentions: dict[str, Any] | str | None = None
     seed: int = 0
     decoding: dict[str, Any] = field(default_factory=dict)
     dtype: str | None = None  # the generator's dtype (None: written before it was recorded, float32)
     generation_cost: dict[str, Any] | None = None  # the manifest's record (generate.generation_cost)
     mention_novelty: dict[str, Any] | None = None  # the manifest's record (generate.mention_novelty)
     mention_writing: dict[str, Any] | None = None  # the manifest's record (mention_writer.WrittenMentions.to_dict)
+    mention_sources: dict[str, int] | None = None  # the manifest's record (generate.mention_origins): per origin
     entity_counts: dict[str, int] = field(default_factory=dict)
     num_tokens: int = 0
     num_blocks: int = 0
@@ -186,6 +187,7 @@ class ECGDatasetCardData:
             "generation_cost": manifest.get("generation_cost"),
             "mention_novelty": manifest.get("mention_novelty"),
             "mention_writing": manifest.get("mention_writing"),
+            "mention_sources": manifest.get("mention_sources"),
             "entity_counts": entity_counts,
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,
@@ -280,6 +282,8 @@ class ECGDatasetCardData:
                     "longer than the training mentions or holding structure) and drawn again"
                 )
             return f"{text}; a slot whose every try was rejected drawn uniformly from {whose}"
+        if record.source == "mixture":
+            return self._mixture_description(record)
         if record.source == "user":
             return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
         if record.source == "lists":
@@ -295,6 +299,36 @@ class ECGDatasetCardData:
                 text += f"; the other types from {whose}, the real mentions of its training corpus"
             return text
         return f"supplied by the user in the file `{Path(record.path or '').name}`"
+
+    @staticmethod
+    def _mixture_description(record: Any) -> str:
+        """A :class:`~hf_ecg.runtime.filling.MentionMixture`'s parts with their shares of the slots."""
+        how = "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
+        whose = "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
+        parts = []
+        for part, share in (record.shares or {}).items():
+            if part == "generated":
+                text = "written by the generator for the slot in its sentence"
+            elif part == "bank":
+                text = f"drawn {how} from {whose}, the real mentions of its training corpus"
+            elif record.lists:
+                lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in record.lists.items())
+                text = f"drawn {how} from the user's mention lists ({lists}; digest `{record.digest}`)"
+            elif record.path:
+                text = f"drawn from the user's file `{Path(record.path).name}`"
+            else:
+                text = f"drawn from mentions supplied by the user (digest `{record.digest}`)"
+            parts.append(f"{100 * share:.0f}% of the slots {text}")
+        return "a mixture of sources, one drawn for each slot: " + "; ".join(parts)
+
+    @property
+    def mention_sources_description(self) -> str:
+        """``1,234 written by the generator (83%), 250 from the bank (17%)``: where the mentions came from."""
+        names = {"generated": "written by the generator", "bank": "from the training mention bank",
+                 "lists": "from the user's mention lists", "user": "from mentions the user supplied"}  # fmt: skip
+        counts = self.mention_sources or {}
+        total = sum(counts.values()) or 1
+        return ", ".join(f"{n:,} {names.get(origin, origin)} ({100 * n / total:.0f}%)" for origin, n in counts.items())
 
     def card_data(self) -> DatasetCardData:
         """The YAML metadata: license, language, task, size, the data files and the features."""

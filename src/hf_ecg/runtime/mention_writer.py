@@ -119,20 +119,32 @@ class MentionWriter:
             for mention in known.counts(label):
                 self.known_types.setdefault(" ".join(mention).casefold(), set()).add(label)
 
-    def write(self, templates: Sequence[Template], seed: int) -> WrittenMentions:
-        """A mention per slot of each template (``None`` where every try was rejected), drawn with ``seed``."""
-        result = WrittenMentions(mentions=[[None] * len(t.entity_types) for t in templates])
-        result.slots = sum(len(t.entity_types) for t in templates)
+    def write(
+        self,
+        templates: Sequence[Template],
+        seed: int,
+        given: Sequence[Sequence[tuple[str, ...] | None]] | None = None,
+    ) -> WrittenMentions:
+        """A mention per slot of each template (``None`` where every try was rejected), drawn with ``seed``.
+
+        ``given[i][k]``: a mention slot ``k`` of template ``i`` already has (from another source of a
+        :class:`~hf_ecg.runtime.filling.MentionMixture`): it is kept, and the slots written after it read it
+        in their context; only the ``None`` slots are written and counted."""
+        if given is None:
+            given = [[None] * len(t.entity_types) for t in templates]
+        result = WrittenMentions(mentions=[list(row) for row in given])
+        result.slots = sum(m is None for row in given for m in row)
         with torch.random.fork_rng(devices=[]), torch.inference_mode():
             torch.manual_seed(seed)
             for slot in range(max((len(t.entity_types) for t in templates), default=0)):
-                todo = [i for i, t in enumerate(templates) if slot < len(t.entity_types)]
+                todo = [i for i, t in enumerate(templates) if slot < len(t.entity_types) and given[i][slot] is None]
                 for attempt in range(self.max_attempts):
                     if not todo:
                         break
                     result.redrawn += len(todo) if attempt else 0
                     todo = self._write_slot(templates, result, slot, todo)
-        result.written = sum(m is not None for row in result.mentions for m in row)
+        result.written = sum(m is not None and g is None for row, grow in zip(result.mentions, given, strict=True)
+                             for m, g in zip(row, grow, strict=True))  # fmt: skip
         return result
 
     def prompt(self, template: Template, written: Sequence[tuple[str, ...] | None], slot: int) -> list[int]:

@@ -29,8 +29,7 @@ from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig, make_decoder
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
-from .filling import GENERATED, MentionFiller, default_mentions
-from .mention_writer import MentionWriter
+from .filling import TemplateFiller
 
 __all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
 
@@ -77,7 +76,9 @@ class EntityControlledGenerationPipeline(Pipeline):
     input, default 1), ``seed``, ``mentions`` (``"generated"``: the model writes each slot's mention in its
     sentence, the default for a model trained with mention samples; ``"random"``, the default for others, or
     ``"weighted"`` from the training bank; a ``{type: [mentions]}`` dict or a JSON path; mention lists: a
-    ``{type: "list.txt"}`` dict or a folder of ``TYPE.txt``, one mention per line), and the
+    ``{type: "list.txt"}`` dict or a folder of ``TYPE.txt``, one mention per line; or a
+    :class:`~hf_ecg.MentionMixture` of generated, list and bank mentions, a share of the slots each; every sample's
+    ``mention_sources`` says where each of its mentions came from), and the
     :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
     (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
     ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
@@ -166,18 +167,10 @@ class EntityControlledGenerationPipeline(Pipeline):
     def postprocess(
         self, model_outputs: dict[str, Any], mentions: Any = None, seed: int | None = None
     ) -> list[list[dict[str, Any]]]:
-        if mentions is None:
-            mentions = default_mentions(self.ecg_config)
-        filler = MentionFiller.from_source(mentions, self.ecg_config)
+        filler = TemplateFiller(mentions, self.ecg_config, self.model, self.tokenizer)
         filler.check_types([label for sequence in model_outputs["sequences"] for label in sequence])
-        decoded = model_outputs["decoded"]
-        written: list[Any] = [None] * len(decoded)
-        if mentions == GENERATED:
-            writer = MentionWriter(self.model, self.tokenizer, self.ecg_config, known=filler.bank)
-            write_seed = seed if seed is not None else random.SystemRandom().getrandbits(63)
-            written = writer.write([d.template for d in decoded], write_seed).mentions
-        rng = random.Random(seed)
-        samples = [filler.fill(d, rng, w) for d, w in zip(decoded, written, strict=True)]
+        write_seed = seed if seed is not None else random.SystemRandom().getrandbits(63)
+        samples, _ = filler.fill(model_outputs["decoded"], random.Random(seed), write_seed)
         k = model_outputs["num_return_sequences"]
         return [samples[i : i + k] for i in range(0, len(samples), k)]
 

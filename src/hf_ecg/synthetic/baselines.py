@@ -109,14 +109,17 @@ def write_dataset(
     (:mod:`hf_ecg.data.dataset_format`: the ``hf-ecg generate`` schema and an ``ecg_generation.json`` manifest,
     so that :func:`~hf_ecg.data.dataset_format.read_generated`, selection and export take it), and
     ``output_dir/baseline.json`` (the settings); ``datasets.load_dataset(output_dir)`` reads it."""
-    from ..data.dataset_format import bio_labels, dataset_features, write_manifest, write_shard
+    from ..data.dataset_format import GENERATION_COLUMNS, bio_labels, dataset_features, write_manifest, write_shard
 
     output_dir = Path(output_dir)
     data_dir = output_dir / "data"
     if data_dir.is_dir():
         for old in data_dir.glob("*.parquet"):
             old.unlink()
-    write_shard(rows, dataset_features(entity_types), data_dir, 0, 0)
+    features = dataset_features(entity_types)
+    for column in GENERATION_COLUMNS:
+        del features[column]
+    write_shard(rows, features, data_dir, 0, 0)
     write_manifest(output_dir, {"method": settings.get("method", "baseline"), "model": None,
                                 "entity_types": sorted(entity_types), "label_names": bio_labels(entity_types),
                                 "num_samples": len(rows), "settings": settings})  # fmt: skip

@@ -51,8 +51,8 @@ from ..data.dataset_format import (
 )
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
-from ..runtime.filling import GENERATED, MentionFiller, MentionSource, default_mentions, training_bank
-from ..runtime.mention_writer import MentionWriter, WrittenMentions, writing_line
+from ..runtime.filling import MentionSource, TemplateFiller, default_mentions, training_bank
+from ..runtime.mention_writer import WrittenMentions, writing_line
 from ..runtime.mentions import MentionBank
 from .entity_sequences import FixedSampler, make_sampler
 
@@ -175,12 +175,10 @@ def generate_dataset(
         draw = make_sampler(sampler, stats)
     if mentions is None:
         mentions = default_mentions(ecg_config)
-    filler = MentionFiller.from_source(mentions, ecg_config, corpus_bank=corpus_bank)
+    filler = TemplateFiller(mentions, ecg_config, model_obj, tokenizer, corpus_bank=corpus_bank,
+                            temperature=decoding.temperature, top_p=decoding.top_p)  # fmt: skip
     filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
-    writer = None
-    if mentions == GENERATED:
-        writer = MentionWriter(model_obj, tokenizer, ecg_config, temperature=decoding.temperature,
-                               top_p=decoding.top_p, known=filler.bank)  # fmt: skip
+    writer = filler.writer
 
     manifest = {
         "model": str(model),
@@ -243,15 +241,14 @@ def generate_dataset(
         decoded = decoder.decode(requested, progress=progress)
         spent[0] += decoder.budget.kept
         spent[1] += decoder.budget.redrawn
-        written: list[Any] = [None] * len(decoded)
         if writer is not None:  # the bar has counted the shard's templates; its mentions are written now
             bar.set_description_str(f"Writing mentions of shard {shard}")
-            shard_written = writer.write([d.template for d in decoded], _shard_seed(seed, shard, "written mentions"))
+        rng = random.Random(_shard_seed(seed, shard, "mentions"))
+        filled, shard_written = filler.fill(decoded, rng, _shard_seed(seed, shard, "written mentions"))
+        if shard_written is not None:
             bar.set_description_str("Generating")
             writing.add(shard_written)
-            written = shard_written.mentions
-        rng = random.Random(_shard_seed(seed, shard, "mentions"))
-        rows = [{"id": i, **filler.fill(d, rng, w)} for i, d, w in zip(ids, decoded, written, strict=True)]
+        rows = [{"id": i, **row} for i, row in zip(ids, filled, strict=True)]
         write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
     state.wait_for_everyone()
@@ -261,14 +258,18 @@ def generate_dataset(
         finish_folder(output_dir)
         cost = generation_cost(data_dir, decoding.redraw_budget)
         novelty = mention_novelty(data_dir, training_bank(ecg_config, corpus_bank))
+        origins = mention_origins(data_dir)
         written_record = writing.to_dict(resumed=bool(done)) if writer is not None else None
         if written_record is not None:
             logger.info("%s", writing_line(written_record))
-        if cost is not None or novelty is not None or written_record is not None:
-            results = {"generation_cost": cost, "mention_novelty": novelty, "mention_writing": written_record}
+        results = {"generation_cost": cost, "mention_novelty": novelty, "mention_writing": written_record,
+                   "mention_sources": origins}  # fmt: skip
+        if any(v is not None for v in results.values()):
             write_manifest(output_dir, {**manifest, **{k: v for k, v in results.items() if v is not None}})
         if novelty is not None:
             logger.info("%s", novelty_line(novelty))
+        if origins is not None and len(origins) > 1:
+            logger.info("%s", origins_line(origins))
         if cost is not None:
             logger.info("%s", cost_line(cost))
             if cost["undertrained"]:
@@ -324,6 +325,28 @@ def mention_novelty(data_dir: Path, training_bank: MentionBank | None) -> dict[s
                 total += 1
                 new += tuple(text[span["start"] : span["end"]].split(" ")) not in training_bank.counts(span["label"])
     return {"mentions": total, "new": new, "share": new / total if total else 0.0}
+
+
+def mention_origins(data_dir: Path) -> dict[str, int] | None:
+    """How many of a folder's mentions came from each source, from its ``mention_sources`` column
+    (:data:`~hf_ecg.runtime.filling.MENTION_ORIGINS`: ``{"generated": n, "bank": m}``); ``None`` for a folder
+    begun before the column existed."""
+    import pyarrow.parquet as pq
+
+    counts: dict[str, int] = {}
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if "mention_sources" not in pq.read_schema(shard).names:
+            return None
+        for sources in pq.read_table(shard, columns=["mention_sources"]).column("mention_sources").to_pylist():
+            for origin in sources:
+                counts[origin] = counts.get(origin, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def origins_line(origins: Mapping[str, int]) -> str:
+    """One line for the log of a manifest's ``mention_sources`` record."""
+    total = sum(origins.values()) or 1
+    return "mentions: " + ", ".join(f"{n} {origin} ({100 * n / total:.0f}%)" for origin, n in origins.items())
 
 
 def novelty_line(novelty: Mapping[str, Any]) -> str:
@@ -392,6 +415,7 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         previous.pop("generation_cost", None)  # what the finished run spent, not a setting
         previous.pop("mention_novelty", None)  # what the finished run wrote, not a setting
         previous.pop("mention_writing", None)  # what the finished run's writer did, not a setting
+        previous.pop("mention_sources", None)  # where the finished run's mentions came from, not a setting
         previous.setdefault("dtype", "float32")  # folders before it ran in float32
         previous.setdefault("label_names", bio_labels(previous.get("entity_types", [])))  # folders before it
         record = MentionsRecord.from_manifest(previous)  # folders before the record: a string or null
