@@ -270,9 +270,7 @@ class ECGDatasetCardData:
                 return f"drawn from {whose}, in proportion to their frequency there"
             return f"drawn uniformly from {whose}"
         if record.source == "generated":
-            whose = (
-                "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
-            )
+            whose = _bank_name(record)
             text = "written by the generator for each slot in its sentence (a model trained with mention samples)"
             writing = self.mention_writing
             if writing:
@@ -287,33 +285,23 @@ class ECGDatasetCardData:
         if record.source == "user":
             return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
         if record.source == "lists":
-            how = "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
-            lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in (record.lists or {}).items())
-            text = f"drawn {how} from the user's mention lists ({lists}; digest `{record.digest}`)"
+            text = _lists_text(record)
             if record.bank:
-                whose = (
-                    "the training corpus given at generation"
-                    if record.bank == "corpus"
-                    else "the generator's mention bank"
-                )
-                text += f"; the other types from {whose}, the real mentions of its training corpus"
+                text += f"; the other types from {_bank_name(record)}, the real mentions of its training corpus"
             return text
         return f"supplied by the user in the file `{Path(record.path or '').name}`"
 
     @staticmethod
     def _mixture_description(record: Any) -> str:
         """A :class:`~hf_ecg.runtime.filling.MentionMixture`'s parts with their shares of the slots."""
-        how = "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
-        whose = "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
         parts = []
         for part, share in (record.shares or {}).items():
             if part == "generated":
                 text = "written by the generator for the slot in its sentence"
             elif part == "bank":
-                text = f"drawn {how} from {whose}, the real mentions of its training corpus"
+                text = f"drawn {_how(record)} from {_bank_name(record)}, the real mentions of its training corpus"
             elif record.lists:
-                lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in record.lists.items())
-                text = f"drawn {how} from the user's mention lists ({lists}; digest `{record.digest}`)"
+                text = _lists_text(record)
             elif record.path:
                 text = f"drawn from the user's file `{Path(record.path).name}`"
             else:
@@ -376,6 +364,22 @@ class ECGDatasetCardData:
             labels=ner_label_names(self.entity_types, self.label_names),
             citation=CITATION,
         )
+
+
+def _bank_name(record: Any) -> str:
+    """Whose mention bank a :class:`~hf_ecg.data.dataset_format.MentionsRecord` drew from."""
+    return "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
+
+
+def _how(record: Any) -> str:
+    """How a record's bank or lists were drawn."""
+    return "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
+
+
+def _lists_text(record: Any) -> str:
+    """``drawn uniformly from the user's mention lists (Disease: `d.txt`; digest `...`)``."""
+    lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in (record.lists or {}).items())
+    return f"drawn {_how(record)} from the user's mention lists ({lists}; digest `{record.digest}`)"
 
 
 def write_dataset_card(data_dir: str | os.PathLike, **card_fields: Any) -> Path:

@@ -51,7 +51,7 @@ from ..data.dataset_format import (
 )
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
-from ..runtime.filling import MentionSource, TemplateFiller, default_mentions, training_bank
+from ..runtime.filling import MentionSource, TemplateFiller, training_bank
 from ..runtime.mention_writer import WrittenMentions, writing_line
 from ..runtime.mentions import MentionBank
 from .entity_sequences import FixedSampler, make_sampler
@@ -173,8 +173,6 @@ def generate_dataset(
         if stats is None:
             raise ValueError("the model carries no corpus statistics: give the training corpus or explicit entities")
         draw = make_sampler(sampler, stats)
-    if mentions is None:
-        mentions = default_mentions(ecg_config)
     filler = TemplateFiller(mentions, ecg_config, model_obj, tokenizer, corpus_bank=corpus_bank,
                             temperature=decoding.temperature, top_p=decoding.top_p)  # fmt: skip
     filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
@@ -187,7 +185,7 @@ def generate_dataset(
         "seed": seed,
         "sampler": None if entities is not None else sampler,
         "entities": None if entities is None else [list(s) for s in entities],
-        "mentions": MentionsRecord.from_mentions(mentions, filler.bank, corpus is not None).to_dict(),
+        "mentions": MentionsRecord.from_mentions(filler.mentions, filler.bank, corpus is not None).to_dict(),
         "corpus": None if corpus is None else str(corpus),
         "decoding": {k: v for k, v in asdict(decoding).items() if k != "seed"},
         "dtype": dtype,
