@@ -22,17 +22,8 @@ from pathlib import Path
 
 from hf_ecg.demo import DEMO_DECODING, build_demo_model, shipped_corpus
 from hf_ecg.runtime.decoding import DecodingConfig
-from hf_ecg.runtime.tags import tags_to_spans
+from hf_ecg.runtime.tags import marked
 from hf_ecg.synthetic.generate import generate_dataset
-
-
-def marked(tokens: list[str], tags: list[str]) -> str:
-    """``[Chemical: aspirin] cures [Disease: headache]``."""
-    spans, _ = tags_to_spans(tags, "IOB2")
-    words = list(tokens)
-    for span in reversed(spans):
-        words[span.start : span.end] = [f"[{span.label}: {' '.join(tokens[span.start : span.end])}]"]
-    return " ".join(words)
 
 
 def main() -> int:

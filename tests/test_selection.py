@@ -8,6 +8,8 @@ import datasets
 import numpy as np
 import pytest
 from huggingface_hub import DatasetCard
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
@@ -186,6 +188,55 @@ def test_relabel_labels_what_the_taggers_read_and_never_touches_a_requested_enti
     unsure = select_samples(tokens, tags, gold, SelectionConfig(rules=["relabel"], extra_threshold=1.0),
                             taggers=[tagger])  # fmt: skip
     assert unsure.kept == [0, 1, 2, 3] and unsure.relabelled == {}  # nothing is that sure: nothing changes
+
+
+LABELS = ["O", "B-A", "I-A"]
+
+
+def _probabilities(predicted, confidence):
+    """Word-by-label probabilities whose argmax is ``predicted``, that label at ``confidence`` each."""
+    rows = np.full((len(predicted), len(LABELS)), (1.0 - confidence) / (len(LABELS) - 1))
+    for j, label in enumerate(predicted):
+        rows[j, LABELS.index(label)] = confidence
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("words", "predicted", "repaired"),
+    [
+        # a mark alone is never a name: it stays O, and the sample is kept
+        ("in ( the cells", "O B-A O O", "O O O O"),
+        ("p50 ( NFKB1 )", "B-A I-A I-A I-A", "B-A I-A I-A I-A"),  # a span may close the bracket it opens
+        ("( IL-2 )", "B-A I-A I-A", "O O O"),  # but not start with a mark
+        ("IL-2 ) cells", "B-A I-A O", "O O O"),  # but not one it does not open
+        ("24 h products .", "O O I-A O", "O O O O"),  # a fragment: it starts with I-, its start unsure
+        ("the IL-2 gene .", "O B-A I-A O", "O B-A I-A O"),
+    ],
+)
+def test_relabel_never_labels_punctuation_or_fragments(words, predicted, repaired):
+    from hf_ecg.synthetic.selection import _relabel
+
+    words, predicted = words.split(), predicted.split()
+    assert _relabel(words, ["O"] * len(words), _probabilities(predicted, 0.9), LABELS, 0.5) == repaired.split()
+
+
+@given(st.lists(st.sampled_from(["cells", "IL-2", "(", ")", ",", "-", "of"]), min_size=1, max_size=8),
+       st.data())  # fmt: skip
+def test_relabel_keeps_requested_entities_and_labels_no_mark(words, data):
+    from hf_ecg.synthetic.selection import _relabel, entity_like
+
+    tags = data.draw(st.lists(st.sampled_from(["O", "O", "B-A", "I-A"]), min_size=len(words), max_size=len(words)))
+    tags = [tag if tag != "I-A" or (j and tags[j - 1] != "O") else "B-A" for j, tag in enumerate(tags)]
+    predicted = data.draw(st.lists(st.sampled_from(LABELS), min_size=len(words), max_size=len(words)))
+    repaired = _relabel(words, tags, _probabilities(predicted, 0.9), LABELS, 0.5)
+    if repaired is None:
+        return
+    assert all(repaired[j] == tag for j, tag in enumerate(tags) if tag != "O")  # requested entities stay
+    old = {(s.start, s.end) for s in tags_to_spans(tags, "IOB2")[0]}
+    for span in tags_to_spans(repaired, "IOB2")[0]:
+        if (span.start, span.end) not in old:  # a relabelled span: a name, as the taggers predict it
+            assert entity_like(words[span.start : span.end], predicted[span.start])
+            assert any(c.isalnum() for c in words[span.start])
 
 
 def test_exact_needs_every_tag(gold, tagger):

@@ -1,4 +1,4 @@
-"""``hf-ecg evaluate quality|ner``: generation quality and downstream NER."""
+"""``hf-ecg evaluate quality|ner|labels``: generation quality, downstream NER, label noise."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def add_parser(sub: Any) -> None:
     """Register ``hf-ecg evaluate``."""
     evaluate = sub.add_parser(
         "evaluate",
-        help="measure synthetic data: generation quality against gold, downstream NER",
+        help="measure synthetic data: generation quality against gold, downstream NER, label noise",
         description="Evaluation commands; each prints its results as JSON (and writes them with --output).",
     )
     evaluate_sub = evaluate.add_subparsers(dest="evaluation", metavar="WHAT", required=True)
@@ -81,8 +81,67 @@ def add_parser(sub: Any) -> None:
     add_config_options(ner.add_argument_group("the tagger and its training (hf_ecg.evaluation.NERConfig)"), NERConfig,
                        NER_OPTIONS)  # fmt: skip
     add_seeds_option(ner, "--seeds", NERConfig().seeds, "one run per seed")
+    ner.add_argument(
+        "--save-taggers", default=None, metavar="DIR",
+        help="save each seed's tagger to DIR/seed-N with its test scores (e.g. a reference tagger for hf-ecg "
+        "evaluate labels, trained on a whole training split)",
+    )  # fmt: skip
     ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
+
+    labels = evaluate_sub.add_parser(
+        "labels",
+        help="measure a labelled set's label noise against a reference tagger",
+        description=(
+            "Read a labelled set (a folder hf-ecg generate, filter or baseline wrote, or a corpus file) with a "
+            "reference token classifier and score the set's labels against its predictions: entity precision (the "
+            "set's entities the reference also sees, same words and type), recall (the reference's entities the "
+            "set labels; the rest are names left O) and F1, overall and per type, and a count of each kind of "
+            "disagreement (wrong-type, boundary, not-an-entity, left-O). The reference's own F1 on a gold test "
+            "split is the ceiling: --test computes it, else the one saved with the reference (hf-ecg evaluate ner "
+            "--save-taggers) is reported. Prints JSON."
+        ),
+    )
+    labels.add_argument(
+        "--data", required=True, metavar="DATA[:N]", help="the labelled set: a dataset folder or a corpus file"
+    )
+    labels.add_argument(
+        "--reference", required=True, metavar="MODEL",
+        help="a token classifier with IOB2 labels covering the set's types: a folder (e.g. DIR/seed-1 of hf-ecg "
+        "evaluate ner --save-taggers on a whole training split) or a Hub id",
+    )  # fmt: skip
+    labels.add_argument(
+        "--test", default=None, metavar="DATA[:N]", help="a gold test split: score the reference on it (the ceiling)"
+    )
+    labels.add_argument(
+        "--examples", type=int, default=0, metavar="N",
+        help="also print N sentences with a disagreement, marked as the set labels them and as the reference "
+        "reads them (default 0)",
+    )  # fmt: skip
+    labels.add_argument("--batch-size", type=int, default=64, help="prediction batch size (default 64)")
+    labels.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    labels.set_defaults(func=_run_evaluate_labels, prints_json=True)
+
+
+def _run_evaluate_labels(args: argparse.Namespace) -> int:
+    from ..evaluation import load_source
+    from ..evaluation.labels import label_agreement
+    from ..evaluation.tagger import Tagger
+
+    if args.examples < 0:
+        raise CLIError(f"--examples must be 0 or more, got {args.examples}")
+    if args.batch_size < 1:
+        raise CLIError(f"--batch-size must be at least 1, got {args.batch_size}")
+    data = load_source(args.data)
+    test = load_source(args.test) if args.test else None
+    try:
+        reference = Tagger.from_pretrained(args.reference)
+    except (OSError, ValueError) as error:
+        raise CLIError(f"--reference: {error}") from None
+    reference.config.eval_batch_size = args.batch_size
+    report = label_agreement(data, reference, test=test, examples=args.examples)
+    _print_json(report, args)
+    return 0
 
 
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
@@ -96,7 +155,8 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     synthetic = [load_source(spec) for spec in args.synthetic]
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
-    report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True)
+    report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True,
+                          save_taggers=args.save_taggers)  # fmt: skip
     _print_json(report, args)
     return 0
 

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import statistics
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus, Sentence
 from .metrics import entity_scores, per_type_scores, token_macro_f1
+from .tagger import Tagger, encode_words
 
 __all__ = [
     "RECIPES",
@@ -119,69 +122,6 @@ class NERConfig:
             raise ValueError(f"gold_share must be in (0, 1), got {self.gold_share}")
         if self.patience < 0:
             raise ValueError(f"patience must be 0 or more, got {self.patience}")
-
-
-def _encode(batch: dict[str, list], tokenizer: Any, label_ids: dict[str, int], max_length: int) -> dict[str, list]:
-    """Sub-word inputs; each word's label on its first sub-word, -100 on the rest."""
-    encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=max_length)
-    encoded["labels"] = []
-    for row, tags in enumerate(batch["tags"]):
-        previous = None
-        labels = []
-        for word in encoded.word_ids(row):
-            labels.append(label_ids[tags[word]] if word is not None and word != previous else -100)
-            previous = word
-        encoded["labels"].append(labels)
-    return encoded
-
-
-class Tagger:
-    """A trained token classifier over words: :func:`train_tagger` makes one, :meth:`predict` labels sentences.
-
-    ``labels`` are the IOB2 label names in the classifier's order. Each word gets the prediction of its
-    first sub-word; words cut off by ``max_length`` count as ``O`` (probability 1).
-    """
-
-    def __init__(self, model: Any, tokenizer: Any, labels: Sequence[str], config: NERConfig) -> None:
-        self.model, self.tokenizer, self.labels, self.config = model, tokenizer, list(labels), config
-        #: Per training stage with a dev split: dev F1 by epoch and the epoch kept (:func:`train_tagger`).
-        self.selection: list[dict[str, Any]] = []
-
-    def predict_proba(self, sentences: Sequence[Sequence[str]]) -> list[Any]:
-        """Per sentence, a ``(words, labels)`` array of label probabilities (softmax of the first sub-word)."""
-        import numpy as np
-        import torch
-
-        encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, truncation=True,
-                                 max_length=self.config.max_length)  # fmt: skip
-        # Predict in order of length so that batches carry little padding; rows are put back after.
-        order = sorted(range(len(sentences)), key=lambda i: len(encoded["input_ids"][i]))
-        outside = self.labels.index("O")
-        device = next(self.model.parameters()).device
-        probabilities: list[Any] = [None] * len(sentences)
-        self.model.eval()
-        for start in range(0, len(order), self.config.eval_batch_size):
-            rows = order[start : start + self.config.eval_batch_size]
-            batch = self.tokenizer.pad(
-                [{"input_ids": encoded["input_ids"][i], "attention_mask": encoded["attention_mask"][i]} for i in rows],
-                return_tensors="pt",
-            ).to(device)
-            with torch.inference_mode(), torch.autocast(device.type, torch.bfloat16, enabled=self.config.bf16):
-                scores = self.model(**batch).logits.float().softmax(-1).cpu().numpy()
-            for row, row_scores in zip(rows, scores, strict=True):
-                words = np.zeros((len(sentences[row]), len(self.labels)))
-                words[:, outside] = 1.0  # words cut off by max_length
-                previous = None
-                for token, word in enumerate(encoded.word_ids(row)):
-                    if word is not None and word != previous:
-                        words[word] = row_scores[token]
-                    previous = word
-                probabilities[row] = words
-        return probabilities
-
-    def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
-        """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""
-        return [[self.labels[i] for i in p.argmax(-1)] for p in self.predict_proba(sentences)]
 
 
 def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *, recycled: bool = False) -> float:
@@ -314,7 +254,7 @@ def train_tagger(
     def encoded(sentences: Sequence[Sentence]) -> datasets.Dataset:
         rows = {"tokens": [list(s.tokens) for s in sentences], "tags": [s.tags for s in sentences]}
         return datasets.Dataset.from_dict(rows).map(
-            _encode, batched=True, remove_columns=["tokens", "tags"],
+            encode_words, batched=True, remove_columns=["tokens", "tags"],
             fn_kwargs={"tokenizer": tokenizer, "label_ids": label_ids, "max_length": config.max_length},
         )  # fmt: skip
 
@@ -366,12 +306,22 @@ def train_and_test(
     synthetic: Sequence[Corpus] = (),
     dev: Corpus | None = None,
     progress_bar: bool = False,
+    save_to: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """Train one token classifier on ``train`` and ``synthetic`` (:func:`train_tagger`, its epoch chosen on
-    ``dev`` when given) and score it on ``test``."""
+    ``dev`` when given) and score it on ``test``; with ``save_to``, save it there (:meth:`Tagger.save_pretrained`,
+    its test scores in the record: a reference tagger for ``hf-ecg evaluate labels``)."""
     tagger = train_tagger(train, config, seed, synthetic=synthetic, entity_types=test.entity_types, dev=dev,
                           progress_bar=progress_bar)  # fmt: skip
-    return {"seed": seed, **score_tagger(tagger, test)}
+    scores = {"seed": seed, **score_tagger(tagger, test)}
+    if save_to is not None:
+        tagger.record = {
+            "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in (*train, *synthetic)],
+            "config": {**asdict(config), "seeds": [seed]},
+            "test": {"name": test.name, "sentences": len(test), **scores},
+        }
+        tagger.save_pretrained(save_to)
+    return scores
 
 
 def score_tagger(tagger: Tagger, test: Corpus) -> dict[str, Any]:
@@ -398,18 +348,24 @@ def evaluate_ner(
     synthetic: Sequence[Corpus] = (),
     dev: Corpus | None = None,
     progress_bar: bool = False,
+    save_taggers: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """Train and test once per seed; every run's scores plus mean and std (sample, over seeds).
+    """Train and test once per seed; every run's scores plus mean and std (sample, over seeds). With
+    ``save_taggers``, each seed's tagger is saved to ``save_taggers/seed-N`` (checked before any training).
 
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``; with the default
     recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best dev F1."""
     config = config or NERConfig()
     stages = training_stages(train, synthetic, config)
+    save_paths = {seed: Path(save_taggers) / f"seed-{seed}" for seed in config.seeds} if save_taggers else {}
+    taken = [str(path) for path in save_paths.values() if path.exists()]
+    if taken:
+        raise FileExistsError(f"{', '.join(taken)} already exist: choose another folder to save the taggers in")
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)
         runs.append(train_and_test(train, test, config, seed, synthetic=synthetic, dev=dev,
-                                   progress_bar=progress_bar))  # fmt: skip
+                                   progress_bar=progress_bar, save_to=save_paths.get(seed)))  # fmt: skip
     report: dict[str, Any] = {
         "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in train],
         "synthetic": [{"name": corpus.name, "sentences": len(corpus)} for corpus in synthetic],

@@ -18,6 +18,7 @@ __all__ = [
     "Span",
     "TagError",
     "detect_scheme",
+    "marked",
     "normalize_scheme",
     "parse_tag",
     "spans_to_tags",
@@ -220,3 +221,12 @@ def text_spans(tokens: Sequence[str], spans: Iterable[Span]) -> list[dict[str, A
         {"start": starts[span.start], "end": starts[span.end - 1] + len(tokens[span.end - 1]), "label": span.label}
         for span in spans
     ]
+
+
+def marked(tokens: Sequence[str], tags: Sequence[str]) -> str:
+    """The sentence with each entity of its IOB2 ``tags`` marked: ``[Chemical: aspirin] cures [Disease: headache]``
+    (how samples are read with their labels)."""
+    words = list(tokens)
+    for span in reversed(tags_to_spans(list(tags), "IOB2")[0]):
+        words[span.start : span.end] = [f"[{span.label}: {' '.join(tokens[span.start : span.end])}]"]
+    return " ".join(words)

@@ -66,6 +66,7 @@ __all__ = [
     "TAGGER_RULES",
     "Selection",
     "SelectionConfig",
+    "entity_like",
     "filter_generated",
     "select_samples",
     "train_gold_taggers",
@@ -249,7 +250,7 @@ def select_samples(
             for i in candidates:
                 current = relabelled.get(i, list(tags[i]))
                 if rule == "relabel":
-                    repaired = _relabel(current, probabilities[i], labels, config.extra_threshold)
+                    repaired = _relabel(tokens[i], current, probabilities[i], labels, config.extra_threshold)
                     if repaired is None:
                         dropped_by[i] = rule
                     elif repaired != current:
@@ -306,17 +307,43 @@ def _agrees(rule: str, tags: list[str], probabilities: Any, labels: Sequence[str
     return all(1.0 - probabilities[j][outside] < extra_threshold for j, tag in enumerate(tags) if tag == "O")
 
 
-def _relabel(tags: list[str], probabilities: Any, labels: Sequence[str], threshold: float) -> list[str] | None:
-    """``tags`` with each predicted entity span that lies on ``O`` words, every word of it confident (entity
-    probability at least ``threshold``), labelled as predicted; ``None`` when a confident ``O`` word is left
-    (its predicted span touches a requested entity, or is partly unsure): the sample cannot be repaired."""
+#: Brackets a relabelled span may end with when it opens them itself: ``NF-kappa B ( NFkB )``.
+_BRACKETS = {")": "(", "]": "[", "}": "{"}
+
+
+def _wordlike(word: str) -> bool:
+    return any(c.isalnum() for c in word)
+
+
+def entity_like(words: Sequence[str], first_label: str) -> bool:
+    """Whether a span the taggers predict may become an entity by relabelling: its first label is ``B-`` (a
+    span that starts with ``I-`` began on a word the taggers were unsure of: a fragment, ``24 h [protein:
+    products]``), its first word has a letter or digit, and so has its last, unless that closes a bracket
+    the span opens. No gold entity of BC5CDR or JNLPBA is punctuation only; 0.2% start with a mark."""
+    if not words or not first_label.startswith("B-") or not _wordlike(words[0]):
+        return False
+    last = words[-1]
+    return _wordlike(last) or (last in _BRACKETS and _BRACKETS[last] in words[:-1])
+
+
+def _relabel(
+    tokens: Sequence[str], tags: list[str], probabilities: Any, labels: Sequence[str], threshold: float
+) -> list[str] | None:
+    """``tags`` with each predicted entity span that lies on ``O`` words, every word of it with a letter or
+    digit confident (entity probability at least ``threshold``) and :func:`entity_like`, labelled as
+    predicted; ``None`` when a confident ``O`` word is left (its predicted span touches a requested entity, or
+    is partly unsure): the sample cannot be repaired. Words of spans that are not entity-like, and words
+    with no letter or digit, are never taken for names: they stay ``O`` and do not drop the sample."""
     outside = list(labels).index("O")
-    confident = [1.0 - float(probabilities[j][outside]) >= threshold for j in range(len(tags))]
+    confident = [_wordlike(tokens[j]) and 1.0 - float(probabilities[j][outside]) >= threshold for j in range(len(tags))]
     predicted = [labels[k] for k in probabilities.argmax(-1)]
     repaired = list(tags)
     for span in tags_to_spans(predicted, "IOB2")[0]:
         words = range(span.start, span.end)
-        if all(tags[j] == "O" and confident[j] for j in words):
+        if not entity_like(tokens[span.start : span.end], predicted[span.start]):
+            for j in words:
+                confident[j] = False
+        elif all(tags[j] == "O" and (confident[j] or not _wordlike(tokens[j])) for j in words):
             repaired[span.start : span.end] = [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
     if any(tag == "O" and confident[j] for j, tag in enumerate(repaired)):
         return None

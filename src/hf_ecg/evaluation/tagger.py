@@ -1,0 +1,147 @@
+"""A token classifier over words: what :func:`~hf_ecg.evaluation.ner.train_tagger` trains, what selection
+and repair ask, and what ``hf-ecg evaluate labels`` reads a synthetic set with (:meth:`Tagger.from_pretrained`).
+
+A tagger folder is a plain ``transformers`` token-classification model (``config.json`` with its IOB2
+``id2label``, weights, tokenizer) plus ``hf_ecg_tagger.json``: how it was trained and, when it was tested,
+its scores on the test split (a reference's ceiling).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .ner import NERConfig
+
+__all__ = ["TAGGER_RECORD", "Tagger", "encode_words"]
+
+#: The record hf_ecg writes beside a saved tagger's weights: its labels, training and test scores.
+TAGGER_RECORD = "hf_ecg_tagger.json"
+
+
+def encode_words(batch: dict[str, list], tokenizer: Any, label_ids: dict[str, int], max_length: int) -> dict[str, list]:
+    """Sub-word inputs; each word's label on its first sub-word, -100 on the rest."""
+    encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=max_length)
+    encoded["labels"] = []
+    for row, tags in enumerate(batch["tags"]):
+        previous = None
+        labels = []
+        for word in encoded.word_ids(row):
+            labels.append(label_ids[tags[word]] if word is not None and word != previous else -100)
+            previous = word
+        encoded["labels"].append(labels)
+    return encoded
+
+
+class Tagger:
+    """A trained token classifier over words: :func:`train_tagger` makes one, :meth:`predict` labels sentences.
+
+    ``labels`` are the IOB2 label names in the classifier's order. Each word gets the prediction of its
+    first sub-word; words cut off by ``max_length`` count as ``O`` (probability 1).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, labels: Sequence[str], config: NERConfig) -> None:
+        self.model, self.tokenizer, self.labels, self.config = model, tokenizer, list(labels), config
+        #: Per training stage with a dev split: dev F1 by epoch and the epoch kept (:func:`train_tagger`).
+        self.selection: list[dict[str, Any]] = []
+        #: What :meth:`save_pretrained` records beside the weights (training data, test scores).
+        self.record: dict[str, Any] = {}
+
+    @property
+    def entity_types(self) -> list[str]:
+        """The entity types the tagger labels (from its ``B-``/``I-`` labels), sorted."""
+        return sorted({label[2:] for label in self.labels if label != "O"})
+
+    def save_pretrained(self, path: str | os.PathLike) -> Path:
+        """Write the model, its tokenizer and :data:`TAGGER_RECORD` to ``path`` (a new or empty folder)."""
+        folder = Path(path)
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise FileExistsError(f"{folder} exists and is not an empty folder: choose a new one")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+        record = {"labels": self.labels, "max_length": self.config.max_length, **self.record}
+        (folder / TAGGER_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        return folder
+
+    @classmethod
+    def from_pretrained(cls, name: str | os.PathLike, config: NERConfig | None = None) -> Tagger:
+        """Load a token classifier (a folder, a Hub id or an offline alias) whose labels are IOB2 entity labels.
+
+        Raises ``ValueError`` naming the model when it is not a token classifier (its ``config.json`` names
+        no ``...ForTokenClassification`` architecture) or when its labels are not ``O`` / ``B-X`` / ``I-X``;
+        :class:`~hf_ecg.modeling.ModelNotFoundError` when it cannot be found. ``config`` sets the prediction
+        batch size, length and bf16 (default: :class:`~hf_ecg.evaluation.ner.NERConfig`'s, with the
+        ``max_length`` the tagger was trained with).
+        """
+        from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
+
+        from ..modeling import ModelNotFoundError, _not_found, resolve_model
+        from .ner import NERConfig
+
+        path = resolve_model(str(name))
+        try:
+            model_config = AutoConfig.from_pretrained(path)
+        except (OSError, ValueError) as error:
+            if Path(path).is_dir():  # a folder without a config, or a broken one: say which folder
+                detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+                raise ModelNotFoundError(f"cannot load the tagger in the folder {path}: {detail}") from None
+            raise _not_found(str(name), error) from None
+        architectures = list(getattr(model_config, "architectures", None) or [])
+        if not any(a.endswith("ForTokenClassification") for a in architectures):
+            raise ValueError(f"{name} is not a token classifier: its config names the architectures "
+                             f"{architectures or 'none'}, none of them ...ForTokenClassification")  # fmt: skip
+        labels = [model_config.id2label[i] for i in range(len(model_config.id2label))]
+        bad = [label for label in labels if label != "O" and label[:2] not in ("B-", "I-")]
+        if bad or "O" not in labels:
+            raise ValueError(f"{name}'s labels are not IOB2 entity labels (O, B-TYPE, I-TYPE): {labels}")
+        record_file = Path(path) / TAGGER_RECORD
+        record = json.loads(record_file.read_text(encoding="utf-8")) if record_file.is_file() else {}
+        if config is None:
+            config = NERConfig(max_length=int(record.get("max_length", NERConfig.max_length)))
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        if not tokenizer.is_fast:
+            raise ValueError(f"{name} has no fast tokenizer: word alignment needs one")
+        tagger = cls(AutoModelForTokenClassification.from_pretrained(path), tokenizer, labels, config)
+        tagger.record = {key: value for key, value in record.items() if key not in ("labels", "max_length")}
+        return tagger
+
+    def predict_proba(self, sentences: Sequence[Sequence[str]]) -> list[Any]:
+        """Per sentence, a ``(words, labels)`` array of label probabilities (softmax of the first sub-word)."""
+        import numpy as np
+        import torch
+
+        encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, truncation=True,
+                                 max_length=self.config.max_length)  # fmt: skip
+        # Predict in order of length so that batches carry little padding; rows are put back after.
+        order = sorted(range(len(sentences)), key=lambda i: len(encoded["input_ids"][i]))
+        outside = self.labels.index("O")
+        device = next(self.model.parameters()).device
+        probabilities: list[Any] = [None] * len(sentences)
+        self.model.eval()
+        for start in range(0, len(order), self.config.eval_batch_size):
+            rows = order[start : start + self.config.eval_batch_size]
+            batch = self.tokenizer.pad(
+                [{"input_ids": encoded["input_ids"][i], "attention_mask": encoded["attention_mask"][i]} for i in rows],
+                return_tensors="pt",
+            ).to(device)
+            with torch.inference_mode(), torch.autocast(device.type, torch.bfloat16, enabled=self.config.bf16):
+                scores = self.model(**batch).logits.float().softmax(-1).cpu().numpy()
+            for row, row_scores in zip(rows, scores, strict=True):
+                words = np.zeros((len(sentences[row]), len(self.labels)))
+                words[:, outside] = 1.0  # words cut off by max_length
+                previous = None
+                for token, word in enumerate(encoded.word_ids(row)):
+                    if word is not None and word != previous:
+                        words[word] = row_scores[token]
+                    previous = word
+                probabilities[row] = words
+        return probabilities
+
+    def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
+        """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""
+        return [[self.labels[i] for i in p.argmax(-1)] for p in self.predict_proba(sentences)]
