@@ -239,6 +239,32 @@ def test_relabel_keeps_requested_entities_and_labels_no_mark(words, data):
             assert any(c.isalnum() for c in words[span.start])
 
 
+def test_the_self_teacher_judges_each_fold_with_taggers_that_never_saw_it(gold, tagger, tmp_path):
+    """Self-training's teacher: one tagger per fold and seed, trained on gold and the other folds' samples; a
+    sample's probabilities are the ensemble of its own fold's taggers."""
+    from hf_ecg.synthetic.selection import _teacher_probabilities, _teacher_taggers
+
+    tokens = [IBUPROFEN, "Aspirin cures fever .".split(), "Patients with headache received aspirin .".split()]
+    tags = [["B-Chemical", "O", "B-Disease", "I-Disease", "O"], ["B-Chemical", "O", "B-Disease", "O"],
+            ["O", "O", "B-Disease", "O", "O", "O"]]  # fmt: skip
+    config = SelectionConfig(rules=["relabel"], teacher="self", tagger_model=tagger.config.model, tagger_epochs=1,
+                             tagger_batch_size=4, tagger_seeds=[1, 2])  # fmt: skip
+    taggers = _teacher_taggers(tokens, tags, gold, config)
+    assert len(taggers) == 4 and all(t.labels == tagger.labels for t in taggers)  # fold-major: fold 0 seeds 1, 2
+    probabilities = _teacher_probabilities(taggers, tokens, [0, 1, 2], config)
+    for i in range(3):
+        fold = taggers[2 * (i % 2) : 2 * (i % 2) + 2]
+        expected = (fold[0].predict_proba([tokens[i]])[0] + fold[1].predict_proba([tokens[i]])[0]) / 2
+        np.testing.assert_allclose(probabilities[i], expected, rtol=1e-5)
+    assert not np.allclose(taggers[0].predict_proba([tokens[0]])[0], taggers[2].predict_proba([tokens[0]])[0])
+    with pytest.raises(ValueError, match="needs 4 taggers"):
+        _teacher_probabilities([tagger], tokens, [0], config)
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        SelectionConfig(teacher="self", teacher_folds=1)
+    with pytest.raises(ValueError, match="unknown teacher 'reference'; known: gold, self"):
+        SelectionConfig(teacher="reference")
+
+
 def test_exact_needs_every_tag(gold, tagger):
     tokens = [IBUPROFEN] * 3
     tags = [

@@ -130,7 +130,7 @@ def add_subset_options(parser: argparse.ArgumentParser) -> None:
 #: The SelectionConfig fields that are options of `filter` and `generate --filter` (``--tagger-seeds`` is parsed
 #: from a comma-separated list, ``--rule`` by each command).
 SELECTION_OPTIONS = ("near_copy_threshold", "extra_threshold", "tagger_model", "tagger_epochs", "tagger_learning_rate",
-                     "tagger_batch_size")  # fmt: skip
+                     "tagger_batch_size", "teacher", "teacher_folds")  # fmt: skip
 
 
 def add_selection_options(parser: Any, *, target_size: bool = True) -> None:

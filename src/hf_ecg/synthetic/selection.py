@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.corpus import Corpus
+from ..data.corpus import Corpus, Sentence
 from ..data.selection_rules import DEFAULT_RULES, RULES, TAGGER_RULES
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import NERConfig, Tagger, train_tagger
@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_RULES",
     "RULES",
     "TAGGER_RULES",
+    "TEACHERS",
     "Selection",
     "SelectionConfig",
     "entity_like",
@@ -73,6 +74,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: What the taggers of the tagger rules are trained on (:attr:`SelectionConfig.teacher`).
+TEACHERS = ("gold", "self")
 
 
 @dataclass
@@ -103,6 +107,18 @@ class SelectionConfig:
     tagger_seeds: list[int] = field(
         default_factory=lambda: [1], metadata={"help": "one gold tagger per seed; several make an ensemble"}
     )
+    teacher: str = field(
+        default="gold",
+        metadata={
+            "help": "what the taggers of the tagger rules learn from: gold (the gold sentences alone) or self "
+            "(self-training: the gold sentences and the samples being judged, two-stage, in teacher_folds folds, "
+            "each fold judged by taggers that never saw it, so that no tagger vouches for a label it learnt)",
+            "choices": list(TEACHERS),
+        },
+    )
+    teacher_folds: int = field(
+        default=2, metadata={"help": "self: folds of the samples (each judged by taggers trained on the others)"}
+    )
 
     def __post_init__(self) -> None:
         unknown = [rule for rule in self.rules if rule not in RULES]
@@ -116,6 +132,10 @@ class SelectionConfig:
             raise ValueError(f"target_size must be >= 1, got {self.target_size}")
         if self.needs_taggers and not self.tagger_seeds:
             raise ValueError("the tagger rules need at least one tagger seed")
+        if self.teacher not in TEACHERS:
+            raise ValueError(f"unknown teacher {self.teacher!r}; known: {', '.join(TEACHERS)}")
+        if self.teacher == "self" and self.teacher_folds < 2:
+            raise ValueError(f"the self teacher needs at least 2 folds, got {self.teacher_folds}")
 
     @property
     def needs_taggers(self) -> bool:
@@ -241,11 +261,10 @@ def select_samples(
                     dropped_by[i] = rule
         else:
             if taggers is None:
-                taggers = train_gold_taggers(gold, config)
+                taggers = _teacher_taggers(tokens, tags, gold, config)
             missing = [i for i in candidates if i not in probabilities]
             if missing:
-                for i, p in zip(missing, _ensemble_proba(taggers, [tokens[i] for i in missing]), strict=True):
-                    probabilities[i] = p
+                probabilities.update(_teacher_probabilities(taggers, tokens, missing, config))
             labels = taggers[0].labels
             for i in candidates:
                 current = relabelled.get(i, list(tags[i]))
@@ -266,6 +285,48 @@ def select_samples(
     return Selection(
         kept=kept, dropped_by=dropped_by, relabelled={i: t for i, t in relabelled.items() if i in kept_set}
     )
+
+
+def _teacher_taggers(
+    tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]], gold: Corpus, config: SelectionConfig
+) -> list[Tagger]:
+    """The taggers of the tagger rules: :func:`train_gold_taggers` for the ``gold`` teacher; for ``self``, per
+    fold (sample ``i`` is in fold ``i % teacher_folds``) and seed, a tagger trained two-stage on the samples of
+    the other folds, as labelled, then on gold, in fold-major order."""
+    if config.teacher == "gold":
+        return train_gold_taggers(gold, config)
+    ner = config.ner_config()
+    folds = config.teacher_folds
+    taggers = []
+    for fold in range(folds):
+        others = [Sentence(tuple(tokens[i]), tuple(tags_to_spans(list(tags[i]), "IOB2")[0]), source=f"sample[{i}]")
+                  for i in range(len(tokens)) if i % folds != fold]  # fmt: skip
+        synthetic = Corpus(others, name=f"samples outside fold {fold}")
+        for seed in config.tagger_seeds:
+            logger.info("self teacher: fold %d of %d, seed %d, %d samples", fold + 1, folds, seed, len(others))
+            taggers.append(train_tagger([gold], ner, seed, synthetic=[synthetic], entity_types=gold.entity_types))
+    return taggers
+
+
+def _teacher_probabilities(
+    taggers: Sequence[Tagger], tokens: Sequence[Sequence[str]], indices: Sequence[int], config: SelectionConfig
+) -> dict[int, Any]:
+    """The label probabilities of the samples ``indices``: the ensemble of ``taggers``, or with the ``self``
+    teacher (``taggers`` fold-major, :func:`_teacher_taggers`) the ensemble of the taggers of each sample's
+    fold."""
+    if config.teacher == "gold":
+        return dict(zip(indices, _ensemble_proba(taggers, [tokens[i] for i in indices]), strict=True))
+    per_fold = len(config.tagger_seeds)
+    if len(taggers) != per_fold * config.teacher_folds:
+        raise ValueError(f"the self teacher needs {per_fold * config.teacher_folds} taggers (per fold and seed), "
+                         f"got {len(taggers)}")  # fmt: skip
+    probabilities: dict[int, Any] = {}
+    for fold in range(config.teacher_folds):
+        members = [i for i in indices if i % config.teacher_folds == fold]
+        if members:
+            fold_taggers = taggers[fold * per_fold : (fold + 1) * per_fold]
+            probabilities.update(zip(members, _ensemble_proba(fold_taggers, [tokens[i] for i in members]), strict=True))
+    return probabilities
 
 
 def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
