@@ -331,3 +331,52 @@ def test_load_source_slices(tmp_path):
         load_source(f"{path}:9:5")
     with pytest.raises(ValueError, match="has 12 sentences, none from 40"):
         load_source(f"{path}:40:50")
+
+
+def test_unlabelled_text_is_read_one_sentence_a_line_and_sliced(tmp_path):
+    from hf_ecg.data.corpus import CorpusFormatError, read_text_lines
+    from hf_ecg.evaluation import load_unlabelled_source
+
+    text = tmp_path / "abstracts.txt"
+    text.write_bytes("\ufeffAspirin-induced headache (mild).\n\n  Cafe\u0301 patients recovered\n".encode())
+    assert read_text_lines(text) == [
+        ("Aspirin", "-", "induced", "headache", "(", "mild", ")", "."),  # no BOM, marks apart as the corpora split them
+        ("Café", "patients", "recovered"),  # NFC: one character, as the corpus reader normalizes
+    ]
+    assert load_unlabelled_source(f"{text}:1:2") == [("Café", "patients", "recovered")]
+    corpus = toy_corpus(tmp_path / "toy.tsv")
+    assert load_unlabelled_source(f"{corpus}:1:3") == [s.tokens for s in read_conll(corpus)][1:3]  # labels unread
+    (tmp_path / "blank.txt").write_text("\n \n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"blank\.txt: the file holds no sentence; expected unlabelled text"):
+        read_text_lines(tmp_path / "blank.txt")
+    (tmp_path / "binary.txt").write_bytes(b"ok\n\xff\xfe\x00")
+    with pytest.raises(CorpusFormatError, match=r"binary\.txt:2: a binary file"):
+        read_text_lines(tmp_path / "binary.txt")
+
+
+def test_self_training_labels_the_unlabelled_text_with_a_gold_tagger_per_seed(tmp_path, capsys):
+    """The self-training baseline: the unlabelled sentences, labelled by a tagger trained on gold, are the
+    synthetic stage of the run; the report says how many there were."""
+    from hf_ecg.evaluation.ner import train_tagger
+
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
+    config = NERConfig(model=str(save_tiny_bert(tmp_path / "bert")), epochs=15, batch_size=4, learning_rate=5e-3,
+                       seeds=[1])  # fmt: skip
+    teacher = train_tagger([corpus], config, seed=1)
+    sentences = [("Ibuprofen", "cures", "fever", "."), ("Patients", "with", "headache", "received", "aspirin", ".")]
+    labelled = teacher.label(sentences, name="mine")
+    assert [s.tokens for s in labelled] == sentences and labelled.name == "mine"
+    assert [s.tags for s in labelled] == teacher.predict(sentences)
+    assert labelled[0].tags == ["B-Chemical", "O", "B-Disease", "O"]  # the memorised toy corpus' reading
+
+    report = evaluate_ner([corpus.subset(first_n=4)], corpus.subset(first_n=4), config, unlabelled=sentences * 3)
+    assert report["unlabelled"] == {"sentences": 6}
+    assert report["stages"][0]["sentences"] == 6 and report["stages"][1]["sentences"] == 4  # two-stage: theirs first
+
+    text = tmp_path / "mine.txt"
+    text.write_text("Ibuprofen cures fever .\nAspirin relieves pain .\n", encoding="utf-8")
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    capsys.readouterr()
+    assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--unlabelled", str(text), "--model",
+                 config.model, "--epochs", "1", "--seeds", "1"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["unlabelled"] == {"sentences": 2}

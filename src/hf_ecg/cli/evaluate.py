@@ -82,6 +82,13 @@ def add_parser(sub: Any) -> None:
                        NER_OPTIONS)  # fmt: skip
     add_seeds_option(ner, "--seeds", NERConfig().seeds, "one run per seed")
     ner.add_argument(
+        "--unlabelled", default=None, metavar="TEXT[:N|:START:STOP]",
+        help="self-training on your own unlabelled text: a .txt file, one sentence per line, or a corpus or dataset "
+        "folder whose labels are never read ('train.tsv:45:495': its sentences 45 to 494). Per seed, a tagger "
+        "trained on the --train data labels them and they join the synthetic side of --recipe (alone: the "
+        "baseline to beat; with --synthetic: both)",
+    )  # fmt: skip
+    ner.add_argument(
         "--save-taggers", default=None, metavar="DIR",
         help="save each seed's tagger to DIR/seed-N with its test scores (e.g. a reference tagger for hf-ecg "
         "evaluate labels, trained on a whole training split)",
@@ -145,7 +152,7 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
 
 
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
-    from ..evaluation import load_source
+    from ..evaluation import load_source, load_unlabelled_source
     from ..evaluation.ner import evaluate_ner
 
     seeds = parse_seeds(args.seeds, "--seeds")
@@ -155,8 +162,9 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     synthetic = [load_source(spec) for spec in args.synthetic]
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
+    unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True,
-                          save_taggers=args.save_taggers)  # fmt: skip
+                          save_taggers=args.save_taggers, unlabelled=unlabelled)  # fmt: skip
     _print_json(report, args)
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,8 +24,10 @@ __all__ = [
     "Sentence",
     "from_hf_dataset",
     "load_corpus",
+    "load_unlabelled",
     "read_conll",
     "read_jsonl",
+    "read_text_lines",
 ]
 
 DOCSTART = "-DOCSTART-"
@@ -358,3 +361,35 @@ def load_corpus(source: Any, *, format: str | None = None, **kwargs: Any) -> Cor
     if format == "jsonl":
         return read_jsonl(path, **kwargs)
     raise ValueError(f"unknown corpus format {format!r}; known: conll, jsonl")
+
+
+#: How :func:`read_text_lines` splits a line into words: runs of letters and digits, and each other mark on its
+#: own, as BC5CDR's and JNLPBA's tokenizers split punctuation and hyphens.
+WORD_PATTERN = re.compile(r"\w+|[^\w\s]")
+
+
+def read_text_lines(path: str | os.PathLike, *, encoding: str = "utf-8-sig") -> list[tuple[str, ...]]:
+    """The sentences of a plain-text file, one per non-blank line, each split into words (:data:`WORD_PATTERN`,
+    Unicode NFC): a user's unlabelled text. A file that is not text names its line."""
+    import unicodedata
+
+    file = Path(path)
+    try:
+        lines = file.read_text(encoding=encoding).splitlines()
+    except UnicodeDecodeError as error:
+        raise _not_text(file, encoding, error) from None
+    sentences = [tuple(WORD_PATTERN.findall(unicodedata.normalize("NFC", line))) for line in lines]
+    sentences = [words for words in sentences if words]
+    if not sentences:
+        raise _no_sentences(file, "unlabelled text, one sentence per line")
+    return sentences
+
+
+def load_unlabelled(source: str | os.PathLike) -> list[tuple[str, ...]]:
+    """Unlabelled sentences: a ``.txt`` file, one sentence per line (:func:`read_text_lines`), or the words of
+    a labelled corpus (any file :func:`load_corpus` reads, or a :class:`Corpus`) with its labels never read."""
+    if isinstance(source, Corpus):
+        return [sentence.tokens for sentence in source]
+    if Path(source).suffix.lower() == ".txt":
+        return read_text_lines(source)
+    return [sentence.tokens for sentence in load_corpus(source)]

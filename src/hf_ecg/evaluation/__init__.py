@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..data.corpus import Corpus, load_corpus
 
-__all__ = ["load_flags", "load_labelled", "load_source"]
+__all__ = ["load_flags", "load_labelled", "load_source", "load_unlabelled_source"]
 
 #: The per-sample columns the decoder writes about how each sample ended.
 FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
@@ -35,27 +35,56 @@ def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> C
     return corpus.subset(first_n=first_n)
 
 
+def _split_spec(spec: str | os.PathLike) -> tuple[str, list[int]]:
+    """``DATA``, ``DATA:N`` or ``DATA:START:STOP`` as the path and its numbers (none when the whole spec is a
+    path that exists)."""
+    text = str(spec)
+    parts = text.split(":")
+    numbers: list[int] = []
+    while len(parts) > 1 and len(numbers) < 2 and parts[-1].isdigit():
+        numbers.insert(0, int(parts.pop()))
+    if Path(text).exists():
+        return text, []
+    return ":".join(parts), numbers
+
+
+def _sliced(items: list, numbers: list[int], text: str, path: str) -> list:
+    if len(numbers) == 1:
+        if numbers[0] < 1 or numbers[0] > len(items):
+            raise ValueError(f"{text}: {path} has {len(items)} sentences, not {numbers[0]}")
+        return items[: numbers[0]]
+    start, stop = numbers
+    if stop <= start:
+        raise ValueError(f"{text}: the slice {start}:{stop} holds no sentences")
+    if start >= len(items):
+        raise ValueError(f"{text}: {path} has {len(items)} sentences, none from {start}")
+    return items[start:stop]
+
+
 def load_source(spec: str | os.PathLike) -> Corpus:
     """:func:`load_labelled` from a command-line source: ``DATA``, ``DATA:N`` (its first N sentences) or
     ``DATA:START:STOP`` (sentences START to STOP - 1, counted from 0 as in a Python slice: a dev split taken
     from a pool beyond the training sentences, ``devel.tsv:186:686``). A path that exists as given wins."""
-    text = str(spec)
-    parts = text.split(":")
-    numbers = []
-    while len(parts) > 1 and len(numbers) < 2 and parts[-1].isdigit():
-        numbers.insert(0, int(parts.pop()))
-    path = ":".join(parts)
-    if Path(text).exists() or not numbers:
-        return load_labelled(text)
+    path, numbers = _split_spec(spec)
+    if not numbers:
+        return load_labelled(path)
     if len(numbers) == 1:
         return load_labelled(path, first_n=numbers[0])
-    start, stop = numbers
-    if stop <= start:
-        raise ValueError(f"{text}: the slice {start}:{stop} holds no sentences")
     corpus = load_labelled(path)
-    if start >= len(corpus):
-        raise ValueError(f"{text}: {path} has {len(corpus)} sentences, none from {start}")
-    return replace(corpus, sentences=corpus.sentences[start:stop])
+    return replace(corpus, sentences=_sliced(corpus.sentences, numbers, str(spec), path))
+
+
+def load_unlabelled_source(spec: str | os.PathLike) -> list[tuple[str, ...]]:
+    """Unlabelled sentences from a command-line source, sliced as :func:`load_source` slices: a ``.txt`` file
+    (one sentence per line) or the words of a corpus or dataset folder whose labels are never read
+    (:func:`~hf_ecg.data.corpus.load_unlabelled`)."""
+    from ..data.corpus import load_unlabelled
+
+    path, numbers = _split_spec(spec)
+    if Path(path).suffix.lower() == ".txt":
+        sentences = load_unlabelled(path)
+        return _sliced(sentences, numbers, str(spec), path) if numbers else sentences
+    return [sentence.tokens for sentence in load_source(spec)]
 
 
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:

@@ -349,9 +349,13 @@ def evaluate_ner(
     dev: Corpus | None = None,
     progress_bar: bool = False,
     save_taggers: str | os.PathLike | None = None,
+    unlabelled: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """Train and test once per seed; every run's scores plus mean and std (sample, over seeds). With
     ``save_taggers``, each seed's tagger is saved to ``save_taggers/seed-N`` (checked before any training).
+    With ``unlabelled`` sentences, self-training: per seed, a tagger trained on ``train`` alone labels them
+    (:meth:`Tagger.label`) and they join the synthetic side (alone: the baseline a user with their own text
+    but no generator would run; with ``synthetic``: both combined).
 
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``; with the default
     recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best dev F1."""
@@ -364,11 +368,18 @@ def evaluate_ner(
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)
-        runs.append(train_and_test(train, test, config, seed, synthetic=synthetic, dev=dev,
+        seed_synthetic = list(synthetic)
+        if unlabelled:
+            teacher = train_tagger(train, config, seed, entity_types=test.entity_types, progress_bar=progress_bar)
+            seed_synthetic.append(teacher.label(unlabelled, name=f"unlabelled, self-labelled (seed {seed})"))
+            stages = training_stages(train, seed_synthetic, config)
+        runs.append(train_and_test(train, test, config, seed, synthetic=seed_synthetic, dev=dev,
                                    progress_bar=progress_bar, save_to=save_paths.get(seed)))  # fmt: skip
     report: dict[str, Any] = {
         "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in train],
         "synthetic": [{"name": corpus.name, "sentences": len(corpus)} for corpus in synthetic],
+        # self-training: sentences a tagger trained on the gold side labelled, one labelling per seed
+        "unlabelled": {"sentences": len(unlabelled)} if unlabelled else None,
         "dev": {"name": dev.name, "sentences": len(dev)} if dev is not None else None,
         "test": {"name": test.name, "sentences": len(test)},
         "config": asdict(config),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..data.corpus import Corpus
     from .ner import NERConfig
 
 __all__ = ["TAGGER_RECORD", "Tagger", "encode_words"]
@@ -141,6 +142,20 @@ class Tagger:
                     previous = word
                 probabilities[row] = words
         return probabilities
+
+    def label(self, sentences: Sequence[Sequence[str]], name: str = "pseudo-labelled") -> Corpus:
+        """``sentences`` as a :class:`~hf_ecg.data.corpus.Corpus` labelled with the tagger's predictions (a
+        stray ``I-`` starts an entity, as seqeval reads it): self-training's pseudo-labels."""
+        from ..data.corpus import Corpus, Sentence
+        from ..runtime.tags import tags_to_spans
+
+        return Corpus(
+            [
+                Sentence(tuple(words), tuple(tags_to_spans(tags, "IOB2")[0]), source=f"{name}[{i}]")
+                for i, (words, tags) in enumerate(zip(sentences, self.predict(sentences), strict=True))
+            ],
+            name=name,
+        )
 
     def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
         """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""
