@@ -190,6 +190,23 @@ def test_relabel_labels_what_the_taggers_read_and_never_touches_a_requested_enti
     assert unsure.kept == [0, 1, 2, 3] and unsure.relabelled == {}  # nothing is that sure: nothing changes
 
 
+def test_unlabel_makes_a_mention_the_taggers_read_as_o_text_and_relabel_then_repairs(gold, tagger):
+    tokens = [IBUPROFEN] * 3
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],  # as the tagger reads it: unchanged
+        ["B-Chemical", "B-Disease", "B-Disease", "I-Disease", "O"],  # "relieves" names nothing
+        ["O", "B-Chemical", "O", "O", "O"],  # "relieves" as a chemical, the real names left O
+    ]
+    unlabelled = select_samples(tokens, tags, gold, SelectionConfig(rules=["unlabel"]), taggers=[tagger])
+    assert unlabelled.kept == [0, 1, 2]
+    assert unlabelled.relabelled == {1: tags[0], 2: ["O"] * 5}
+    both = select_samples(tokens, tags, gold, SelectionConfig(rules=["unlabel", "relabel"]), taggers=[tagger])
+    assert both.kept == [0, 1, 2] and both.relabelled == {1: tags[0], 2: tags[0]}
+    sure = select_samples(tokens, tags, gold, SelectionConfig(rules=["unlabel"], extra_threshold=1.0),
+                          taggers=[tagger])  # fmt: skip
+    assert sure.relabelled == {}  # no word is O with probability 1: nothing changes
+
+
 LABELS = ["O", "B-A", "I-A"]
 
 

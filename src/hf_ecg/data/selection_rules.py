@@ -2,12 +2,12 @@
 table) and which need gold taggers. Apart from :mod:`hf_ecg.synthetic.selection`, which applies them, so
 that the dataset card and the CLI can name them without importing the taggers."""
 
-__all__ = ["DEFAULT_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]
+__all__ = ["DEFAULT_RULES", "REPAIR_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]
 
 #: Every rule, in the order the default applies the cheap ones before the tagger ones.
 RULES = (
-    "duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "mention-type", "consistent", "no-extra", "relabel",
-    "exact",
+    "duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "mention-type", "consistent", "no-extra", "unlabel",
+    "relabel", "exact",
 )  # fmt: skip
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
 DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
@@ -21,9 +21,13 @@ RULE_DESCRIPTIONS = {
     "mention-type": "a mention the gold taggers read as another entity type than its own (a drug in a disease slot)",
     "consistent": "a generated entity the gold taggers do not predict with its span and type",
     "no-extra": "a word outside the entities that the gold taggers confidently label as an entity",
+    "unlabel": "keeps and unlabels: a requested entity whose words the taggers read as O (a mention that names "
+    "nothing, 'in rats' as a chemical) becomes O text",
     "relabel": "keeps and relabels: words outside the entities that the gold taggers confidently read as an entity "
     "get that label; drops only a sample where such a word cannot be labelled without touching a requested entity",
     "exact": "any word whose predicted tag differs from the generated one",
 }
 #: Rules that need taggers trained on gold.
-TAGGER_RULES = frozenset({"mention-type", "consistent", "no-extra", "relabel", "exact"})
+TAGGER_RULES = frozenset({"mention-type", "consistent", "no-extra", "unlabel", "relabel", "exact"})
+#: Rules that change labels rather than drop samples (their changes are the ``relabelled`` column).
+REPAIR_RULES = frozenset({"unlabel", "relabel"})

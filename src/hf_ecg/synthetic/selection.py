@@ -27,6 +27,9 @@ counted under the first rule that drops it, and the tagger rules only see what t
 - ``consistent``: every generated entity is predicted by the gold taggers, same span and type;
 - ``no-extra``: no word labelled ``O`` gets an entity label with probability ``extra_threshold`` or
   more (a mention the generator wrote into the text without a tag);
+- ``unlabel`` (label repair; it keeps samples): a requested entity whose words the taggers read as ``O``
+  (mean ``O`` probability ``extra_threshold`` or more) becomes ``O`` text: a written mention that names
+  nothing (``in rats``, ``cerebral``). Run before ``relabel``;
 - ``relabel`` (label repair; it keeps samples rather than drops them): the words labelled ``O`` that the
   gold taggers read as an entity with probability ``extra_threshold`` or more, as whole predicted spans,
   get the predicted label; the requested entities never change (``entities`` still lists what was asked),
@@ -52,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus, Sentence
-from ..data.selection_rules import DEFAULT_RULES, RULES, TAGGER_RULES
+from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import NERConfig, Tagger, train_tagger
 from ..runtime.ecg_config import ECGConfig
@@ -274,6 +277,10 @@ def select_samples(
                         dropped_by[i] = rule
                     elif repaired != current:
                         relabelled[i] = repaired
+                elif rule == "unlabel":
+                    repaired = _unlabel(current, probabilities[i], labels, config.extra_threshold)
+                    if repaired != current:
+                        relabelled[i] = repaired
                 elif not _agrees(rule, current, probabilities[i], labels, config.extra_threshold):
                     dropped_by[i] = rule
     kept = alive()
@@ -411,6 +418,18 @@ def _relabel(
     return repaired
 
 
+def _unlabel(tags: list[str], probabilities: Any, labels: Sequence[str], threshold: float) -> list[str]:
+    """``tags`` with each entity whose words the taggers read as ``O`` (mean ``O`` probability over its words
+    at least ``threshold``) made ``O``: a mention that names nothing (``in rats``, ``cerebral``)."""
+    outside = list(labels).index("O")
+    repaired = list(tags)
+    for span in tags_to_spans(tags, "IOB2")[0]:
+        words = range(span.start, span.end)
+        if sum(float(probabilities[j][outside]) for j in words) / len(words) >= threshold:
+            repaired[span.start : span.end] = ["O"] * len(words)
+    return repaired
+
+
 def filter_generated(
     generated_dir: str | os.PathLike,
     gold: Corpus,
@@ -500,7 +519,7 @@ def filter_generated(
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
     kept = rows.select(selection.kept).flatten_indices()
-    if "relabel" in config.rules:
+    if REPAIR_RULES & set(config.rules):
         kept = _with_relabelled(kept, [selection.relabelled.get(i) for i in selection.kept])
     kept = align_labels(kept, settings["label_names"])
 
@@ -511,7 +530,7 @@ def filter_generated(
     for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
     record = {**settings, "kept": kept.num_rows, "dropped": selection.dropped}
-    if "relabel" in config.rules:
+    if REPAIR_RULES & set(config.rules):
         record["relabelled"] = {"samples": len(selection.relabelled),
                                 "words": sum(kept.data.column("relabelled").to_pylist())}  # fmt: skip
     manifest = {**manifest, "num_samples": kept.num_rows, "label_names": settings["label_names"],
