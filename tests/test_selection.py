@@ -470,6 +470,16 @@ def test_filter_with_relabel_writes_the_repaired_labels_and_counts_them(generate
         pytest.skip("the tiny tagger relabelled nothing in this generated set")
 
 
+def test_filter_repairs_with_the_self_teacher(generated, gold, tagger, tmp_path):
+    config = SelectionConfig(rules=["unlabel", "relabel"], teacher="self", tagger_model=tagger.config.model,
+                             tagger_epochs=1, tagger_batch_size=4)  # fmt: skip
+    output = filter_generated(generated, gold, tmp_path / "self", config, progress_bar=False)
+    manifest = json.loads((output / "ecg_generation.json").read_text())
+    assert manifest["selection"]["config"]["teacher"] == "self" and "relabelled" in manifest["selection"]
+    card = (output / "README.md").read_text()
+    assert "Label repair (`unlabel`, `relabel`)" in card or manifest["selection"]["relabelled"]["samples"] == 0
+
+
 def test_filter_uses_the_taggers_it_is_given(generated, gold, tagger, tmp_path):
     """A gold NER run's tagger serves the tagger rules; none is trained (the configured encoder does not exist)."""
     config = SelectionConfig(rules=["consistent"], tagger_model=str(tmp_path / "no-such-encoder"))

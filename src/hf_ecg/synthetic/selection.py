@@ -501,7 +501,7 @@ def filter_generated(
     names = rows.features["ner_tags"].feature.names
     tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
     flags = {c: column(c).to_pylist() for c in FLAG_COLUMNS if c in rows.column_names and c != "entities"}
-    if taggers is None and config.needs_taggers:
+    if taggers is None and config.needs_taggers and config.teacher == "gold":  # the self teacher needs the samples
         taggers = train_gold_taggers(gold, config, progress_bar=progress_bar)
     tag_pieces, vocabulary = None, frozenset()
     if "tag-leak" in config.rules and manifest.get("model"):
