@@ -33,9 +33,13 @@ def add_parser(sub: Any) -> None:
             "sentence. empty-slot: no phrase left open before punctuation ('with , but not , .'), the mark of a "
             "missing mention. consistent: every generated entity predicted by the gold taggers with its span and type. "
             "no-extra: no O word the taggers give an entity label with probability >= --extra-threshold. exact: "
-            "the predicted tags equal the generated ones. The taggers are token classifiers trained on --gold, one "
-            "per --tagger-seeds (several: an ensemble). OUTPUT is a generated dataset like any other (load_dataset, "
-            "push-dataset); its ecg_generation.json and card say what each rule dropped."
+            "the predicted tags equal the generated ones. Two rules repair labels and keep the sample: unlabel "
+            "makes a requested entity the taggers read as O text, relabel labels O words the taggers confidently "
+            "read as an entity (never a mark or a fragment). The taggers are token classifiers trained on --gold, "
+            "one per --tagger-seeds (several: an ensemble); --teacher self trains them on --gold and the samples "
+            "themselves, each fold of the samples judged by taggers that never saw it (self-training). OUTPUT is a "
+            "generated dataset like any other (load_dataset, push-dataset); its ecg_generation.json and card say "
+            "what each rule dropped or changed."
         ),
     )
     filter_.add_argument("--generated", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
