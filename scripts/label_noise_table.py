@@ -63,26 +63,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("setting", choices=sorted(SETTINGS))
     parser.add_argument("reference", help="the reference tagger's folder")
-    parser.add_argument("--only", default=None, metavar="NAME", help="measure only the row whose set is NAME")
-    parser.add_argument("--extra", action="append", default=[], metavar="LABEL=SET[=NER.json]",
-                        help="also measure a set not in the table (a path), e.g. a repaired one")  # fmt: skip
+    parser.add_argument(
+        "--only", default=None, metavar="NAME", help="only the table's row whose set is NAME ('none': --extra only)"
+    )
+    parser.add_argument(
+        "--extra", action="append", default=[], metavar="LABEL=SET[=NER.json]",
+        help="also measure a set not in the table (a path), e.g. a repaired one",
+    )  # fmt: skip
     parser.add_argument("--examples", type=int, default=20, help="disagreeing sentences kept per set")
     args = parser.parse_args()
 
     setting = SETTINGS[args.setting]
     rows = list(setting["rows"])
+    if args.only:
+        rows = [row for row in rows if row[1] and Path(row[1]).name == args.only]
     for extra in args.extra:
         label, path, *ner = extra.split("=")
         rows.append((label, path, ner[0] if ner else None))
-    if args.only:
-        rows = [row for row in rows if row[1] and Path(row[1]).name == args.only]
     reference = Tagger.from_pretrained(args.reference)
     gold = load_source(setting["gold"])
     out_dir = RESULTS / "label-noise" / args.setting
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"| {args.setting}: source | sentences | label P | label R | label F1 | "
           f"{' | '.join(ERROR_KINDS)} | new mentions | downstream F1 (10x) |")  # fmt: skip
-    print("|---" * (8 + len(ERROR_KINDS)) + "|")
+    print("|---" * (7 + len(ERROR_KINDS)) + "|")
     for label, set_path, ner_path in rows:
         data = gold if set_path is None else load_source(_resolve(set_path))
         report = label_agreement(data, reference, examples=args.examples)

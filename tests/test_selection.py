@@ -473,11 +473,24 @@ def test_filter_with_relabel_writes_the_repaired_labels_and_counts_them(generate
 def test_filter_repairs_with_the_self_teacher(generated, gold, tagger, tmp_path):
     config = SelectionConfig(rules=["unlabel", "relabel"], teacher="self", tagger_model=tagger.config.model,
                              tagger_epochs=1, tagger_batch_size=4)  # fmt: skip
-    output = filter_generated(generated, gold, tmp_path / "self", config, progress_bar=False)
+    mine = [("Aspirin", "relieves", "fever", "."), ("Patients", "with", "pain", "recovered", ".")]
+    output = filter_generated(generated, gold, tmp_path / "self", config, progress_bar=False, unlabelled=mine)
     manifest = json.loads((output / "ecg_generation.json").read_text())
     assert manifest["selection"]["config"]["teacher"] == "self" and "relabelled" in manifest["selection"]
+    assert manifest["selection"]["unlabelled_sentences"] == 2
     card = (output / "README.md").read_text()
     assert "Label repair (`unlabel`, `relabel`)" in card or manifest["selection"]["relabelled"]["samples"] == 0
+
+
+def test_cli_filter_self_trains_the_gold_taggers_on_unlabelled_text(generated, tagger, tmp_path, capsys):
+    gold = toy_corpus(tmp_path / "toy.tsv")
+    text = tmp_path / "mine.txt"
+    text.write_text("Aspirin relieves fever .\nPatients with pain recovered .\n", encoding="utf-8")
+    out = tmp_path / "kept"
+    assert main(["filter", "--generated", str(generated), "--gold", str(gold), "--output", str(out), "--rule",
+                 "unlabel", "--unlabelled", str(text), "--tagger-model", tagger.config.model, "--tagger-epochs",
+                 "1"]) == 0  # fmt: skip
+    assert json.loads((out / "ecg_generation.json").read_text())["selection"]["unlabelled_sentences"] == 2
 
 
 def test_filter_uses_the_taggers_it_is_given(generated, gold, tagger, tmp_path):

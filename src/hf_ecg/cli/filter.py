@@ -53,6 +53,11 @@ def add_parser(sub: Any) -> None:
         help=f"a rule, repeat for several, in order ({', '.join(RULE_CHOICES)}; default: {' '.join(DEFAULT_RULES)})",
     )  # fmt: skip
     add_selection_options(filter_)
+    filter_.add_argument(
+        "--unlabelled", default=None, metavar="TEXT[:N|:START:STOP]",
+        help="your own unlabelled text (a .txt file, one sentence per line, or a corpus whose labels are never "
+        "read): the taggers are self-trained on it as well, each labelling it after training on --gold",
+    )  # fmt: skip
     filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     add_dataset_card_options(filter_.add_argument_group("dataset card (OUTPUT/README.md)"))
     filter_.add_argument("--overwrite", action="store_true", help="replace a dataset hf_ecg wrote in OUTPUT")
@@ -60,11 +65,12 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_filter(args: argparse.Namespace) -> int:
-    from ..evaluation import load_source
+    from ..evaluation import load_source, load_unlabelled_source
     from ..synthetic.selection import filter_generated
 
+    unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     output = filter_generated(args.generated, load_source(args.gold), args.output, selection_config(args),
                               overwrite=args.overwrite, label_names=label_names_option(args.label_names),
-                              card_fields=dataset_card_fields(args))  # fmt: skip
+                              card_fields=dataset_card_fields(args), unlabelled=unlabelled)  # fmt: skip
     report_selection(Path(output))
     return 0

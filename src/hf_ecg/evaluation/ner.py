@@ -40,6 +40,7 @@ __all__ = [
     "new_mention_share",
     "per_type_scores",
     "score_tagger",
+    "self_labelled",
     "token_macro_f1",
     "train_and_test",
     "train_tagger",
@@ -297,6 +298,20 @@ def train_tagger(
     return tagger
 
 
+def self_labelled(
+    train: Sequence[Corpus],
+    unlabelled: Sequence[Sequence[str]],
+    config: NERConfig,
+    seed: int,
+    entity_types: Sequence[str] = (),
+    progress_bar: bool = False,
+) -> Corpus:
+    """Self-training's data: the ``unlabelled`` sentences labelled by a tagger trained on ``train`` alone
+    (:meth:`Tagger.label`)."""
+    teacher = train_tagger(train, config, seed, entity_types=entity_types, progress_bar=progress_bar)
+    return teacher.label(unlabelled, name=f"unlabelled, self-labelled (seed {seed})")
+
+
 def train_and_test(
     train: Sequence[Corpus],
     test: Corpus,
@@ -370,8 +385,7 @@ def evaluate_ner(
         logger.info("NER run with seed %d", seed)
         seed_synthetic = list(synthetic)
         if unlabelled:
-            teacher = train_tagger(train, config, seed, entity_types=test.entity_types, progress_bar=progress_bar)
-            seed_synthetic.append(teacher.label(unlabelled, name=f"unlabelled, self-labelled (seed {seed})"))
+            seed_synthetic.append(self_labelled(train, unlabelled, config, seed, test.entity_types, progress_bar))
             stages = training_stages(train, seed_synthetic, config)
         runs.append(train_and_test(train, test, config, seed, synthetic=seed_synthetic, dev=dev,
                                    progress_bar=progress_bar, save_to=save_paths.get(seed)))  # fmt: skip

@@ -57,7 +57,7 @@ from typing import Any
 from ..data.corpus import Corpus, Sentence
 from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
 from ..evaluation import FLAG_COLUMNS
-from ..evaluation.ner import NERConfig, Tagger, train_tagger
+from ..evaluation.ner import NERConfig, Tagger, self_labelled, train_tagger
 from ..runtime.ecg_config import ECGConfig
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
@@ -171,10 +171,22 @@ class Selection:
         return counts
 
 
-def train_gold_taggers(gold: Corpus, config: SelectionConfig, *, progress_bar: bool = False) -> list[Tagger]:
-    """One tagger per ``config.tagger_seeds``, each trained on all of ``gold``."""
+def train_gold_taggers(
+    gold: Corpus,
+    config: SelectionConfig,
+    *,
+    progress_bar: bool = False,
+    unlabelled: Sequence[Sequence[str]] = (),
+) -> list[Tagger]:
+    """One tagger per ``config.tagger_seeds``, each trained on all of ``gold``; with ``unlabelled`` sentences,
+    each self-trained: trained on them as a gold tagger labels them, then on gold
+    (:func:`~hf_ecg.evaluation.ner.self_labelled`, the two-stage recipe)."""
     ner = config.ner_config()
-    return [train_tagger([gold], ner, seed, progress_bar=progress_bar) for seed in config.tagger_seeds]
+    taggers = []
+    for seed in config.tagger_seeds:
+        synthetic = [self_labelled([gold], unlabelled, ner, seed, gold.entity_types)] if unlabelled else []
+        taggers.append(train_tagger([gold], ner, seed, synthetic=synthetic, progress_bar=progress_bar))
+    return taggers
 
 
 def select_samples(
@@ -187,6 +199,7 @@ def select_samples(
     taggers: Sequence[Tagger] | None = None,
     tag_pieces: Mapping[str, Sequence[str]] | None = None,
     vocabulary: Iterable[str] = (),
+    unlabelled: Sequence[Sequence[str]] = (),
 ) -> Selection:
     """Apply ``config.rules`` to generated samples (``tokens`` and their IOB2 ``tags``), judged against ``gold``.
 
@@ -195,7 +208,8 @@ def select_samples(
     token ends gold sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are
     given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``;
     default: the type names), and ``vocabulary`` its tokenizer's whole words
-    (:func:`~hf_ecg.runtime.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule.
+    (:func:`~hf_ecg.runtime.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule. ``unlabelled``: the
+    user's own sentences, which the taggers are self-trained on as well (:func:`train_gold_taggers`).
     """
     from ..evaluation.quality import MIN_TOKENS, nearest_rouge_l
     from ..runtime.words import (
@@ -264,7 +278,7 @@ def select_samples(
                     dropped_by[i] = rule
         else:
             if taggers is None:
-                taggers = _teacher_taggers(tokens, tags, gold, config)
+                taggers = _teacher_taggers(tokens, tags, gold, config, unlabelled)
             missing = [i for i in candidates if i not in probabilities]
             if missing:
                 probabilities.update(_teacher_probabilities(taggers, tokens, missing, config))
@@ -295,13 +309,18 @@ def select_samples(
 
 
 def _teacher_taggers(
-    tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]], gold: Corpus, config: SelectionConfig
+    tokens: Sequence[Sequence[str]],
+    tags: Sequence[Sequence[str]],
+    gold: Corpus,
+    config: SelectionConfig,
+    unlabelled: Sequence[Sequence[str]] = (),
 ) -> list[Tagger]:
     """The taggers of the tagger rules: :func:`train_gold_taggers` for the ``gold`` teacher; for ``self``, per
     fold (sample ``i`` is in fold ``i % teacher_folds``) and seed, a tagger trained two-stage on the samples of
-    the other folds, as labelled, then on gold, in fold-major order."""
+    the other folds, as labelled (and the ``unlabelled`` sentences as a gold tagger labels them), then on
+    gold, in fold-major order."""
     if config.teacher == "gold":
-        return train_gold_taggers(gold, config)
+        return train_gold_taggers(gold, config, unlabelled=unlabelled)
     ner = config.ner_config()
     folds = config.teacher_folds
     taggers = []
@@ -311,7 +330,8 @@ def _teacher_taggers(
         synthetic = Corpus(others, name=f"samples outside fold {fold}")
         for seed in config.tagger_seeds:
             logger.info("self teacher: fold %d of %d, seed %d, %d samples", fold + 1, folds, seed, len(others))
-            taggers.append(train_tagger([gold], ner, seed, synthetic=[synthetic], entity_types=gold.entity_types))
+            own = [self_labelled([gold], unlabelled, ner, seed, gold.entity_types)] if unlabelled else []
+            taggers.append(train_tagger([gold], ner, seed, synthetic=[synthetic, *own], entity_types=gold.entity_types))
     return taggers
 
 
@@ -441,13 +461,15 @@ def filter_generated(
     progress_bar: bool = True,
     label_names: Sequence[str] | None = None,
     card_fields: Mapping[str, Any] | None = None,
+    unlabelled: Sequence[Sequence[str]] = (),
 ) -> Path:
     """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
     ``taggers`` are gold taggers already trained (a gold NER run's, say); by default the tagger rules train
-    their own (:func:`train_gold_taggers`). ``label_names`` re-numbers the kept ``ner_tags`` to a gold
-    dataset's ClassLabel order (:func:`~hf_ecg.synthetic.generate.align_labels`). The folder gets its dataset card
-    (``README.md``; ``card_fields`` set its license, language, source).
+    their own (:func:`train_gold_taggers`, self-trained on the user's ``unlabelled`` sentences when given).
+    ``label_names`` re-numbers the kept ``ner_tags`` to a gold dataset's ClassLabel order
+    (:func:`~hf_ecg.synthetic.generate.align_labels`). The folder gets its dataset card (``README.md``;
+    ``card_fields`` set its license, language, source).
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
     with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
@@ -476,7 +498,8 @@ def filter_generated(
         raise ValueError("the output folder must differ from the generated folder")
     settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,
                 "gold_sentences": len(gold), "config": asdict(config),
-                "label_names": list(label_names or generated_label_names(manifest))}  # fmt: skip
+                "label_names": list(label_names or generated_label_names(manifest)),
+                **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {})}  # fmt: skip
     done = _finished_selection(output)
     if done is not None:
         done.setdefault("label_names", generated_label_names(manifest))  # selections written before the option
@@ -502,7 +525,7 @@ def filter_generated(
     tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
     flags = {c: column(c).to_pylist() for c in FLAG_COLUMNS if c in rows.column_names and c != "entities"}
     if taggers is None and config.needs_taggers and config.teacher == "gold":  # the self teacher needs the samples
-        taggers = train_gold_taggers(gold, config, progress_bar=progress_bar)
+        taggers = train_gold_taggers(gold, config, progress_bar=progress_bar, unlabelled=unlabelled)
     tag_pieces, vocabulary = None, frozenset()
     if "tag-leak" in config.rules and manifest.get("model"):
         try:
@@ -514,7 +537,7 @@ def filter_generated(
             pass
     selection = select_samples(
         column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers, tag_pieces=tag_pieces,
-        vocabulary=vocabulary,
+        vocabulary=vocabulary, unlabelled=unlabelled,
     )  # fmt: skip
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
