@@ -19,6 +19,7 @@ from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select_samples
+from hf_ecg.synthetic.teacher import ensemble_proba, entity_like, relabel, teacher_probabilities, teacher_taggers
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
 
 # The toy corpus (tests/tiny.py):
@@ -231,21 +232,18 @@ def _probabilities(predicted, confidence):
     ],
 )
 def test_relabel_never_labels_punctuation_or_fragments(words, predicted, repaired):
-    from hf_ecg.synthetic.selection import _relabel
 
     words, predicted = words.split(), predicted.split()
-    assert _relabel(words, ["O"] * len(words), _probabilities(predicted, 0.9), LABELS, 0.5) == repaired.split()
+    assert relabel(words, ["O"] * len(words), _probabilities(predicted, 0.9), LABELS, 0.5) == repaired.split()
 
 
 @given(st.lists(st.sampled_from(["cells", "IL-2", "(", ")", ",", "-", "of"]), min_size=1, max_size=8),
        st.data())  # fmt: skip
 def test_relabel_keeps_requested_entities_and_labels_no_mark(words, data):
-    from hf_ecg.synthetic.selection import _relabel, entity_like
-
     tags = data.draw(st.lists(st.sampled_from(["O", "O", "B-A", "I-A"]), min_size=len(words), max_size=len(words)))
     tags = [tag if tag != "I-A" or (j and tags[j - 1] != "O") else "B-A" for j, tag in enumerate(tags)]
     predicted = data.draw(st.lists(st.sampled_from(LABELS), min_size=len(words), max_size=len(words)))
-    repaired = _relabel(words, tags, _probabilities(predicted, 0.9), LABELS, 0.5)
+    repaired = relabel(words, tags, _probabilities(predicted, 0.9), LABELS, 0.5)
     if repaired is None:
         return
     assert all(repaired[j] == tag for j, tag in enumerate(tags) if tag != "O")  # requested entities stay
@@ -259,23 +257,21 @@ def test_relabel_keeps_requested_entities_and_labels_no_mark(words, data):
 def test_the_self_teacher_judges_each_fold_with_taggers_that_never_saw_it(gold, tagger, tmp_path):
     """Self-training's teacher: one tagger per fold and seed, trained on gold and the other folds' samples; a
     sample's probabilities are the ensemble of its own fold's taggers."""
-    from hf_ecg.synthetic.selection import _teacher_probabilities, _teacher_taggers
-
     tokens = [IBUPROFEN, "Aspirin cures fever .".split(), "Patients with headache received aspirin .".split()]
     tags = [["B-Chemical", "O", "B-Disease", "I-Disease", "O"], ["B-Chemical", "O", "B-Disease", "O"],
             ["O", "O", "B-Disease", "O", "O", "O"]]  # fmt: skip
     config = SelectionConfig(rules=["relabel"], teacher="self", tagger_model=tagger.config.model, tagger_epochs=1,
                              tagger_batch_size=4, tagger_seeds=[1, 2])  # fmt: skip
-    taggers = _teacher_taggers(tokens, tags, gold, config)
+    taggers = teacher_taggers(tokens, tags, gold, config)
     assert len(taggers) == 4 and all(t.labels == tagger.labels for t in taggers)  # fold-major: fold 0 seeds 1, 2
-    probabilities = _teacher_probabilities(taggers, tokens, [0, 1, 2], config)
+    probabilities = teacher_probabilities(taggers, tokens, [0, 1, 2], config)
     for i in range(3):
         fold = taggers[2 * (i % 2) : 2 * (i % 2) + 2]
         expected = (fold[0].predict_proba([tokens[i]])[0] + fold[1].predict_proba([tokens[i]])[0]) / 2
         np.testing.assert_allclose(probabilities[i], expected, rtol=1e-5)
     assert not np.allclose(taggers[0].predict_proba([tokens[0]])[0], taggers[2].predict_proba([tokens[0]])[0])
     with pytest.raises(ValueError, match="needs 4 taggers"):
-        _teacher_probabilities([tagger], tokens, [0], config)
+        teacher_probabilities([tagger], tokens, [0], config)
     with pytest.raises(ValueError, match="at least 2 folds"):
         SelectionConfig(teacher="self", teacher_folds=1)
     with pytest.raises(ValueError, match="unknown teacher 'reference'; known: gold, self"):
@@ -300,11 +296,10 @@ def test_unknown_types_and_rules(gold, tagger):
 
 
 def test_an_ensemble_averages_the_taggers(tmp_path, gold, tagger):
-    from hf_ecg.synthetic.selection import _ensemble_proba
 
     other = train_tagger([gold], NERConfig(model=tagger.config.model, epochs=1, batch_size=4), seed=2)
     sentences = [IBUPROFEN, "No effect was seen .".split()]
-    mean = _ensemble_proba([tagger, other], sentences)
+    mean = ensemble_proba([tagger, other], sentences)
     for a, b, m in zip(tagger.predict_proba(sentences), other.predict_proba(sentences), mean, strict=True):
         np.testing.assert_allclose(m, (a + b) / 2)
         np.testing.assert_allclose(m.sum(-1), 1.0, rtol=1e-5)
