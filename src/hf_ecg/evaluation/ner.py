@@ -23,13 +23,13 @@ import os
 import statistics
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus, Sentence
 from .metrics import entity_scores, per_type_scores, token_macro_f1
-from .tagger import Tagger, encode_words
+from .tagger import RECIPES, NERConfig, Tagger, encode_words
 
 __all__ = [
     "RECIPES",
@@ -48,81 +48,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-#: How synthetic data can enter a tagger's training (:func:`training_stages`).
-RECIPES = ("concat", "oversample", "two-stage")
-
-
-@dataclass
-class NERConfig:
-    """How the token classifier is trained (defaults: the offline baseline of DESIGN §5)."""
-
-    model: str = field(
-        default="minilm-l6",
-        metadata={"help": "encoder: offline alias minilm-l6, a Hub id (bert-base-cased, a biomedical BERT) or folder"},
-    )
-    epochs: float = field(default=20.0, metadata={"help": "training epochs (no model selection)"})
-    batch_size: int = field(default=8, metadata={"help": "training batch size"})
-    learning_rate: float = field(default=1e-4, metadata={"help": "AdamW learning rate"})
-    max_length: int = field(default=128, metadata={"help": "sub-word tokens per sentence; words beyond are 'O'"})
-    eval_batch_size: int = field(default=64, metadata={"help": "prediction batch size"})
-    max_steps: int = field(
-        default=-1, metadata={"help": "if > 0, stop after this many updates whatever the epochs (a compute budget)"}
-    )
-    group_by_length: bool = field(
-        default=True,
-        metadata={"help": "batch sentences of similar length (much less padding, same data per epoch)"},
-    )
-    seeds: list[int] = field(default_factory=lambda: [1, 2, 3], metadata={"help": "one run per seed"})
-    recipe: str = field(
-        default="two-stage",
-        metadata={
-            "help": "how synthetic data enters training: concat (one set, gold and synthetic together), oversample "
-            "(gold repeated until it is at least gold_share of the set), two-stage (synthetic first, then gold; the "
-            "default: the best measured for ECG-QALM data, docs/results.md)",
-            "choices": list(RECIPES),
-        },
-    )
-    gold_share: float = field(default=0.5, metadata={"help": "oversample: gold's least share of the training set"})
-    synthetic_epochs: float | None = field(
-        default=None,
-        metadata={
-            "help": "two-stage: epochs of the synthetic stage (default: epochs × √(gold sentences / synthetic "
-            "sentences), rounded, at most epochs: 20 at one times, 14 at two, 9 at five, 6 at ten, so that more "
-            "synthetic data gets more updates but fewer passes and no multiple needs retuning; measured in "
-            "docs/results.md). When no synthetic mention is new (every one is the gold sentences' own: bank "
-            "mentions, mention replacement), the updates of one times instead (epochs × gold / synthetic, 2 at "
-            "ten times): more passes over the same names overfit"
-        },
-    )
-    patience: int = field(
-        default=0,
-        metadata={
-            "help": "with a dev split: stop a stage once dev entity F1 has not risen for this many epochs (0: run "
-            "every epoch); either way the epoch with the best dev F1 is kept"
-        },
-    )
-    freeze_embeddings: bool = field(
-        default=False,
-        metadata={"help": "keep the encoder's word embeddings fixed (fewer weights to update per step)"},
-    )
-    bf16: bool = field(
-        default=False,
-        metadata={
-            "help": "train and predict under bfloat16 autocast, the weights and optimizer staying float32: "
-            "faster on a CPU with AVX-512 BF16 or a recent GPU (scripts/bench_tagger.py), same F1 within the "
-            "seeds' spread (docs/results.md); off by default, as the reference numbers are float32"
-        },
-    )
-
-    def __post_init__(self) -> None:
-        if self.recipe not in RECIPES:
-            raise ValueError(f"unknown recipe {self.recipe!r}; known: {', '.join(RECIPES)}")
-        if not 0.0 < self.gold_share < 1.0:
-            raise ValueError(f"gold_share must be in (0, 1), got {self.gold_share}")
-        if self.patience < 0:
-            raise ValueError(f"patience must be 0 or more, got {self.patience}")
 
 
 def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *, recycled: bool = False) -> float:

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..data.corpus import Corpus, Sentence
 from ..evaluation.ner import Tagger, self_labelled, train_tagger
 from ..runtime.tags import tags_to_spans
-
-if TYPE_CHECKING:
-    from .selection import SelectionConfig
+from .selection_config import SelectionConfig
 
 __all__ = [
     "agrees",
