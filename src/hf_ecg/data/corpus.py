@@ -24,7 +24,6 @@ __all__ = [
     "Sentence",
     "from_hf_dataset",
     "load_corpus",
-    "load_unlabelled",
     "read_conll",
     "read_jsonl",
     "read_text_lines",
@@ -50,6 +49,12 @@ class Sentence:
     source: str = ""
     #: Where tags that did not fit the scheme were repaired (see :func:`~hf_ecg.runtime.tags.tags_to_spans`).
     repaired_at: tuple[str, ...] = ()
+
+    @classmethod
+    def from_tags(cls, tokens: Sequence[str], tags: Sequence[str], source: str = "") -> Sentence:
+        """A sentence from its tokens and IOB2 ``tags`` (a stray ``I-`` starts an entity, as seqeval reads it):
+        predicted or generated labels, which need no file to point back at."""
+        return cls(tuple(tokens), tuple(tags_to_spans(list(tags), "IOB2")[0]), source)
 
     @property
     def tags(self) -> list[str]:
@@ -383,13 +388,3 @@ def read_text_lines(path: str | os.PathLike, *, encoding: str = "utf-8-sig") -> 
     if not sentences:
         raise _no_sentences(file, "unlabelled text, one sentence per line")
     return sentences
-
-
-def load_unlabelled(source: str | os.PathLike) -> list[tuple[str, ...]]:
-    """Unlabelled sentences: a ``.txt`` file, one sentence per line (:func:`read_text_lines`), or the words of
-    a labelled corpus (any file :func:`load_corpus` reads, or a :class:`Corpus`) with its labels never read."""
-    if isinstance(source, Corpus):
-        return [sentence.tokens for sentence in source]
-    if Path(source).suffix.lower() == ".txt":
-        return read_text_lines(source)
-    return [sentence.tokens for sentence in load_corpus(source)]

@@ -76,13 +76,13 @@ def load_source(spec: str | os.PathLike) -> Corpus:
 
 def load_unlabelled_source(spec: str | os.PathLike) -> list[tuple[str, ...]]:
     """Unlabelled sentences from a command-line source, sliced as :func:`load_source` slices: a ``.txt`` file
-    (one sentence per line) or the words of a corpus or dataset folder whose labels are never read
-    (:func:`~hf_ecg.data.corpus.load_unlabelled`)."""
-    from ..data.corpus import load_unlabelled
+    (one sentence per line, :func:`~hf_ecg.data.corpus.read_text_lines`) or the words of a corpus or dataset
+    folder whose labels are never read."""
+    from ..data.corpus import read_text_lines
 
     path, numbers = _split_spec(spec)
     if Path(path).suffix.lower() == ".txt":
-        sentences = load_unlabelled(path)
+        sentences = read_text_lines(path)
         return _sliced(sentences, numbers, str(spec), path) if numbers else sentences
     return [sentence.tokens for sentence in load_source(spec)]
 

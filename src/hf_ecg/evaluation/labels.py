@@ -100,12 +100,12 @@ def label_agreement(
     predicted = [_restricted(tags, set_types) for tags in reference.predict([s.tokens for s in data])]
     scores = entity_scores(predicted, labelled)
     errors: Counter[str] = Counter({kind: 0 for kind in ERROR_KINDS})
-    disagreeing = []
+    disagreements = {}  # sentence -> its errors' kinds, for the sentences with any
     for i, (ours, theirs) in enumerate(zip(labelled, predicted, strict=True)):
-        found = label_errors(ours, theirs)
-        errors.update(kind for kind, _ in found)
-        if found:
-            disagreeing.append(i)
+        kinds = [kind for kind, _ in label_errors(ours, theirs)]
+        errors.update(kinds)
+        if kinds:
+            disagreements[i] = kinds
     if test is not None:
         test_scores = score_tagger(reference, test)
         ceiling: dict[str, Any] | None = {"name": test.name, "sentences": len(test), **test_scores}
@@ -125,13 +125,13 @@ def label_agreement(
         },
     }  # fmt: skip
     if examples:
-        chosen = sorted(random.Random(seed).sample(disagreeing, min(examples, len(disagreeing))))
+        chosen = sorted(random.Random(seed).sample(list(disagreements), min(examples, len(disagreements))))
         report["examples"] = [
             {
                 "sentence": i,
                 "labelled": marked(data[i].tokens, labelled[i]),
                 "reference": marked(data[i].tokens, predicted[i]),
-                "errors": [kind for kind, _ in label_errors(labelled[i], predicted[i])],
+                "errors": disagreements[i],
             }
             for i in chosen
         ]

@@ -222,15 +222,10 @@ class Tagger:
         """``sentences`` as a :class:`~hf_ecg.data.corpus.Corpus` labelled with the tagger's predictions (a
         stray ``I-`` starts an entity, as seqeval reads it): self-training's pseudo-labels."""
         from ..data.corpus import Corpus, Sentence
-        from ..runtime.tags import tags_to_spans
 
-        return Corpus(
-            [
-                Sentence(tuple(words), tuple(tags_to_spans(tags, "IOB2")[0]), source=f"{name}[{i}]")
-                for i, (words, tags) in enumerate(zip(sentences, self.predict(sentences), strict=True))
-            ],
-            name=name,
-        )
+        predicted = zip(sentences, self.predict(sentences), strict=True)
+        return Corpus([Sentence.from_tags(words, tags, f"{name}[{i}]") for i, (words, tags) in enumerate(predicted)],
+                      name=name)  # fmt: skip
 
     def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
         """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""

@@ -63,15 +63,18 @@ def teacher_taggers(
         return train_gold_taggers(gold, config, unlabelled=unlabelled)
     ner = config.ner_config()
     folds = config.teacher_folds
+    # The user's text is labelled once per seed (by a gold tagger of that seed), whatever the fold.
+    own = {seed: [self_labelled([gold], unlabelled, ner, seed, gold.entity_types)] if unlabelled else []
+           for seed in config.tagger_seeds}  # fmt: skip
     taggers = []
     for fold in range(folds):
-        others = [Sentence(tuple(tokens[i]), tuple(tags_to_spans(list(tags[i]), "IOB2")[0]), source=f"sample[{i}]")
-                  for i in range(len(tokens)) if i % folds != fold]  # fmt: skip
+        outside = [i for i in range(len(tokens)) if i % folds != fold]
+        others = [Sentence.from_tags(tokens[i], tags[i], f"sample[{i}]") for i in outside]
         synthetic = Corpus(others, name=f"samples outside fold {fold}")
         for seed in config.tagger_seeds:
             logger.info("self teacher: fold %d of %d, seed %d, %d samples", fold + 1, folds, seed, len(others))
-            own = [self_labelled([gold], unlabelled, ner, seed, gold.entity_types)] if unlabelled else []
-            taggers.append(train_tagger([gold], ner, seed, synthetic=[synthetic, *own], entity_types=gold.entity_types))
+            taggers.append(train_tagger([gold], ner, seed, synthetic=[synthetic, *own[seed]],
+                                        entity_types=gold.entity_types))  # fmt: skip
     return taggers
 
 
