@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
-from hf_ecg.evaluation.labels import ERROR_KINDS, label_agreement, label_errors
+from hf_ecg.evaluation.labels import ERROR_KINDS, agreement_by_origin, label_agreement, label_errors
 from hf_ecg.evaluation.metrics import entity_scores
 from hf_ecg.evaluation.ner import NERConfig, evaluate_ner
 from hf_ecg.evaluation.tagger import TAGGER_RECORD, Tagger
@@ -97,6 +97,25 @@ def test_gold_labels_agree_fully_and_noisy_ones_are_counted_by_kind(reference, t
     }
 
 
+def test_agreement_is_split_between_gold_mentions_and_new_ones(tmp_path):
+    """A reference knows the gold names best: precision and recall apart for mentions a gold sentence holds
+    (type and words) and the rest, so that recycling gold mentions cannot pass for better labels."""
+    toy = read_conll(toy_corpus(tmp_path / "toy.tsv"))
+    gold = [toy[0], toy[1]]  # Aspirin, headache, Ibuprofen, severe pain
+    (tmp_path / "noisy.tsv").write_text(NOISY, encoding="utf-8")
+    noisy = read_conll(tmp_path / "noisy.tsv")
+    predicted = [toy[1].tags, toy[0].tags, toy[2].tags]  # the reference reads the noisy set's words rightly
+    origin = agreement_by_origin(noisy, predicted, gold)
+    # set: severe pain and headache (gold, both right); relieves, Aspirin as a Disease, fever (new, fever right)
+    assert origin["gold"] == {"entities": 2, "precision": 1.0, "reference_entities": 4, "recall": 0.5}
+    assert origin["new"]["entities"] == 3 and origin["new"]["precision"] == pytest.approx(1 / 3)
+    # reference: Ibuprofen, Aspirin (gold, left unlabelled or mistyped), fever (new, labelled), paracetamol (new)
+    assert origin["new"]["reference_entities"] == 2 and origin["new"]["recall"] == 0.5
+    assert agreement_by_origin([], [], gold) == {
+        o: {"entities": 0, "precision": None, "reference_entities": 0, "recall": None} for o in ("gold", "new")
+    }
+
+
 _TAGS = st.lists(st.sampled_from(["O", "O", "B-A", "I-A", "B-B", "I-B"]), min_size=1, max_size=12)
 
 
@@ -126,12 +145,14 @@ def test_cli_evaluate_labels_and_its_named_errors(reference, tmp_path, capsys):
     (tmp_path / "noisy.tsv").write_text(NOISY, encoding="utf-8")
     out = tmp_path / "labels.json"
     code = main(["evaluate", "labels", "--data", str(tmp_path / "noisy.tsv"), "--reference", str(reference),
-                 "--examples", "2", "-o", str(out)])  # fmt: skip
+                 "--examples", "2", "--gold", f"{toy}:2", "-o", str(out)])  # fmt: skip
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["f1"] == pytest.approx(6 / 11) and len(printed["examples"]) == 2
     assert printed["ceiling"]["entity_f1"] == 1.0  # from the reference's record
+    assert printed["new_mention_share"] == pytest.approx(3 / 5)  # relieves, Aspirin as a Disease, fever
+    assert printed["by_origin"]["gold"]["entities"] == 2 and printed["by_origin"]["new"]["entities"] == 3
 
     # a set with a type the reference does not label
     (tmp_path / "gene.tsv").write_text("BRCA1\tB-Gene\nmutates\tO\n", encoding="utf-8")

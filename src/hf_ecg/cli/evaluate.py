@@ -121,6 +121,12 @@ def add_parser(sub: Any) -> None:
         "--test", default=None, metavar="DATA[:N]", help="a gold test split: score the reference on it (the ceiling)"
     )
     labels.add_argument(
+        "--gold", default=None, metavar="DATA[:N]",
+        help="the gold sentences the set was made from: also report precision and recall apart for the mentions "
+        "a gold sentence holds and the new ones, and the new-mention share (a reference knows its training "
+        "names best, so recycled gold mentions raise agreement without better labels)",
+    )  # fmt: skip
+    labels.add_argument(
         "--examples", type=int, default=0, metavar="N",
         help="also print N sentences with a disagreement, marked as the set labels them and as the reference "
         "reads them (default 0)",
@@ -141,12 +147,13 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
         raise CLIError(f"--batch-size must be at least 1, got {args.batch_size}")
     data = load_source(args.data)
     test = load_source(args.test) if args.test else None
+    gold = load_source(args.gold) if args.gold else None
     try:
         reference = Tagger.from_pretrained(args.reference)
     except (OSError, ValueError) as error:
         raise CLIError(f"--reference: {error}") from None
     reference.config.eval_batch_size = args.batch_size
-    report = label_agreement(data, reference, test=test, examples=args.examples)
+    report = label_agreement(data, reference, test=test, gold=gold, examples=args.examples)
     _print_json(report, args)
     return 0
 

@@ -9,9 +9,11 @@ recall and F1 (seqeval's conlleval chunking, as :func:`~hf_ecg.evaluation.metric
 - **precision**: the share of the set's entities that the reference also sees, same words and type;
 - **recall**: the share of the reference's entities that the set labels (its complement: names left ``O``);
 
-and it counts what each disagreement is (:data:`ERROR_KINDS`). The reference's own F1 on a gold test split is
-the ceiling: agreement above it cannot be read as better labels. A reference is a measure only: nothing that
-generates, filters or repairs data reads one.
+and it counts what each disagreement is (:data:`ERROR_KINDS`). Given the gold sentences, it also splits both by
+the mentions' origin (:func:`agreement_by_origin`): a reference knows the names of its training pool best, so
+a set can raise its agreement by recycling gold mentions without its labels being any better. The reference's
+own F1 on a gold test split is the ceiling: agreement above it cannot be read as better labels. A reference is
+a measure only: nothing that generates, filters or repairs data reads one.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..data.corpus import Corpus
+from ..data.corpus import Corpus, Sentence
 from ..runtime.tags import Span, marked, tags_to_spans
 from .metrics import entity_scores, per_type_scores
 from .tagger import Tagger
 
-__all__ = ["ERROR_KINDS", "label_agreement", "label_errors"]
+__all__ = ["ERROR_KINDS", "agreement_by_origin", "label_agreement", "label_errors"]
 
 #: What a disagreement between a set's entity and the reference's is (:func:`label_errors`):
 #: - ``wrong-type``: a set entity over words the reference reads as an entity of another type;
@@ -61,6 +63,40 @@ def label_errors(labelled: Sequence[str], reference: Sequence[str]) -> list[tupl
     return errors
 
 
+def agreement_by_origin(
+    data: Sequence[Sentence], predicted: Sequence[Sequence[str]], gold: Sequence[Sentence]
+) -> dict[str, dict[str, Any]]:
+    """Precision and recall of ``data``'s labels against ``predicted`` (the reference's tags), apart for the
+    mentions a ``gold`` sentence holds, same type and words (``gold``), and the rest (``new``), as
+    :func:`~hf_ecg.evaluation.ner.new_mention_share` counts them: a gold name written into a slot of another
+    type is new.
+
+    Precision: of the set's entities of that origin, the share the reference sees exactly (same words, same
+    type). Recall: of the reference's entities of that origin, the share the set labels exactly. Each with its
+    ``entities`` and ``reference_entities`` counts; a score is ``None`` where its count is 0.
+    """
+    known = set(mention for sentence in gold for mention in sentence.mentions)
+    counts = {origin: Counter() for origin in ("gold", "new")}
+    for sentence, tags in zip(data, predicted, strict=True):
+        ours = {(s.start, s.end, s.label) for s in sentence.spans}
+        theirs = {(s.start, s.end, s.label) for s in tags_to_spans(list(tags), "IOB2")[0]}
+        for spans, total, agreed, other in ((ours, "entities", "precise", theirs),
+                                            (theirs, "reference_entities", "recalled", ours)):  # fmt: skip
+            for start, end, label in spans:
+                origin = "gold" if (label, tuple(sentence.tokens[start:end])) in known else "new"
+                counts[origin][total] += 1
+                counts[origin][agreed] += (start, end, label) in other
+    return {
+        origin: {
+            "entities": c["entities"],
+            "precision": c["precise"] / c["entities"] if c["entities"] else None,
+            "reference_entities": c["reference_entities"],
+            "recall": c["recalled"] / c["reference_entities"] if c["reference_entities"] else None,
+        }
+        for origin, c in counts.items()
+    }
+
+
 def _restricted(tags: Sequence[str], types: set[str]) -> list[str]:
     """``tags`` with the entities of types outside ``types`` made ``O``."""
     return [tag if tag == "O" or tag[2:] in types else "O" for tag in tags]
@@ -71,6 +107,7 @@ def label_agreement(
     reference: Tagger,
     *,
     test: Corpus | None = None,
+    gold: Sequence[Sentence] | None = None,
     examples: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -79,7 +116,8 @@ def label_agreement(
     Returns ``sentences``, ``entities`` (the set's) and ``reference_entities``, micro ``precision`` /
     ``recall`` / ``f1``, ``per_type`` (seqeval's report, the reference as the truth), ``errors`` (a count per
     :data:`ERROR_KINDS`), and ``ceiling``: the reference's entity scores on ``test`` when given, else those
-    its saved record holds (``None`` if neither). With ``examples``, that many sentences with a disagreement,
+    its saved record holds (``None`` if neither). With the ``gold`` sentences, ``by_origin``
+    (:func:`agreement_by_origin`) and ``new_mention_share``. With ``examples``, that many sentences with a disagreement,
     drawn with ``seed``, each marked as the set labels it and as the reference reads it.
 
     The reference's predictions of types that ``data`` has no label for are read as ``O``; a set with a type
@@ -124,6 +162,11 @@ def label_agreement(
             if key in ceiling
         },
     }  # fmt: skip
+    if gold is not None:
+        from .ner import new_mention_share
+
+        report["by_origin"] = agreement_by_origin(list(data), predicted, list(gold))
+        report["new_mention_share"] = new_mention_share(list(gold), list(data))
     if examples:
         chosen = sorted(random.Random(seed).sample(list(disagreements), min(examples, len(disagreements))))
         report["examples"] = [
