@@ -32,6 +32,16 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(autouse=True)
+def own_datasets_cache(tmp_path_factory, monkeypatch):
+    """Each test its own datasets cache: datasets 5.2 caches a local folder whose card has a ``configs`` header
+    by the folder's name and card alone, so a test's ``load_dataset(tmp/"kept")`` could read the rows another
+    test (or an earlier run) wrote to a folder of that name."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("datasets-cache"))
+
+
 LABELS = ["Chemical", "Disease", "cell_type", "DNA"]
 words = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Z", "Cc")), min_size=1, max_size=6).filter(
     lambda w: not any(ch.isspace() for ch in w) and not (w.startswith("<") and w.endswith(">"))

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from conftest import labelled_sentences
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import Corpus, Sentence, read_conll
-from hf_ecg.data.dataset_format import bio_labels, read_generated
+from hf_ecg.data.dataset_format import DATA_FILES_HEADER, bio_labels, load_data_folder, read_generated
+from hf_ecg.evaluation import load_labelled
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.runtime.blocks import decompose
 from hf_ecg.runtime.mentions import MentionBank
@@ -71,6 +72,25 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
     assert "Generator:" not in text and "ECG-QALM" not in text and "mention-replacement" in text
 
 
+def test_folders_of_one_name_read_as_their_own_rows(tmp_path):
+    """datasets 5.2 caches a local folder whose card has a ``configs`` header by its name and card, not its
+    files: ``load_dataset`` on a second folder named like the first gives the first's rows. The readers of
+    hf-ecg's folders (evaluate, filter) must read each folder's own shards."""
+    gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
+    folders = [tmp_path / "first" / "synthetic", tmp_path / "second" / "synthetic"]
+    for seed, out in enumerate(folders):
+        assert main(["baseline", "mention-replacement", "--data", f"{gold}:3", "-n", "6", "--seed", str(seed),
+                     "-o", str(out)]) == 0  # fmt: skip
+        (out / "README.md").write_text(DATA_FILES_HEADER)  # the header of the cards generate and filter write
+    for out in folders:
+        _, table = read_generated(out)
+        corpus = load_labelled(out)
+        assert [list(s.tokens) for s in corpus] == table.column("tokens").to_pylist()
+        assert len(load_data_folder(out)) == table.num_rows
+    first, second = (load_labelled(out) for out in folders)
+    assert [s.tokens for s in first] != [s.tokens for s in second]  # two seeds: other mentions
+
+
 def test_lm_sample_is_the_whole_template_after_its_tags():
     from hf_ecg.runtime.blocks import ENDTEXT, Template, lm_sample
 
@@ -84,7 +104,6 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
     """`hf-ecg train --layout lm` (the ECG-LM ablation) -> generate_dataset dispatches to TemplateLMDecoder."""
     import json
 
-    from hf_ecg.hub.dataset_card import ECGDatasetCardData
     from hf_ecg.runtime.decoding import DecodingConfig
     from hf_ecg.synthetic.generate import generate_dataset
     from tiny import save_tiny_model

@@ -34,6 +34,7 @@ __all__ = [
     "dataset_features",
     "finish_folder",
     "generated_label_names",
+    "load_data_folder",
     "ner_label_names",
     "read_generated",
     "read_manifest",
@@ -383,6 +384,20 @@ def read_generated(output_dir: str | os.PathLike, columns: Sequence[str] | None 
         waiting = sum(shard_rows(shard) or 0 for shard in (output_dir / UNFINISHED_DIR).glob("*.parquet"))
         raise ValueError(unfinished_message(output_dir, found + waiting, manifest["num_samples"]))
     return manifest, table
+
+
+def load_data_folder(folder: str | os.PathLike) -> datasets.Dataset:
+    """The ``data/*.parquet`` shards of a dataset folder as a :class:`datasets.Dataset` (features from the
+    shards' own metadata).
+
+    Not ``datasets.load_dataset(folder)``: datasets 5.2 keys the cache of a local folder whose card has a
+    ``configs`` header by the folder's name and card alone, not its files, so a folder rewritten in place, or
+    another folder of the same name, reads as the rows cached first. Named files are hashed with their mtimes.
+    """
+    shards = sorted(str(shard) for shard in Path(folder, "data").glob("*.parquet"))
+    if not shards:
+        raise FileNotFoundError(f"{folder} is a folder without data/*.parquet: not a dataset hf-ecg wrote")
+    return datasets.load_dataset("parquet", data_files=shards, split="train")
 
 
 def write_shard(rows: list[dict[str, Any]], features: datasets.Features, data_dir: Path, shard: int, rank: int) -> None:

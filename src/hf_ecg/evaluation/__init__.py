@@ -16,18 +16,15 @@ FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete", "tag_pieces
 
 def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> Corpus:
     """Labelled sentences from a corpus file (CoNLL/TSV, JSONL) or a dataset folder that
-    ``hf-ecg generate`` / ``push-dataset`` wrote (read with ``datasets.load_dataset``)."""
+    ``hf-ecg generate`` / ``push-dataset`` wrote (its ``data/*.parquet``:
+    :func:`~hf_ecg.data.dataset_format.load_data_folder`)."""
     path = Path(source)
     if path.is_dir():
-        import datasets
-
-        from ..data.dataset_format import MANIFEST_NAME, read_generated
+        from ..data.dataset_format import MANIFEST_NAME, load_data_folder, read_generated
 
         if (path / MANIFEST_NAME).is_file():
             read_generated(path, ["id"])  # an unfinished folder is refused, with the command that resumes it
-        elif not any(path.glob("data/*.parquet")):
-            raise FileNotFoundError(f"{path} is a folder without data/*.parquet: not a dataset hf-ecg generate wrote")
-        corpus = load_corpus(datasets.load_dataset(str(path), split="train"), name=path.name)
+        corpus = load_corpus(load_data_folder(path), name=path.name)
     elif path.is_file():
         corpus = load_corpus(path)
     else:
