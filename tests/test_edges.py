@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -149,20 +150,19 @@ def test_train_help_names_push_to_hub_and_the_card_options(capsys):
 # 4. one line, exit code 2, nothing created
 
 
-@pytest.mark.parametrize("command", ["generate", "blocks"])
+@pytest.mark.parametrize("command", ["generate", "blocks", "train", "baseline"])
 def test_an_existing_file_as_output_folder_is_one_line(command, models, tmp_path, capsys):
     target = tmp_path / "taken.tsv"
     target.write_text("keep me\n")
     argv = {
         "generate": ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(target)],
         "blocks": ["blocks", str(models["corpus"]), "-o", str(target)],
+        "train": ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(target)],
+        "baseline": ["baseline", "mention-replacement", "--data", str(models["corpus"]), "-o", str(target)],
     }[command]
     assert main(argv) == 2
-    expected = {
-        "generate": f"{target} exists and is a file: the output is a folder; give a new or empty folder",
-        "blocks": f"--output {target} exists and is a file: the output is a folder",
-    }[command]
-    assert capsys.readouterr().err.strip().splitlines()[-1] == f"hf-ecg {command}: error: {expected}"
+    expected = f"{target} exists and is a file: the output is a folder; give a new or empty folder"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"hf-ecg {argv[0]}: error: {expected}"
     assert target.read_text() == "keep me\n"
 
 
@@ -269,6 +269,100 @@ def test_overwrite_replaces_only_what_hf_ecg_wrote(generated, models, tmp_path, 
     assert main([*generate_argv(models, folder, n=4), "--overwrite"]) == 2
     assert "holds files hf_ecg did not write (extra.txt)" in capsys.readouterr().err
     assert datasets.load_dataset(str(folder), split="train").num_rows == 5 and (folder / "extra.txt").exists()
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with its digest: what "left byte-identical" compares."""
+    return {str(p.relative_to(folder)): md5(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def users_folder(root: Path) -> Path:
+    """A folder of the user's own files, one of them named like a file hf_ecg writes."""
+    folder = root / "mine"
+    (folder / "data").mkdir(parents=True)
+    (folder / "README.md").write_text("my notes\n")
+    (folder / "data" / "mine.parquet").write_bytes(b"not hf_ecg's")
+    return folder
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("command", ["baseline", "blocks", "train", "generate", "filter", "push-dataset"])
+def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(command, overwrite, models, generated,
+                                                                            tmp_path, capsys):  # fmt: skip
+    folder = users_folder(tmp_path)
+    before = snapshot(folder)
+    argv = {
+        "baseline": ["baseline", "mention-replacement", "--data", str(models["corpus"]), "-o", str(folder)],
+        "blocks": ["blocks", str(models["corpus"]), "-o", str(folder)],
+        "train": ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(folder)],
+        "generate": ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(folder)],
+        "filter": ["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "--rule", "whole",
+                   "-o", str(folder)],
+        "push-dataset": ["push-dataset", "--data", str(generated), "--repo-id", "org/x", "--local-dir", str(folder)],
+    }[command]  # fmt: skip
+    assert main(argv + (["--overwrite"] if overwrite else [])) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"{folder} holds files hf_ecg did not write (README.md, data)" in err, err
+    assert snapshot(folder) == before
+
+
+def test_baseline_replaces_its_own_dataset_only_with_overwrite(models, tmp_path, capsys):
+    out = tmp_path / "mr"
+    argv = ["baseline", "mention-replacement", "--data", str(models["corpus"]), "-n", "4", "-o", str(out)]
+    assert main(argv) == 0
+    before = snapshot(out)
+    assert main([*argv[:-4], "-n", "3", "-o", str(out)]) == 2
+    assert f"{out} holds another dataset hf_ecg wrote" in capsys.readouterr().err
+    assert snapshot(out) == before
+    assert main([*argv[:-4], "-n", "3", "-o", str(out), "--overwrite"]) == 0
+    assert datasets.load_dataset("parquet", data_files=str(out / "data" / "*.parquet"), split="train").num_rows == 3
+    # a file of the user's among hf_ecg's shards: refused, --overwrite included, and nothing removed
+    (out / "data" / "mine.parquet").write_bytes(b"mine")
+    before = snapshot(out)
+    assert main([*argv, "--overwrite"]) == 2
+    assert "holds files hf_ecg did not write (data/mine.parquet)" in capsys.readouterr().err
+    assert snapshot(out) == before
+
+
+def test_blocks_and_train_refuse_an_earlier_output_without_overwrite(models, tmp_path, capsys):
+    blocks = tmp_path / "blocks"
+    assert main(["blocks", str(models["corpus"]), "-o", str(blocks)]) == 0
+    before = snapshot(blocks)
+    assert main(["blocks", str(models["corpus"]), "-o", str(blocks)]) == 2
+    assert f"{blocks} holds another blocks hf_ecg wrote" in capsys.readouterr().err
+    assert snapshot(blocks) == before
+    rows = datasets.load_from_disk(str(blocks))["train"].num_rows
+    assert main(["blocks", str(models["corpus"]), "--first-n", "2", "-o", str(blocks), "--overwrite"]) == 0
+    assert 0 < datasets.load_from_disk(str(blocks))["train"].num_rows < rows
+    # an earlier trained model in --output (the ECG generator the tests share): refused before any training
+    model = tmp_path / "model"
+    shutil.copytree(models["ecg"], model, ignore=shutil.ignore_patterns("*.tsv"))  # the corpus it learnt
+    before = snapshot(model)
+    assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(model)]) == 2
+    assert f"{model} holds another model hf_ecg wrote" in capsys.readouterr().err
+    assert snapshot(model) == before
+
+
+def test_outputs_inside_their_inputs_are_refused(models, generated, tmp_path, capsys):
+    manifest = generated / "ecg_generation.json"
+    before = snapshot(generated)
+    assert main(["export", "--data", str(generated), "-o", str(manifest), "--overwrite"]) == 2
+    assert f"{manifest} is inside the input {generated}" in capsys.readouterr().err
+    inner = generated / "kept"
+    assert main(["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "--rule", "whole",
+                 "-o", str(inner)]) == 2  # fmt: skip
+    assert "is, holds or is inside the input" in capsys.readouterr().err
+    assert snapshot(generated) == before
+
+
+def test_generate_overwrite_never_removes_a_users_file_under_data(models, tmp_path, capsys):
+    folder = tmp_path / "again"
+    assert main(generate_argv(models, folder, n=5)) == 0
+    (folder / "data" / "my_extra.txt").write_text("mine\n")
+    before = snapshot(folder)
+    assert main([*generate_argv(models, folder, n=4), "--overwrite"]) == 2
+    assert "holds files hf_ecg did not write (data/my_extra.txt)" in capsys.readouterr().err
+    assert snapshot(folder) == before
 
 
 # 6. the card is where the data is

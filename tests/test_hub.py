@@ -117,8 +117,8 @@ def test_push_dataset_refuses_an_unfinished_generation_and_a_non_empty_folder(ge
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "keep.txt").write_text("mine")
-    with pytest.raises(ValueError, match="is not empty"):
-        push_dataset(generated, "org/x", local_dir=occupied)
+    with pytest.raises(FileExistsError, match=r"holds files hf_ecg did not write \(keep.txt\)"):
+        push_dataset(generated, "org/x", local_dir=occupied, overwrite=True)
     assert (occupied / "keep.txt").read_text() == "mine"
 
 

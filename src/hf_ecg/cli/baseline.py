@@ -27,7 +27,14 @@ def add_parser(sub: Any) -> None:
     replacement.add_argument(
         "--num-samples", "-n", type=int, default=None, metavar="N", help="rows to write (default: as many as gold)"
     )
-    replacement.add_argument("--output", "-o", required=True, metavar="DIR", help="dataset folder")
+    replacement.add_argument(
+        "--output", "-o", required=True, metavar="DIR",
+        help="dataset folder: new or empty (or one hf_ecg wrote, with --overwrite)",
+    )  # fmt: skip
+    replacement.add_argument(
+        "--overwrite", action="store_true",
+        help="replace a dataset hf_ecg wrote in --output (files hf_ecg did not write are never touched: refused)",
+    )  # fmt: skip
     replacement.add_argument("--probability", type=float, default=1.0, help="replacement probability (default 1)")
     replacement.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     replacement.add_argument(
@@ -40,7 +47,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_mention_replacement(args: argparse.Namespace) -> int:
-    from ..evaluation import load_source
+    from ..evaluation import load_source, source_path
     from ..runtime.mentions import mention_list_files
     from ..synthetic.baselines import mention_replacement, replacement_bank, write_dataset
 
@@ -60,6 +67,7 @@ def _run_mention_replacement(args: argparse.Namespace) -> int:
                 "probability": args.probability, "seed": args.seed}  # fmt: skip
     if lists is not None:
         settings["mention_lists"] = {label: str(file) for label, file in sorted(mention_list_files(lists).items())}
-    output = write_dataset(rows, gold.entity_types, args.output, settings)
+    output = write_dataset(rows, gold.entity_types, args.output, settings, overwrite=args.overwrite,
+                           inputs=[source_path(args.data)])  # fmt: skip
     print(f"wrote {len(rows)} mention-replacement samples to {output}/data/ (datasets.load_dataset({str(output)!r}))")
     return 0

@@ -11,7 +11,6 @@ from .common import (
     add_corpus_options,
     add_subset_options,
     corpus_file,
-    output_folder,
     reader_options,
     repair_note,
 )
@@ -33,7 +32,14 @@ def add_parser(sub: Any) -> None:
     blocks.add_argument("--test", metavar="DATA", default=None, help="test corpus file (kept whole)")
     add_subset_options(blocks)
     add_corpus_options(blocks)
-    blocks.add_argument("--output", "-o", required=True, metavar="DIR", help="where to write the DatasetDict")
+    blocks.add_argument(
+        "--output", "-o", required=True, metavar="DIR",
+        help="where to write the DatasetDict: a new or empty folder (or blocks hf_ecg wrote, with --overwrite)",
+    )  # fmt: skip
+    blocks.add_argument(
+        "--overwrite", action="store_true",
+        help="replace blocks hf_ecg wrote in --output (files hf_ecg did not write are never touched: refused)",
+    )  # fmt: skip
     blocks.add_argument(
         "--check",
         action="store_true",
@@ -44,6 +50,7 @@ def add_parser(sub: Any) -> None:
 
 def _run_blocks(args: argparse.Namespace) -> int:
     from ..data.builder import ECGBlocksBuilder
+    from ..data.outputs import BLOCKS, prepare_output
     from ..runtime.blocks import RoundTripError
 
     data_files = {"train": args.data}
@@ -52,7 +59,8 @@ def _run_blocks(args: argparse.Namespace) -> int:
             data_files[split] = getattr(args, split)
     for split, path in data_files.items():
         corpus_file(path, "" if split == "train" else f"--{split}")
-    output = output_folder(args.output)
+    # checked before the work, prepared (an earlier output removed) when the blocks are written
+    output = prepare_output(args.output, BLOCKS, overwrite=args.overwrite, inputs=data_files.values(), dry_run=True)
     with tempfile.TemporaryDirectory(prefix="hf-ecg-blocks-") as cache_dir:
         builder = ECGBlocksBuilder(
             cache_dir=cache_dir, data_files=data_files, first_n=args.first_n, fraction=args.fraction,
@@ -65,7 +73,7 @@ def _run_blocks(args: argparse.Namespace) -> int:
                 raise CLIError(f"check failed at {err}") from None
             for split, count in checked.items():
                 print(f"check: {split}: decompose -> recompose exact on all {count} sentences")
-        dataset, stats = builder.save_blocks(output)
+        dataset, stats = builder.save_blocks(output, overwrite=args.overwrite)
         corpora = {split: builder.corpus(split) for split in data_files}
 
     print(stats.summary())

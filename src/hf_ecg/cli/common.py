@@ -28,14 +28,6 @@ def corpus_file(path: str, flag: str = "") -> Path:
     return file
 
 
-def output_folder(path: str) -> Path:
-    """``--output`` as a folder to write, or :class:`CLIError` when it is an existing file."""
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise CLIError(f"--output {path} exists and is a file: the output is a folder")
-    return folder
-
-
 def repair_note(num_repairs: int, scheme: str, first_at: str | None) -> str:
     """The note ``blocks`` and ``train`` print when tags that did not fit the scheme were repaired."""
     where = f", first at {first_at}" if first_at else ""

@@ -12,7 +12,6 @@ from .common import (
     add_corpus_options,
     add_subset_options,
     corpus_file,
-    output_folder,
     reader_options,
     repair_note,
 )
@@ -70,6 +69,10 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the output folder")
     train.add_argument(
+        "--overwrite", action="store_true",
+        help="replace a model hf_ecg trained in --output (files hf_ecg did not write are never touched: refused)",
+    )  # fmt: skip
+    train.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )
     train.set_defaults(func=_run_train, accepts_extra=True)
@@ -123,7 +126,6 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
     corpus_file(args.data, "--data")
     if args.validation is not None:
         corpus_file(args.validation, "--validation")
-    output_folder(args.output)
     training_args = _training_arguments(args, extra)
     trainer = train_ecg_model(
         args.data,
@@ -133,6 +135,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         first_n=args.first_n,
         fraction=args.fraction,
         resume=args.resume,
+        overwrite=args.overwrite,
         trust_remote_code=args.trust_remote_code,
         corpus_name=args.corpus_name,
         license=args.license,

@@ -162,19 +162,28 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
             checked[split] = len(corpus)
         return checked
 
-    def save_blocks(self, output_dir: str | os.PathLike) -> tuple[datasets.DatasetDict, CorpusStatistics]:
+    def save_blocks(
+        self, output_dir: str | os.PathLike, *, overwrite: bool = False
+    ) -> tuple[datasets.DatasetDict, CorpusStatistics]:
         """Build the splits, ``save_to_disk`` them in ``output_dir`` (``datasets.load_from_disk`` reads it) and write
-        the train split's statistics beside them as ``corpus_stats.json``. Returns both."""
+        the train split's statistics beside them as ``corpus_stats.json``. Returns both.
+
+        ``output_dir`` follows :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or blocks hf_ecg wrote
+        when ``overwrite``; never a folder with other files, nor one inside an input."""
+        from .outputs import BLOCKS, prepare_output
         from .statistics import CorpusStatistics
 
         self.download_and_prepare()
         dataset = self.as_dataset()
-        output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        output_dir = prepare_output(output_dir, BLOCKS, overwrite=overwrite, inputs=self.input_paths())
         dataset.save_to_disk(str(output_dir))
         stats = CorpusStatistics.from_corpus(self.corpus("train"))
         stats.save(output_dir / "corpus_stats.json")
         return dataset, stats
+
+    def input_paths(self) -> list[Path]:
+        """The files the builder reads (its ``data_files``), for the output rule."""
+        return [Path(file) for files in (self.config.data_files or {}).values() for file in files]
 
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         # Read (and so validate) every split here: errors raised during generation reach the

@@ -51,8 +51,6 @@ SHARD_PATTERN = "train-{:05d}.parquet"
 UNFINISHED_DIR = "unfinished"
 #: The command that resumes an unfinished run, written beside its shards.
 RESUME_FILE = "resume.txt"
-#: What hf_ecg writes in a dataset folder; anything else there is the user's, never written beside nor deleted.
-FOLDER_ENTRIES = frozenset({MANIFEST_NAME, "README.md", "data", UNFINISHED_DIR, "baseline.json"})
 #: The card's ``configs`` header: ``load_dataset(folder)`` reads ``data/`` and nothing else of the folder.
 DATA_FILES_HEADER = """---
 configs:
@@ -283,22 +281,12 @@ def _digest(bank: MentionBank) -> str:
 
 
 def check_output_folder(output_dir: str | os.PathLike) -> None:
-    """Refuse an output that is a file, or a folder holding anything hf_ecg did not write there (a folder
-    with no manifest and any entry, or entries beside :data:`FOLDER_ENTRIES`): ``FileExistsError`` naming
+    """Refuse a dataset output that is a file, or a folder holding anything hf_ecg did not write there, at any
+    depth (:func:`hf_ecg.data.outputs.check_output` with the ``dataset`` kind): ``FileExistsError`` naming
     them. ``overwrite`` never touches such files, so it does not lift this check."""
-    path = Path(output_dir)
-    if path.exists() and not path.is_dir():
-        raise FileExistsError(f"{path} exists and is a file: the output is a folder; give a new or empty folder")
-    if not path.is_dir():
-        return
-    entries = sorted(entry.name for entry in path.iterdir())
-    foreign = entries if not (path / MANIFEST_NAME).is_file() else [e for e in entries if e not in FOLDER_ENTRIES]
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise FileExistsError(
-            f"{path} holds files hf_ecg did not write ({shown}): give a new or empty folder "
-            "(--overwrite replaces only a dataset hf_ecg wrote)"
-        )
+    from .outputs import DATASET, check_output
+
+    check_output(output_dir, DATASET)
 
 
 def write_unfinished_card(output_dir: str | os.PathLike, num_samples: int, resume: str) -> None:

@@ -46,7 +46,8 @@ def export_generated(
     """Write the samples of ``data_dir`` (a finished folder ``hf-ecg generate``, ``filter`` or a baseline
     wrote) to the file ``output``, in id order, as ``format`` (:data:`EXPORT_FORMATS`). ``scheme`` (CoNLL
     only) is the tag scheme to write; default: that of the generator's training corpus. An existing
-    ``output`` is refused (``FileExistsError``) unless ``overwrite``; an unfinished folder is refused
+    ``output`` is refused (``FileExistsError``) unless ``overwrite``, and one inside ``data_dir`` always
+    (``ValueError``); an unfinished folder is refused
     (``ValueError``, with the command that resumes it). Returns ``output``."""
     from .dataset_format import generated_label_names, read_generated
 
@@ -60,6 +61,8 @@ def export_generated(
     if scheme is not None:
         scheme = normalize_scheme(scheme)  # a bad scheme is refused before anything is read
     manifest, table = read_generated(data_dir, ["id", "tokens", "ner_tags"])
+    if Path(data_dir).resolve() in output.resolve().parents:  # --overwrite would replace the input's own files
+        raise ValueError(f"{output} is inside the input {data_dir}: write the export somewhere else")
     names = generated_label_names(manifest)
     if scheme is None:
         model = manifest.get("model")

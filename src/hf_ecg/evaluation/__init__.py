@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..data.corpus import Corpus, load_corpus
 
-__all__ = ["load_flags", "load_labelled", "load_source", "load_unlabelled_source"]
+__all__ = ["load_flags", "load_labelled", "load_source", "load_unlabelled_source", "source_path"]
 
 #: The per-sample columns the decoder writes about how each sample ended.
 FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
@@ -69,6 +69,11 @@ def load_source(spec: str | os.PathLike) -> Corpus:
         return load_labelled(path, first_n=numbers[0])
     corpus = load_labelled(path)
     return replace(corpus, sentences=_sliced(corpus.sentences, numbers, str(spec), path))
+
+
+def source_path(spec: str | os.PathLike) -> Path:
+    """The file or folder of a command-line source (``DATA``, ``DATA:N``, ``DATA:START:STOP``)."""
+    return Path(_split_spec(spec)[0])
 
 
 def load_unlabelled_source(spec: str | os.PathLike) -> list[tuple[str, ...]]:

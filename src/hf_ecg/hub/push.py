@@ -53,14 +53,6 @@ def check_hub_access(repo_id: str, token: str | None = None, *, hint: str = "") 
     return token
 
 
-def _fresh_folder(local_dir: Path, overwrite: bool) -> None:
-    if local_dir.exists() and any(local_dir.iterdir()):
-        if not overwrite:
-            raise ValueError(f"{local_dir} is not empty: give an empty or new folder, or overwrite=True (--overwrite)")
-        shutil.rmtree(local_dir)
-    local_dir.mkdir(parents=True, exist_ok=True)
-
-
 def prepare_dataset_folder(
     data_dir: str | os.PathLike,
     local_dir: str | os.PathLike,
@@ -77,10 +69,11 @@ def prepare_dataset_folder(
     ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
     """
     from ..data.dataset_format import MANIFEST_NAME
+    from ..data.outputs import DATASET, prepare_output
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first
-    _fresh_folder(local_dir, overwrite)
+    prepare_output(local_dir, DATASET, overwrite=overwrite, inputs=[data_dir])
     (local_dir / "data").mkdir()
     for shard in sorted((data_dir / "data").glob("*.parquet")):
         shutil.copy2(shard, local_dir / "data" / shard.name)
@@ -132,6 +125,7 @@ def prepare_model_folder(
     ``license``, ``language`` and ``dataset_id`` (the Hub id of the gold corpus the model learned from:
     ``datasets:``) go into the card's metadata when given.
     """
+    from ..data.outputs import MODEL, prepare_output
     from ..modeling import load_ecg_model, upstream_model_id
     from ..runtime.pipeline import EntityControlledGenerationPipeline
 
@@ -146,7 +140,7 @@ def prepare_model_folder(
             "false`, or drop_mention_bank=True)",
             sum(map(len, ecg_config.mention_bank.values())),
         )
-    _fresh_folder(local_dir, overwrite)
+    prepare_output(local_dir, MODEL, overwrite=overwrite, inputs=[model_dir])
     generator = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=ecg_config)
     generator.save_pretrained(str(local_dir))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,19 +104,26 @@ def replacement_bank(corpus: Corpus, lists: Any = None) -> MentionBank:
 
 
 def write_dataset(
-    rows: list[dict[str, Any]], entity_types: list[str], output_dir: str | os.PathLike, settings: dict[str, Any]
+    rows: list[dict[str, Any]],
+    entity_types: list[str],
+    output_dir: str | os.PathLike,
+    settings: dict[str, Any],
+    *,
+    overwrite: bool = False,
+    inputs: Sequence[str | os.PathLike] = (),
 ) -> Path:
     """Write ``rows`` as ``output_dir/data/train-00000.parquet`` in the generated-dataset format
     (:mod:`hf_ecg.data.dataset_format`: the ``hf-ecg generate`` schema and an ``ecg_generation.json`` manifest,
     so that :func:`~hf_ecg.data.dataset_format.read_generated`, selection and export take it), and
-    ``output_dir/baseline.json`` (the settings); ``datasets.load_dataset(output_dir)`` reads it."""
-    from ..data.dataset_format import GENERATION_COLUMNS, bio_labels, dataset_features, write_manifest, write_shard
+    ``output_dir/baseline.json`` (the settings); ``datasets.load_dataset(output_dir)`` reads it.
 
-    output_dir = Path(output_dir)
+    ``output_dir`` follows :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a dataset hf_ecg wrote
+    when ``overwrite``; never a folder with other files, nor one inside ``inputs``."""
+    from ..data.dataset_format import GENERATION_COLUMNS, bio_labels, dataset_features, write_manifest, write_shard
+    from ..data.outputs import DATASET, prepare_output
+
+    output_dir = prepare_output(output_dir, DATASET, overwrite=overwrite, inputs=inputs)
     data_dir = output_dir / "data"
-    if data_dir.is_dir():
-        for old in data_dir.glob("*.parquet"):
-            old.unlink()
     features = dataset_features(entity_types)
     for column in GENERATION_COLUMNS:
         del features[column]

@@ -253,22 +253,19 @@ def filter_generated(
     import pyarrow.parquet as pq
 
     from ..data.dataset_format import (
-        FOLDER_ENTRIES,
         SHARD_PATTERN,
         align_labels,
-        check_output_folder,
         generated_label_names,
         read_generated,
         write_manifest,
     )
+    from ..data.outputs import DATASET, prepare_output
     from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
     source, output = Path(generated_dir), Path(output_dir)
     manifest, table = read_generated(source)
     rows = datasets.Dataset(table)
-    if output.resolve() == source.resolve():
-        raise ValueError("the output folder must differ from the generated folder")
     settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,
                 "gold_sentences": len(gold), "config": asdict(config),
                 "label_names": list(label_names or generated_label_names(manifest)),
@@ -279,17 +276,12 @@ def filter_generated(
     if done is not None and {k: done.get(k) for k in settings} == settings:
         logger.info("%s already holds this selection", output)
         return output
-    unfinished = output.is_dir() and done is None and {p.name for p in output.iterdir()} == {"data"}  # stopped midway
-    if not unfinished:
-        check_output_folder(output)  # a file, or files hf_ecg did not write: refused, overwrite or not
-    if output.is_dir() and any(output.iterdir()):
-        if not (overwrite or unfinished):
-            raise ValueError(f"{output} holds another dataset: use another folder, or overwrite=True (--overwrite)")
-        for entry in FOLDER_ENTRIES:
-            if (output / entry).is_dir():
-                shutil.rmtree(output / entry)
-            else:
-                (output / entry).unlink(missing_ok=True)
+    # stopped midway: shards in data/ and nothing else, not even a manifest
+    unfinished = output.is_dir() and done is None and {p.name for p in output.iterdir()} == {"data"}
+    if unfinished and not DATASET.foreign(output):
+        shutil.rmtree(output / "data")
+    else:  # a file, files hf_ecg did not write (refused, overwrite or not), or another dataset
+        prepare_output(output, DATASET, overwrite=overwrite, inputs=[source])
 
     ids = rows.data.column("id").to_pylist()
     rows = rows.select(sorted(range(rows.num_rows), key=ids.__getitem__)).flatten_indices()

@@ -316,6 +316,7 @@ def train_ecg_model(
     first_n: int | None = None,
     fraction: float | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     trust_remote_code: bool = False,
     corpus_name: str | None = None,
     license: str | None = None,
@@ -330,7 +331,10 @@ def train_ecg_model(
 
     ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
     :class:`~hf_ecg.data.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
-    last checkpoint in ``args.output_dir`` (a fresh start if none). ``corpus_name`` names the corpus in the
+    last checkpoint in ``args.output_dir`` (a fresh start if none). ``args.output_dir`` follows
+    :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a model hf_ecg wrote (continued with
+    ``resume``, replaced with ``overwrite``, refused otherwise); never a folder with other files, nor one
+    inside an input. ``corpus_name`` names the corpus in the
     model card and the saved statistics (default: its file's or dataset's name); ``license`` and
     ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata. Returns the trainer (its
     ``state`` holds the steps and logs).
@@ -344,6 +348,7 @@ def train_ecg_model(
     from transformers.trainer_utils import get_last_checkpoint
 
     from ..data.builder import ECGBlocksBuilder
+    from ..data.outputs import MODEL, prepare_output
     from ..data.statistics import CorpusStatistics
     from ..hub.push import HubUploadError, check_hub_access
     from ..modeling import add_ecg_tokens, apply_lora, load_causal_lm, upstream_model_id
@@ -360,6 +365,9 @@ def train_ecg_model(
     files = {isinstance(source, (str, os.PathLike)) for source in sources.values()}
     if len(files) > 1:
         raise ValueError("give data and validation both as files or both as datasets")
+    input_files = list(sources.values()) if files == {True} else []
+    # the output rule before any work: an earlier model is continued (resume), replaced (overwrite) or refused
+    prepare_output(args.output_dir, MODEL, overwrite=overwrite or resume, inputs=input_files, dry_run=True)
     inputs = {"data_files": {k: str(v) for k, v in sources.items()}} if files == {True} else {"corpora": sources}
     builder = ECGBlocksBuilder(
         **inputs,
@@ -440,6 +448,8 @@ def train_ecg_model(
         processing_class=tokenizer,
         model_card_data=card,
     )
+    if overwrite and not resume:
+        prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
     checkpoint = get_last_checkpoint(args.output_dir) if resume and os.path.isdir(args.output_dir) else None
     if resume and checkpoint is None:
         logger.warning("no checkpoint in %s: starting from the beginning", args.output_dir)

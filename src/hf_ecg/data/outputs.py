@@ -1,0 +1,156 @@
+"""The one rule for every folder hf_ecg writes: nothing of the user's is ever written over or deleted.
+
+An output folder is accepted when it is new, empty, or hf_ecg's own output of the same kind (it holds the
+kind's marker file, and nothing but what hf_ecg writes for that kind, at every depth). A folder holding
+anything else is refused, ``--overwrite`` included, naming what is in the way; ``--overwrite`` removes only
+hf_ecg's own entries. An output inside one of the command's inputs, or holding one, is refused too.
+
+Kinds (:data:`OUTPUT_KINDS`): ``dataset`` (``generate``, ``filter``, ``baseline``, ``push-dataset
+--local-dir``), ``model`` (``train``, ``push-model --local-dir``), ``blocks`` (``blocks``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+
+from ..runtime.ecg_config import ECG_CONFIG_NAME
+
+__all__ = ["BLOCKS", "DATASET", "MODEL", "OUTPUT_KINDS", "OutputKind", "check_output", "prepare_output"]
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """What hf_ecg writes in a folder of one kind.
+
+    ``markers``: names (glob patterns) of which one says hf_ecg wrote the folder; ``entries``: the names it
+    writes at the top; ``nested``: for a folder among them, the names it writes inside it (a folder missing
+    here holds only what hf_ecg wrote, e.g. a Trainer checkpoint).
+    """
+
+    name: str
+    markers: tuple[str, ...]
+    entries: tuple[str, ...]
+    nested: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def is_own(self, folder: Path) -> bool:
+        """Whether ``folder`` holds one of the kind's markers."""
+        return any(_matches(entry.name, self.markers) for entry in folder.iterdir())
+
+    def foreign(self, folder: Path) -> list[str]:
+        """The entries of ``folder`` (relative paths) that hf_ecg does not write for this kind."""
+        found = []
+        for entry in sorted(folder.iterdir()):
+            if not _matches(entry.name, self.entries):
+                found.append(entry.name)
+                continue
+            inside = next((names for pattern, names in self.nested.items() if fnmatch(entry.name, pattern)), None)
+            if inside is not None and entry.is_dir():
+                found += [f"{entry.name}/{e.name}" for e in sorted(entry.iterdir()) if not _matches(e.name, inside)]
+        return found
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch(name, pattern) for pattern in patterns)
+
+
+_SHARDS = ("train-*.parquet", ".tmp-*")
+#: A dataset folder: shards, manifest, card (hf_ecg.data.dataset_format).
+DATASET = OutputKind(
+    "dataset",
+    markers=("ecg_generation.json",),
+    entries=("ecg_generation.json", "README.md", "data", "unfinished", "baseline.json", ".gitattributes"),
+    nested={"data": _SHARDS, "unfinished": (*_SHARDS, "resume.txt")},
+)
+#: A trained generator: what ``save_pretrained`` and the Trainer write, plus the ECG files and the card.
+MODEL = OutputKind(
+    "model",
+    markers=(ECG_CONFIG_NAME, "checkpoint-*"),
+    entries=(
+        ECG_CONFIG_NAME,
+        "ecg_card.json",
+        "README.md",
+        "config.json",
+        "generation_config.json",
+        "*.safetensors",
+        "*.safetensors.index.json",
+        "*.bin",
+        "tokenizer*",
+        "special_tokens_map.json",
+        "vocab.json",
+        "merges.txt",
+        "added_tokens.json",
+        "chat_template.jinja",
+        "*.py",  # the pipeline's code, which push-model writes beside the weights
+        "adapter_config.json",
+        "checkpoint-*",
+        "runs",
+        "all_results.json",
+        "train_results.json",
+        "eval_results.json",
+        "trainer_state.json",
+        ".gitattributes",
+    ),
+)
+_SPLITS = ("train", "validation", "test")
+#: Q&A blocks: a ``DatasetDict.save_to_disk`` and the corpus statistics.
+BLOCKS = OutputKind(
+    "blocks",
+    markers=("corpus_stats.json",),
+    entries=("corpus_stats.json", "dataset_dict.json", *_SPLITS),
+    nested={split: ("data-*.arrow", "dataset_info.json", "state.json", "cache-*") for split in _SPLITS},
+)
+OUTPUT_KINDS = {kind.name: kind for kind in (DATASET, MODEL, BLOCKS)}
+
+
+def check_output(output: str | os.PathLike, kind: OutputKind, *, inputs: Iterable[str | os.PathLike] = ()) -> bool:
+    """Refuse an ``output`` folder that is a file, inside one of ``inputs`` or holding one (``ValueError``),
+    or not new, empty or hf_ecg's own ``kind`` of output (``FileExistsError`` naming what is in the way).
+    Returns whether it holds an earlier output of the kind."""
+    path = Path(output)
+    resolved = path.resolve()
+    for source in inputs:
+        source_path = Path(source).resolve()
+        if resolved == source_path or source_path in resolved.parents or resolved in source_path.parents:
+            raise ValueError(f"{path} is, holds or is inside the input {source}: write the output somewhere else")
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is a file: the output is a folder; give a new or empty folder")
+    if not path.is_dir() or not any(path.iterdir()):
+        return False
+    foreign = kind.foreign(path) if kind.is_own(path) else sorted(e.name for e in path.iterdir())
+    if foreign:
+        raise FileExistsError(f"{path} holds files hf_ecg did not write ({_shown(foreign)}): give a new or empty "
+                              f"folder (--overwrite replaces only a {kind.name} hf_ecg wrote)")  # fmt: skip
+    return True
+
+
+def prepare_output(
+    output: str | os.PathLike,
+    kind: OutputKind,
+    *,
+    overwrite: bool = False,
+    inputs: Iterable[str | os.PathLike] = (),
+    dry_run: bool = False,
+) -> Path:
+    """Make ``output`` ready for a new ``kind`` of output under :func:`check_output`'s rule: an earlier output
+    of the kind is refused (``ValueError``) unless ``overwrite``, which removes hf_ecg's entries only.
+    ``dry_run`` checks and changes nothing (a command checks before its long work, and prepares after)."""
+    path = Path(output)
+    if check_output(path, kind, inputs=inputs):
+        if not overwrite:
+            raise ValueError(f"{path} holds another {kind.name} hf_ecg wrote: use another folder, or "
+                             "overwrite=True (--overwrite) to replace it")  # fmt: skip
+        if not dry_run:
+            for entry in path.iterdir():
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    if not dry_run:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
