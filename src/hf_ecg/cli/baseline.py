@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .common import add_overwrite_option
+
 
 def add_parser(sub: Any) -> None:
     """Register ``hf-ecg baseline``."""
@@ -31,10 +33,7 @@ def add_parser(sub: Any) -> None:
         "--output", "-o", required=True, metavar="DIR",
         help="dataset folder: new or empty (or one hf_ecg wrote, with --overwrite)",
     )  # fmt: skip
-    replacement.add_argument(
-        "--overwrite", action="store_true",
-        help="replace a dataset hf_ecg wrote in --output (files hf_ecg did not write are never touched: refused)",
-    )  # fmt: skip
+    add_overwrite_option(replacement, "dataset")
     replacement.add_argument("--probability", type=float, default=1.0, help="replacement probability (default 1)")
     replacement.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     replacement.add_argument(

@@ -9,6 +9,7 @@ from typing import Any
 from .common import (
     CLIError,
     add_corpus_options,
+    add_overwrite_option,
     add_subset_options,
     corpus_file,
     reader_options,
@@ -36,10 +37,7 @@ def add_parser(sub: Any) -> None:
         "--output", "-o", required=True, metavar="DIR",
         help="where to write the DatasetDict: a new or empty folder (or blocks hf_ecg wrote, with --overwrite)",
     )  # fmt: skip
-    blocks.add_argument(
-        "--overwrite", action="store_true",
-        help="replace blocks hf_ecg wrote in --output (files hf_ecg did not write are never touched: refused)",
-    )  # fmt: skip
+    add_overwrite_option(blocks, "blocks output")
     blocks.add_argument(
         "--check",
         action="store_true",

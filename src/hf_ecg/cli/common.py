@@ -28,6 +28,15 @@ def corpus_file(path: str, flag: str = "") -> Path:
     return file
 
 
+def add_overwrite_option(parser: argparse.ArgumentParser, kind: str) -> None:
+    """``--overwrite`` under the output rule (:mod:`hf_ecg.data.outputs`), said the same by every command."""
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help=f"replace a {kind} hf_ecg wrote in the output folder (a folder with any file hf_ecg did not write is "
+        "refused, --overwrite included, and left as it is)",
+    )  # fmt: skip
+
+
 def repair_note(num_repairs: int, scheme: str, first_at: str | None) -> str:
     """The note ``blocks`` and ``train`` print when tags that did not fit the scheme were repaired."""
     where = f", first at {first_at}" if first_at else ""

@@ -11,6 +11,7 @@ from ..data.selection_rules import RULES as RULE_CHOICES
 from .common import (
     LABEL_NAMES_HELP,
     add_dataset_card_options,
+    add_overwrite_option,
     add_selection_options,
     dataset_card_fields,
     label_names_option,
@@ -60,7 +61,7 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     add_dataset_card_options(filter_.add_argument_group("dataset card (OUTPUT/README.md)"))
-    filter_.add_argument("--overwrite", action="store_true", help="replace a dataset hf_ecg wrote in OUTPUT")
+    add_overwrite_option(filter_, "dataset")
     filter_.set_defaults(func=_run_filter)
 
 

@@ -17,6 +17,7 @@ from .common import (
     CLIError,
     add_config_options,
     add_dataset_card_options,
+    add_overwrite_option,
     add_selection_options,
     config_values,
     dataset_card_fields,
@@ -112,7 +113,7 @@ def add_parser(sub: Any) -> None:
     add_selection_options(selection, target_size=False)
     generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     add_dataset_card_options(generate.add_argument_group("dataset card (OUTPUT/README.md)"))
-    generate.add_argument("--overwrite", action="store_true", help="replace a dataset with other settings in OUTPUT")
+    add_overwrite_option(generate, "dataset with other settings")
     generate.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )

@@ -10,6 +10,7 @@ from typing import Any
 from .common import (
     CLIError,
     add_corpus_options,
+    add_overwrite_option,
     add_subset_options,
     corpus_file,
     reader_options,
@@ -68,10 +69,7 @@ def add_parser(sub: Any) -> None:
         help="Hub id of the gold corpus, for the card's datasets metadata and the cards of the data it generates",
     )  # fmt: skip
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the output folder")
-    train.add_argument(
-        "--overwrite", action="store_true",
-        help="replace a model hf_ecg trained in --output (files hf_ecg did not write are never touched: refused)",
-    )  # fmt: skip
+    add_overwrite_option(train, "model")
     train.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )
