@@ -14,6 +14,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+import torch
 import yaml
 
 from hf_ecg.cli import main
@@ -110,6 +111,48 @@ def test_a_killed_generation_is_no_dataset_and_resumes_to_the_identical_one(mode
     resumed = datasets.load_dataset(str(killed), split="train")
     assert sorted(resumed["id"]) == list(range(20))
     assert resumed.sort("id").to_list() == datasets.load_dataset(str(whole), split="train").sort("id").to_list()
+
+
+def test_a_resume_with_a_model_changed_in_place_is_refused_and_the_folder_kept(models, tmp_path, capsys):
+    """Crash after one shard, retrain the model in place, run the same command: the samples of two models
+    would share one manifest, so it is refused in one line that says so, and nothing on disk changes."""
+    model = tmp_path / "model"
+    shutil.copytree(models["ecg"], model)
+    killed = tmp_path / "killed"
+    argv = ["generate", "--model", str(model), "-n", "10", "-o", str(killed), "--samples-per-shard", "5",
+            "--max-block-tokens", "6", "--seed", "3"]  # fmt: skip
+    driver = textwrap.dedent(f"""
+        import os, signal, sys
+        import hf_ecg.synthetic.generate as generate
+        real = generate.write_shard
+        def write_then_die(*args):
+            real(*args)
+            os.kill(os.getpid(), signal.SIGKILL)
+        generate.write_shard = write_then_die
+        from hf_ecg.cli import main
+        sys.exit(main({argv!r}))
+    """)
+    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == -9, result.stderr[-2000:]
+    before = snapshot(killed)
+    manifest = json.loads((killed / "ecg_generation.json").read_text())
+    assert manifest["model_fingerprint"] and "unfinished" in {p.name for p in killed.iterdir()}
+
+    from transformers import AutoModelForCausalLM
+
+    retrained = AutoModelForCausalLM.from_pretrained(model)
+    with torch.no_grad():
+        next(retrained.parameters()).add_(0.01)
+    retrained.save_pretrained(model)  # "retrained in place"
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"hf-ecg generate: error: {killed} was begun with another model: {model} changed since")
+    assert snapshot(killed) == before
+    assert main([*argv, "--overwrite"]) == 0  # starting again is the user's choice
+    assert (
+        json.loads((killed / "ecg_generation.json").read_text())["model_fingerprint"] != manifest["model_fingerprint"]
+    )
+    assert "(fingerprint `" in (killed / "README.md").read_text()
 
 
 # 3. train --push_to_hub: token and repo id checked before training

@@ -12,6 +12,7 @@ The cache lives in ``$HF_ECG_CACHE`` (default ``~/.cache/hf_ecg``).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
@@ -34,6 +35,7 @@ __all__ = [
     "inference_dtype",
     "load_causal_lm",
     "load_ecg_model",
+    "model_fingerprint",
     "resolve_model",
     "upstream_model_id",
 ]
@@ -264,3 +266,35 @@ def load_ecg_model(
     ecg_config = ECGConfig.from_pretrained(name)  # first: a folder that is no ECG model fails before loading
     model, tokenizer = load_causal_lm(name, trust_remote_code=trust_remote_code, **model_kwargs)
     return model, tokenizer, ecg_config
+
+
+#: The files whose bytes make a model what it is: weights, tokenizer and configs (not its card).
+_FINGERPRINTED = ("*.safetensors", "*.bin", "*.json", "*.txt", "*.model", "*.jinja")
+
+
+def model_fingerprint(name: str | os.PathLike) -> str | None:
+    """A short digest of a model's weights, tokenizer and configs, so that a resumed generation can tell
+    that the model changed under it (retrained in place). A local folder: SHA-256 over its files' names and
+    bytes (about a second a gigabyte); a Hub id: the commit of the snapshot it loads from (``hub:<sha>``);
+    ``None`` where neither can be found."""
+    from fnmatch import fnmatch
+
+    path = Path(resolve_model(name))
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for file in sorted(path.iterdir()):
+            if file.is_file() and any(fnmatch(file.name, pattern) for pattern in _FINGERPRINTED):
+                if file.name in ("ecg_card.json", "training_args.bin"):
+                    continue  # the card and the Trainer's arguments are not the model
+                digest.update(file.name.encode() + b"\0")
+                with file.open("rb") as handle:
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(chunk)
+        return digest.hexdigest()[:16]
+    from transformers.utils import cached_file
+
+    try:
+        config = cached_file(str(name), "config.json", _raise_exceptions_for_missing_entries=False)
+    except OSError:
+        return None
+    return None if config is None else f"hub:{Path(config).parent.name}"

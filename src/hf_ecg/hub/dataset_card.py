@@ -92,6 +92,7 @@ class ECGDatasetCardData:
     license: str | None = None  # None: not stated; the card says the training corpus's license applies
     language: list[str] | None = field(default_factory=lambda: ["en"])
     generator: str = ""  # the model that wrote the data: a Hub id or a local path
+    generator_fingerprint: str | None = None  # modeling.model_fingerprint of it (None: before it was recorded)
     method: str = "ECG-QALM"  # "ECG-LM" when the generator was trained with layout="lm" (the paper's ablation)
     base_model: str | None = None
     corpus_name: str | None = None
@@ -173,6 +174,7 @@ class ECGDatasetCardData:
             "num_samples": manifest["num_samples"],
             "label_names": label_names,
             "generator": manifest["model"] or "",
+            "generator_fingerprint": manifest.get("model_fingerprint"),
             "method": _BASELINES.get(manifest["method"], (manifest["method"],))[0]
             if baseline is not None
             else method_name(generator_config.layout if generator_config else None),

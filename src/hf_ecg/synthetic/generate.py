@@ -143,7 +143,7 @@ def generate_dataset(
     from accelerate import PartialState
 
     from ..data.corpus import load_corpus
-    from ..modeling import inference_dtype, load_ecg_model
+    from ..modeling import inference_dtype, load_ecg_model, model_fingerprint
 
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
@@ -180,6 +180,7 @@ def generate_dataset(
 
     manifest = {
         "model": str(model),
+        "model_fingerprint": model_fingerprint(model),
         "num_samples": num_samples,
         "samples_per_shard": samples_per_shard,
         "seed": seed,
@@ -421,8 +422,15 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
         if isinstance(previous.get("decoding"), dict):
             previous["decoding"] = {**{k: v for k, v in defaults.items() if k not in previous["decoding"]},
                                     **previous["decoding"]}  # fmt: skip
+        previous.setdefault("model_fingerprint", manifest["model_fingerprint"])  # folders before it: unchecked
         if previous == manifest:
             return False
+        if not overwrite and previous["model_fingerprint"] != manifest["model_fingerprint"]:
+            raise ValueError(
+                f"{output_dir} was begun with another model: {manifest['model']} changed since (fingerprint "
+                f"{previous['model_fingerprint']}, now {manifest['model_fingerprint']}), and its samples would be "
+                "mixed with the earlier model's; use another folder, or overwrite=True (--overwrite) to start again"
+            )
         if not overwrite:
             changed = sorted(k for k in manifest.keys() | previous.keys() if manifest.get(k) != previous.get(k))
             raise ValueError(
