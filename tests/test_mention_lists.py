@@ -4,6 +4,7 @@ API, the pipeline and `hf-ecg generate`; the file format's inverse as a property
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -39,18 +40,21 @@ def mentions_of(dataset: datasets.Dataset, label: str) -> set[tuple[str, ...]]:
     return found
 
 
-words = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=6)
+words = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=6).map(
+    lambda w: unicodedata.normalize("NFC", w)  # what a list reads back, so that a saved bank reads back the same
+)
 mention_lines = st.lists(st.tuples(st.lists(words, min_size=1, max_size=3), st.integers(1, 9)), min_size=1, max_size=8)
 
 
 @given(mention_lines)
 def test_a_list_reads_back_its_mentions_and_counts(tmp_path_factory, lines):
-    """mention<TAB>count lines (and blank lines between them) read back as the counter they were written from."""
+    """mention<TAB>count lines (and blank lines between them) read back as the counter they were written from,
+    NFC-normalized as the corpus reader normalizes text."""
     path = tmp_path_factory.mktemp("lists") / "Disease.txt"
     write_list(path, ["", *[f"{' '.join(tokens)}\t{count}" for tokens, count in lines], "   "])
     expected: Counter[tuple[str, ...]] = Counter()
     for tokens, count in lines:
-        expected[tuple(tokens)] += count
+        expected[tuple(unicodedata.normalize("NFC", token) for token in tokens)] += count
     assert read_mention_list(path) == expected
 
 
@@ -206,3 +210,54 @@ def test_mention_replacement_draws_from_the_same_lists(tmp_path, capsys):
     assert "that gold.tsv does not have; its types: Chemical, Disease" in capsys.readouterr().err
     assert main([*argv, "weighted"]) == 2
     assert "mention replacement takes mention lists only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("...", "punctuation only, no letter or digit"),
+        ("--", "punctuation only, no letter or digit"),
+        ("fe\x00ver", r"a control or invisible character \(U\+0000\)"),
+        ("fe\u200bver", r"a control or invisible character \(U\+200B\)"),
+        (" ".join(["word"] * 2002), r"too long for a name \(2002 words"),
+        ("x" * 20000, r"too long for a name \(1 word, 20000 characters"),
+    ],
+)
+def test_one_mention_check_for_lists_json_dicts_and_the_baseline(line, problem, tiny, tmp_path, capsys):
+    """Every mention source refuses what no entity is, naming the file and line (issue 47, item 8)."""
+    path = write_list(tmp_path / "Disease.txt", ["fever", line])
+    with pytest.raises(ValueError, match=rf"Disease\.txt:2: .* is no mention: {problem}"):
+        read_mention_list(path)
+    config = tiny[2]
+    with pytest.raises(ValueError, match=rf"mentions= the mention .* of 'Disease' is no mention: {problem}"):
+        MentionFiller.from_source({"Disease": ["fever", line]}, config)
+    json_file = tmp_path / "m.json"
+    json_file.write_text(json.dumps({"Disease": ["fever", line]}))
+    with pytest.raises(ValueError, match=rf"m\.json: the mention .* of 'Disease' is no mention: {problem}"):
+        MentionFiller.from_source(str(json_file), config)
+    from tiny import toy_corpus
+
+    out = tmp_path / "mr"
+    argv = ["baseline", "mention-replacement", "--data", str(toy_corpus(tmp_path / "gold.tsv")), "-o", str(out),
+            "--mentions", f"Disease={path}"]  # fmt: skip
+    assert main(argv) == 2
+    assert "Disease.txt:2:" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_byte_order_mark_never_reaches_a_mention(tmp_path):
+    path = tmp_path / "Disease.txt"
+    path.write_bytes("\ufefffever\nmigraine\n".encode())  # what Notepad writes as "UTF-8"
+    assert set(read_mention_list(path)) == {("fever",), ("migraine",)}
+    decomposed = tmp_path / "Chemical.txt"
+    decomposed.write_text("cafe\u0301ine\n", encoding="utf-8")  # é as e + combining accent
+    assert set(read_mention_list(decomposed)) == {("caf\u00e9ine",)}  # NFC, as the corpus reader writes it
+
+
+def test_user_mentions_of_an_unknown_type_or_an_empty_list_are_named(tiny, tmp_path):
+    config = tiny[2]
+    with pytest.raises(ValueError, match=r"mentions= mentions for type\(s\) \['Diseese'\] this model does not write"):
+        MentionFiller.from_source({"Diseese": ["fever"]}, config)
+    json_file = tmp_path / "m.json"
+    json_file.write_text(json.dumps({"Disease": []}))
+    with pytest.raises(ValueError, match=r"m\.json: the mentions of 'Disease' must be a non-empty list"):
+        MentionFiller.from_source(str(json_file), config)

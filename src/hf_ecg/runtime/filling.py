@@ -230,7 +230,7 @@ class MentionFiller:
             bank = training_bank(ecg_config, corpus_bank) or MentionBank()
             return cls(bank.with_types_of(listed), lists.strategy, origins=dict.fromkeys(files, "lists"))
         if isinstance(source, Mapping):
-            return cls(MentionBank.from_lists(source), origin="user")
+            return cls(_user_bank(source, ecg_config, "mentions="), origin="user")
         if str(source) in (*FILL_STRATEGIES, GENERATED):
             if source == GENERATED and not ecg_config.mention_token:
                 raise ValueError(
@@ -257,7 +257,7 @@ class MentionFiller:
             raise ValueError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
         if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
             raise ValueError(f"{path}: expected a JSON object {{type: [mention, ...]}}")
-        return cls(MentionBank.from_lists(data), origin="user")
+        return cls(_user_bank(data, ecg_config, f"{path}:"), origin="user")
 
     def check_types(self, entity_types: Sequence[str]) -> None:
         """Raise ``ValueError`` if a requested type has no mention to fill it with."""
@@ -392,3 +392,17 @@ class TemplateFiller:
             given = written.mentions
         rows = [self.filler.fill(d, rng, m, o) for d, m, o in zip(decoded, given, origins, strict=True)]
         return rows, written
+
+
+def _user_bank(mentions: Mapping[str, Any], ecg_config: ECGConfig, where: str) -> MentionBank:
+    """A user's ``{type: [mentions]}`` (a dict or a JSON file's) as a bank: a type the model does not write
+    is refused, naming the ones it does, as the CLI refuses it; each mention passes
+    :func:`~hf_ecg.runtime.mentions.mention_problem`. ``where`` starts the errors (the file, or the argument)."""
+    unknown = sorted(set(mentions) - set(ecg_config.entity_types))
+    if unknown:
+        raise ValueError(f"{where} mentions for type(s) {unknown} this model does not write; its types: "
+                         f"{', '.join(ecg_config.entity_types)}")  # fmt: skip
+    try:
+        return MentionBank.from_lists(mentions)
+    except ValueError as error:
+        raise ValueError(f"{where} {error}") from None

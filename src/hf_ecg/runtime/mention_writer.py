@@ -22,7 +22,7 @@ import torch
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
-from .mentions import MentionBank
+from .mentions import MentionBank, mention_problem
 from .words import WordSplitter
 
 __all__ = ["MentionWriter", "WrittenMentions", "writing_line"]
@@ -211,6 +211,8 @@ class MentionWriter:
             return None, "too long"
         if _loose_edge(words):
             return None, "punctuation at an edge"
+        if mention_problem(words):  # the check every mention source passes (a control character, ...)
+            return None, "no mention"
         if label not in self.known_types.get(" ".join(words).casefold(), {label}):
             return None, "another type's mention"
         return words, ""

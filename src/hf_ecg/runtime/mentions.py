@@ -9,14 +9,58 @@ from __future__ import annotations
 
 import os
 import random
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["FILL_STRATEGIES", "MENTION_LIST_SUFFIX", "MentionBank", "mention_list_files", "read_mention_list"]
+__all__ = [
+    "FILL_STRATEGIES",
+    "MAX_MENTION_CHARACTERS",
+    "MAX_MENTION_WORDS",
+    "MENTION_LIST_SUFFIX",
+    "MentionBank",
+    "mention_list_files",
+    "mention_problem",
+    "read_mention_list",
+]
 
 FILL_STRATEGIES = ("random", "weighted")
+
+
+#: Past these a "mention" is a sentence or a paragraph, not a name (the longest BC5CDR and JNLPBA training
+#: mentions have 18 and 21 words).
+MAX_MENTION_WORDS = 32
+MAX_MENTION_CHARACTERS = 300
+#: Unicode categories that never belong in a labelled token: control, format (zero-width, byte-order mark),
+#: surrogate and private-use characters.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+def mention_problem(tokens: Sequence[str]) -> str | None:
+    """Why ``tokens`` cannot be an entity mention, or ``None``: the one check that every mention source passes
+    (lists, JSON files, the pipeline's dicts, the baseline's lists, the generator's written mentions). No
+    words; a control or invisible character (a byte-order mark, a zero-width space, NUL); no letter or digit
+    (``...``, ``--``); more than :data:`MAX_MENTION_WORDS` words or :data:`MAX_MENTION_CHARACTERS` characters."""
+    if not tokens:
+        return "no words"
+    text = " ".join(tokens)
+    bad = next((ch for ch in text if unicodedata.category(ch) in _INVISIBLE), None)
+    if bad is not None:
+        return f"a control or invisible character (U+{ord(bad):04X})"
+    if not any(ch.isalnum() for ch in text):
+        return "punctuation only, no letter or digit"
+    if len(tokens) > MAX_MENTION_WORDS or len(text) > MAX_MENTION_CHARACTERS:
+        words = f"{len(tokens)} word{'s' if len(tokens) != 1 else ''}"
+        return (f"too long for a name ({words}, {len(text)} characters; at most {MAX_MENTION_WORDS} words, "
+                f"{MAX_MENTION_CHARACTERS} characters)")  # fmt: skip
+    return None
+
+
+def _normalized(text: str) -> str:
+    """A mention as the corpus reader normalizes text: NFC, without a byte-order mark."""
+    return unicodedata.normalize("NFC", text.replace("\ufeff", ""))
 
 
 #: The file name ending of a mention list in a folder of them: ``Disease.txt`` holds the Disease mentions.
@@ -27,12 +71,14 @@ def read_mention_list(
     path: str | os.PathLike, split: Callable[[str], list[str]] = str.split, *, encoding: str = "utf-8"
 ) -> Counter[tuple[str, ...]]:
     """The mentions of a plain-text list: one mention per line, optionally followed by a tab and a count (its
-    weight for ``weighted`` draws; 1 without one). Blank lines are skipped; each mention is split into tokens
-    by ``split`` (the generator's corpus rules: :class:`~hf_ecg.runtime.words.WordSplitter`). ``ValueError``
-    naming the file (and line) for an undecodable file, a bad count or a list with no mention."""
+    weight for ``weighted`` draws; 1 without one). Blank lines are skipped; a byte-order mark is dropped and
+    the text NFC-normalized as the corpus reader does; each mention is split into tokens by ``split`` (the
+    generator's corpus rules: :class:`~hf_ecg.runtime.words.WordSplitter`). ``ValueError`` naming the file
+    (and line) for an undecodable file, a bad count, a mention :func:`mention_problem` refuses, or a list
+    with no mention."""
     path = Path(path)
     try:
-        text = path.read_text(encoding=encoding)
+        text = _normalized(path.read_text(encoding=encoding))
     except UnicodeDecodeError as error:
         line = path.read_bytes()[: error.start].count(b"\n") + 1
         raise ValueError(
@@ -46,6 +92,9 @@ def read_mention_list(
         tokens = tuple(split(mention.strip()))
         if not tokens:
             continue
+        problem = mention_problem(tokens)
+        if problem:
+            raise ValueError(f"{path}:{number}: {mention.strip()[:60]!r} is no mention: {problem}")
         try:
             weight = int(count) if tab else 1
         except ValueError:
@@ -105,14 +154,20 @@ class MentionBank:
 
     @classmethod
     def from_lists(cls, mentions: Mapping[str, Sequence[str | Sequence[str]]]) -> MentionBank:
-        """A bank from a user dict ``{type: [mention, ...]}``; a string mention is split on whitespace."""
+        """A bank from a user dict ``{type: [mention, ...]}``; a string mention is split on whitespace, NFC
+        normalized. ``ValueError`` naming the type for an empty list or a mention :func:`mention_problem`
+        refuses."""
         counts: dict[str, Counter[tuple[str, ...]]] = {}
         for label, items in mentions.items():
             bank = counts.setdefault(label, Counter())
+            if isinstance(items, str) or not items:
+                raise ValueError(f"the mentions of {label!r} must be a non-empty list of mentions, not {items!r}")
             for item in items:
-                tokens = tuple(item.split()) if isinstance(item, str) else tuple(item)
-                if not tokens:
-                    raise ValueError(f"empty mention in the list for {label!r}")
+                words = item.split() if isinstance(item, str) else item
+                tokens = tuple(_normalized(str(word)) for word in words)
+                problem = mention_problem(tokens)
+                if problem:
+                    raise ValueError(f"the mention {str(item)[:60]!r} of {label!r} is no mention: {problem}")
                 bank[tokens] += 1
         return cls(counts)
 
