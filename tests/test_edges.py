@@ -231,6 +231,24 @@ def test_a_missing_model_says_so(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", ["generate", "push-model", "evaluate"])
+def test_a_model_path_that_is_no_folder_and_no_hub_id_is_one_line(command, models, tmp_path, capsys, monkeypatch):
+    """The README's own `outputs/quickstart/model` before the quickstart has run (a path, so no Hub id)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    argv = {
+        "generate": ["generate", "--model", "outputs/quickstart/model", "-n", "2", "-o", "out"],
+        "push-model": ["push-model", "--model", "outputs/quickstart/model", "--repo-id", "org/x", "--local-dir", "out"],
+        "evaluate": ["evaluate", "ner", "--model", "/missing", "--train", str(models["corpus"]), "--test",
+                     str(models["corpus"]), "-o", "out"],
+    }[command]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"hf-ecg {argv[0]}: error: ") and "Traceback" not in "\n".join(err)
+    assert "outputs/quickstart/model: no such model folder" in err[-1] or "cannot load model '/missing'" in err[-1]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_base_model_shorter_than_max_length_fails_before_anything_is_written(models, tmp_path, capsys):
     short = save_tiny_model(tmp_path / "short", n_positions=128)
     out = tmp_path / "model"

@@ -36,6 +36,7 @@ __all__ = [
     "load_causal_lm",
     "load_ecg_model",
     "model_fingerprint",
+    "model_load_error",
     "resolve_model",
     "upstream_model_id",
 ]
@@ -126,6 +127,18 @@ def _not_found(name: str, err: Exception) -> ModelNotFoundError:
     return ModelNotFoundError(f"cannot load model {name!r}; tried: " + "; ".join(tried))
 
 
+def model_load_error(name: str | os.PathLike, err: Exception, what: str = "model") -> ModelNotFoundError:
+    """The one-line error for a model that failed to load from ``name`` (an alias, folder or Hub id): a folder
+    that exists is named with what is wrong in it; anything else lists what was tried."""
+    path = resolve_model(name)
+    if isinstance(err, ModelNotFoundError):
+        return err
+    if Path(path).is_dir():  # a folder without weights or config, or a broken one: say which folder
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return ModelNotFoundError(f"cannot load the {what} in the folder {path}: {detail}")
+    return _not_found(str(name), err)
+
+
 def load_causal_lm(name: str | os.PathLike, *, trust_remote_code: bool = False, **model_kwargs: Any) -> tuple[Any, Any]:
     """Load ``(model, tokenizer)`` of a causal LM from an alias, local folder or Hub id.
 
@@ -139,12 +152,7 @@ def load_causal_lm(name: str | os.PathLike, *, trust_remote_code: bool = False, 
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=trust_remote_code, **model_kwargs)
     except (OSError, ValueError) as err:
-        if isinstance(err, ModelNotFoundError):
-            raise
-        if Path(path).is_dir():  # a folder without weights, or with a broken config: say which folder
-            detail = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise ModelNotFoundError(f"cannot load the model in the folder {path}: {detail}") from err
-        raise _not_found(str(name), err) from err
+        raise model_load_error(name, err) from err
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer

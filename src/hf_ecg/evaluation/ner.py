@@ -164,7 +164,7 @@ def train_tagger(
     )
 
     from ..data.dataset_format import bio_labels
-    from ..modeling import resolve_model
+    from ..modeling import model_load_error, resolve_model
 
     stages = [(sentences, epochs) for sentences, epochs in training_stages(train, synthetic, config) if sentences]
     if not stages:
@@ -173,7 +173,10 @@ def train_tagger(
     labels = bio_labels(types | set(entity_types) | set(dev.entity_types if dev is not None else ()))
     label_ids = {label: i for i, label in enumerate(labels)}
     path = resolve_model(config.model)
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as error:
+        raise model_load_error(config.model, error) from None
     if not tokenizer.is_fast:
         raise ValueError(f"{config.model} has no fast tokenizer: word alignment needs one")
 

@@ -157,16 +157,13 @@ class Tagger:
         """
         from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
-        from ..modeling import ModelNotFoundError, _not_found, resolve_model
+        from ..modeling import model_load_error, resolve_model
 
         path = resolve_model(str(name))
         try:
             model_config = AutoConfig.from_pretrained(path)
         except (OSError, ValueError) as error:
-            if Path(path).is_dir():  # a folder without a config, or a broken one: say which folder
-                detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-                raise ModelNotFoundError(f"cannot load the tagger in the folder {path}: {detail}") from None
-            raise _not_found(str(name), error) from None
+            raise model_load_error(name, error, "tagger") from None
         architectures = list(getattr(model_config, "architectures", None) or [])
         if not any(a.endswith("ForTokenClassification") for a in architectures):
             raise ValueError(f"{name} is not a token classifier: its config names the architectures "

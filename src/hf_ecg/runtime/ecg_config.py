@@ -84,7 +84,10 @@ class ECGConfig:
         """Read ``ecg_config.json`` of a model folder or Hub repo (downloaded through the HF cache)."""
         from transformers.utils import cached_file
 
-        path = cached_file(str(name_or_path), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
+        try:
+            path = cached_file(str(name_or_path), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
+        except OSError:  # not a folder, and not a valid Hub id either (``outputs/model`` before it was trained)
+            path = None
         if path is None and not Path(name_or_path).exists():
             raise ValueError(
                 f"{name_or_path}: no such model folder, and no Hub model of that id with an {ECG_CONFIG_NAME} "
