@@ -249,6 +249,27 @@ def test_a_model_path_that_is_no_folder_and_no_hub_id_is_one_line(command, model
     assert not (tmp_path / "out").exists()
 
 
+def test_corrupt_json_names_its_file_and_line(models, generated, tmp_path, capsys):
+    """A manifest, an ecg_config.json or a --quality file that is not JSON: one line naming the file."""
+    data = tmp_path / "data"
+    shutil.copytree(generated, data)
+    (data / "ecg_generation.json").write_text('{"num_samples":\n')
+    assert main(["export", "--data", str(data), "-o", str(tmp_path / "x.tsv")]) == 2
+    assert f"{data / 'ecg_generation.json'}:2:1: not valid JSON" in capsys.readouterr().err
+    model = tmp_path / "model"
+    shutil.copytree(models["ecg"], model)
+    (model / "ecg_config.json").write_text("{\n  'entity_types': []\n}\n")
+    assert main(["generate", "--model", str(model), "-n", "2", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{model / 'ecg_config.json'}:2:3: not valid JSON" in err[0]
+    quality = tmp_path / "quality.json"
+    quality.write_text("not json")
+    assert main(["push-dataset", "--data", str(generated), "--repo-id", "org/x", "--local-dir", str(tmp_path / "p"),
+                 "--quality", str(quality)]) == 2  # fmt: skip
+    assert f"{quality}:1:1: not valid JSON" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "p").exists()
+
+
 def test_a_base_model_shorter_than_max_length_fails_before_anything_is_written(models, tmp_path, capsys):
     short = save_tiny_model(tmp_path / "short", n_positions=128)
     out = tmp_path / "model"

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..runtime.files import read_json
 from .common import (
     CLIError,
     add_card_metadata_options,
@@ -94,7 +95,6 @@ def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
 
 
 def _run_push_dataset(args: argparse.Namespace) -> int:
-    import json
 
     from ..hub.push import push_dataset
 
@@ -102,7 +102,7 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
     if args.quality is not None:
         if not Path(args.quality).is_file():
             raise CLIError(f"no such file: {args.quality}")
-        quality = json.loads(Path(args.quality).read_text(encoding="utf-8"))
+        quality = read_json(args.quality, "the JSON of hf-ecg evaluate quality")
         if not isinstance(quality, dict):
             raise CLIError(f"{args.quality} must hold a JSON object of metric names to values")
     where = push_dataset(

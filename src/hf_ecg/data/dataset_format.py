@@ -17,6 +17,7 @@ from typing import Any
 
 import datasets
 
+from ..runtime.files import read_json
 from ..runtime.mentions import FILL_STRATEGIES, MentionBank
 
 __all__ = [
@@ -340,7 +341,7 @@ def read_manifest(output_dir: str | os.PathLike) -> dict[str, Any]:
         raise FileNotFoundError(f"no such folder: {output_dir}")
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{manifest_path} not found: {output_dir} is not a dataset `hf-ecg generate` wrote")
-    return json.loads(manifest_path.read_text(encoding="utf-8"))
+    return read_json(manifest_path, "a generation manifest")
 
 
 def write_manifest(output_dir: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..runtime.files import read_json
 from ..runtime.mentions import MentionBank
 from .corpus import Corpus
 
@@ -104,7 +105,7 @@ class CorpusStatistics:
     @classmethod
     def load(cls, path: str | os.PathLike) -> CorpusStatistics:
         """Read a file written by :meth:`save`."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        return cls.from_dict(read_json(path, "corpus statistics"))
 
     def summary(self) -> str:
         """A few human-readable lines."""

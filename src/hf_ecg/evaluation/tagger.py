@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runtime.files import read_json
+
 if TYPE_CHECKING:
     from ..data.corpus import Corpus
 
@@ -173,7 +175,7 @@ class Tagger:
         if bad or "O" not in labels:
             raise ValueError(f"{name}'s labels are not IOB2 entity labels (O, B-TYPE, I-TYPE): {labels}")
         record_file = Path(path) / TAGGER_RECORD
-        record = json.loads(record_file.read_text(encoding="utf-8")) if record_file.is_file() else {}
+        record = read_json(record_file, "a tagger record") if record_file.is_file() else {}
         if config is None:
             config = NERConfig(max_length=int(record.get("max_length", NERConfig.max_length)))
         tokenizer = AutoTokenizer.from_pretrained(path)

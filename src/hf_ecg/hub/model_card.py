@@ -17,6 +17,7 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from ..citation import CITATION
+from ..runtime.files import read_json
 
 __all__ = ["CARD_DATA_NAME", "MODEL_CARD_TEMPLATE", "ECGModelCardData", "library_versions", "looks_like_hub_id",
            "method_name"]  # fmt: skip
@@ -78,7 +79,7 @@ class ECGModelCardData:
         path = Path(directory) / CARD_DATA_NAME
         if not path.is_file():
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "model card data")
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -8,7 +8,6 @@ temporary folder and upload it with ``huggingface_hub``. The token comes from th
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -16,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..runtime.files import read_json
 from .dataset_card import ECGDatasetCardData
 from .model_card import ECGModelCardData
 
@@ -87,12 +87,7 @@ def _read_ner_report(report: str | os.PathLike | dict[str, Any]) -> dict[str, An
         path = Path(report)
         if not path.is_file():
             raise FileNotFoundError(f"no such NER report: {path} (write one with hf-ecg evaluate ner -o FILE)")
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(
-                f"{path}:{error.lineno}: not JSON ({error.msg}); expected hf-ecg evaluate ner's report"
-            ) from None
+        report = read_json(path, "hf-ecg evaluate ner's report")
     missing = [key for key in ("entity_f1_mean", "entity_f1_std", "runs", "test", "config") if key not in report]
     if missing:
         raise ValueError(f"the NER report lacks {missing}: give the JSON that hf-ecg evaluate ner writes")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_token
+from .files import read_json
 
 __all__ = ["ECG_CONFIG_NAME", "FORMAT_VERSION", "ECGConfig"]
 
@@ -105,7 +106,7 @@ class ECGConfig:
         path = Path(directory) / ECG_CONFIG_NAME
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: is {directory} a model trained with hf_ecg?")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "an hf_ecg model config")
         if data.get("format_version", 0) > FORMAT_VERSION:
             raise ValueError(
                 f"{path} has format version {data['format_version']}; this hf_ecg reads up to {FORMAT_VERSION}"

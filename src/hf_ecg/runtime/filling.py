@@ -14,7 +14,6 @@ filling a slot whose every try was rejected; or a :class:`MentionMixture` of the
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -26,6 +25,7 @@ from typing import Any, Union
 from .blocks import recompose
 from .decoding import DecodedTemplate
 from .ecg_config import ECGConfig
+from .files import read_json
 from .mention_writer import MentionWriter, WrittenMentions
 from .mentions import FILL_STRATEGIES, MentionBank, mention_list_files
 from .tags import spans_to_tags, text_spans
@@ -251,10 +251,7 @@ class MentionFiller:
                 f"mentions must be one of {(*FILL_STRATEGIES, GENERATED)}, a {{type: [mentions]}} dict, a JSON file "
                 f"of one, or mention lists ({{type: file}}, a folder of TYPE.txt); {str(source)!r} is none of these"
             )
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+        data = read_json(path, "a JSON object {type: [mention, ...]}")
         if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
             raise ValueError(f"{path}: expected a JSON object {{type: [mention, ...]}}")
         return cls(_user_bank(data, ecg_config, f"{path}:"), origin="user")

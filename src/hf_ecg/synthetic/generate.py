@@ -20,7 +20,6 @@ shard is written to a temporary file and renamed, so a shard on disk is always c
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -51,6 +50,7 @@ from ..data.dataset_format import (
 )
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
+from ..runtime.files import read_json
 from ..runtime.filling import MentionSource, TemplateFiller, training_bank
 from ..runtime.mention_writer import WrittenMentions, writing_line
 from ..runtime.mentions import MentionBank
@@ -406,7 +406,7 @@ def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwri
     run starts the folder (new, or overwritten)."""
     path = output_dir / MANIFEST_NAME
     if path.is_file():
-        previous = json.loads(path.read_text(encoding="utf-8"))
+        previous = read_json(path, "a generation manifest")
         # A decoding option added by a later version: the folder was written with the behaviour before it,
         # which is the option's default or, for the redraw rules, off.
         defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"}

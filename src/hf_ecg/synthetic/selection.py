@@ -45,7 +45,6 @@ tagger-only rule set is known to favour fragments (they are easy to agree with),
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -59,6 +58,7 @@ from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RU
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import Tagger
 from ..runtime.ecg_config import ECGConfig
+from ..runtime.files import read_json
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
 from ..runtime.words import RARE_IN_TRAINING_SHARE
@@ -356,5 +356,5 @@ def _finished_selection(output: Path) -> dict[str, Any] | None:
     path = output / MANIFEST_NAME
     if not path.is_file():
         return None
-    selection = json.loads(path.read_text(encoding="utf-8")).get("selection")
+    selection = read_json(path, "a generation manifest").get("selection")
     return selection if isinstance(selection, dict) else {}
