@@ -31,4 +31,5 @@ REMOTE_CODE_MODULES = (
     "words.py",
     "blocks.py",
     "tags.py",
+    "files.py",
 )
