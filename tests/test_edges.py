@@ -270,6 +270,42 @@ def test_corrupt_json_names_its_file_and_line(models, generated, tmp_path, capsy
     assert not (tmp_path / "out").exists() and not (tmp_path / "p").exists()
 
 
+def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, tmp_path, capsys):
+    """Each was accepted without a word: train --max-steps 0 trained one step, a near-copy threshold above 1
+    filtered nothing, a repo id the Hub refuses went into a card, ':abc' after a file said it did not exist."""
+    corpus = models["corpus"]
+    cases = [
+        (["train", "--data", str(corpus), "--model", str(models["base"]), "-o", str(tmp_path / "m"), "--max-steps",
+          "0"], "--max-steps must be at least 1, got 0"),
+        (["filter", "--generated", str(generated), "--gold", str(corpus), "--rule", "near-copy",
+          "--near-copy-threshold", "2", "-o", str(tmp_path / "f")], "near_copy_threshold is a ROUGE-L score"),
+        (["push-dataset", "--data", str(generated), "--repo-id", "not a repo id", "--local-dir", str(tmp_path / "p")],
+         "'not a repo id' is not a valid Hub repo id"),
+        (["filter", "--generated", str(generated), "--gold", f"{corpus}:abc", "-o", str(tmp_path / "f")],
+         f"{corpus}:abc: 'abc' after the file name is not a number of sentences"),
+        (["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(tmp_path / "g"), "--temperature", "0"],
+         "(for greedy decoding: do_sample=False, `--no-do-sample`)"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert message in err[-1] and err[-1].startswith(f"hf-ecg {argv[0]}: error: "), (argv, err[-3:])
+    assert not any((tmp_path / name).exists() for name in ("m", "f", "p", "g"))
+
+
+def test_evaluate_ner_says_when_the_test_data_has_a_type_no_training_sentence_has(tmp_path, caplog):
+    from hf_ecg.data.corpus import read_conll
+    from hf_ecg.evaluation.ner import NERConfig, evaluate_ner
+    from tiny import save_tiny_bert
+
+    train = read_conll(toy_corpus(tmp_path / "toy.tsv"))
+    (tmp_path / "test.tsv").write_text("BRCA1\tB-Gene\nmutates\tO\n", encoding="utf-8")
+    config = NERConfig(model=str(save_tiny_bert(tmp_path / "bert")), epochs=1, batch_size=4, seeds=[1])
+    with caplog.at_level("WARNING"):
+        evaluate_ner([train], read_conll(tmp_path / "test.tsv"), config)
+    assert "the test data has type(s) Gene that no training sentence has" in caplog.text
+
+
 def test_a_base_model_shorter_than_max_length_fails_before_anything_is_written(models, tmp_path, capsys):
     short = save_tiny_model(tmp_path / "short", n_positions=128)
     out = tmp_path / "model"

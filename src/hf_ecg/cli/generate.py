@@ -29,7 +29,7 @@ from .common import (
 )
 
 #: The DecodingConfig fields ``hf-ecg generate`` takes as options (its --seed is the generation's).
-DECODING_OPTIONS = ("batch_size", "temperature", "top_k", "top_p", "max_block_tokens", "block_end",
+DECODING_OPTIONS = ("batch_size", "do_sample", "temperature", "top_k", "top_p", "max_block_tokens", "block_end",
                     "end_at_sentence_end", "max_attempts", "redraw_unended", "redraw_repetition", "redraw_run_on",
                     "redraw_unrequested_tag", "redraw_tag_pieces", "redraw_budget",
                     "mode")  # fmt: skip

@@ -99,6 +99,8 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
     if args.epochs is not None:
         values["num_train_epochs"] = args.epochs
     if args.max_steps is not None:
+        if args.max_steps < 1:  # the Trainer reads 0 as one step, and -1 as "use the epochs"
+            raise CLIError(f"--max-steps must be at least 1, got {args.max_steps} (leave it out to train --epochs)")
         values["max_steps"] = args.max_steps
     if not args.mention_samples:
         values["mention_samples"] = False

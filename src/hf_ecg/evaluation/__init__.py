@@ -42,6 +42,10 @@ def _split_spec(spec: str | os.PathLike) -> tuple[str, list[int]]:
         numbers.insert(0, int(parts.pop()))
     if Path(text).exists():
         return text, []
+    head, _, tail = text.rpartition(":")
+    if not numbers and head and Path(head).exists():
+        raise ValueError(f"{text}: {tail!r} after the file name is not a number of sentences (DATA:N or "
+                         "DATA:START:STOP)")  # fmt: skip
     return ":".join(parts), numbers
 
 

@@ -35,18 +35,24 @@ class HubUploadError(RuntimeError):
     """Creating the repo or uploading failed (no network, no permission, offline mode)."""
 
 
+def check_repo_id(repo_id: str, *, hint: str = "") -> None:
+    """``ValueError`` for a repo id the Hub would refuse (a card must not tell users to load it)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise ValueError(f"{repo_id!r} is not a valid Hub repo id ({error}){f' ({hint})' if hint else ''}") from None
+
+
 def check_hub_access(repo_id: str, token: str | None = None, *, hint: str = "") -> str:
     """The token to push ``repo_id`` with (``token``, else ``HF_TOKEN`` / ``hf auth login``); ``ValueError``
     for a repo id the Hub would refuse or no token at all, ending with ``hint`` (what the caller's user can
     do instead). Touches no network."""
     from huggingface_hub import get_token
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
 
+    check_repo_id(repo_id, hint=hint)
     tail = f" ({hint})" if hint else ""
-    try:
-        validate_repo_id(repo_id)
-    except HFValidationError as error:
-        raise ValueError(f"{repo_id!r} is not a valid Hub repo id ({error}){tail}") from None
     token = token or get_token()
     if token is None:
         raise ValueError(f"no Hugging Face token to push {repo_id}: set HF_TOKEN or run `hf auth login`{tail}")
@@ -72,6 +78,8 @@ def prepare_dataset_folder(
     from ..data.outputs import DATASET, prepare_output
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
+    if repo_id is not None:
+        check_repo_id(repo_id)
     card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first
     prepare_output(local_dir, DATASET, overwrite=overwrite, inputs=[data_dir])
     (local_dir / "data").mkdir()
@@ -125,6 +133,8 @@ def prepare_model_folder(
     from ..runtime.pipeline import EntityControlledGenerationPipeline
 
     model_dir, local_dir = Path(model_dir), Path(local_dir)
+    if repo_id is not None:
+        check_repo_id(repo_id)
     model, tokenizer, ecg_config = load_ecg_model(model_dir, trust_remote_code=trust_remote_code)
     if drop_mention_bank:
         ecg_config.mention_bank = None

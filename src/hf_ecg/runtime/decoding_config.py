@@ -152,7 +152,10 @@ class DecodingConfig:
         if not 1 <= self.batch_size <= 4096:
             problems.append(f"batch_size must be in [1, 4096], got {self.batch_size}")
         if not self.temperature > 0:
-            problems.append(f"temperature must be > 0, got {self.temperature} (use do_sample=False for greedy)")
+            problems.append(
+                f"temperature must be > 0, got {self.temperature} "
+                "(for greedy decoding: do_sample=False, `--no-do-sample`)"
+            )
         if self.top_k < 0:
             problems.append(f"top_k must be >= 0, got {self.top_k}")
         if not 0 < self.top_p <= 1:

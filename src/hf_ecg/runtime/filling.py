@@ -223,7 +223,8 @@ class MentionFiller:
             unknown = sorted(set(files) - set(ecg_config.entity_types))
             if unknown:
                 raise ValueError(
-                    f"mention list(s) for type(s) {unknown} this model does not write; its types: "
+                    f"mention list(s) for type(s) {unknown} this model does not write "
+                    f"({', '.join(str(files[label]) for label in unknown)}); its types: "
                     f"{', '.join(ecg_config.entity_types)}"
                 )
             listed = MentionBank.from_list_files(files, WordSplitter(ecg_config.word_exceptions or ()))

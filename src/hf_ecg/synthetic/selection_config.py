@@ -63,6 +63,8 @@ class SelectionConfig:
             raise ValueError(f"unknown selection rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
         if len(set(self.rules)) != len(self.rules):
             raise ValueError(f"a rule is named twice in {self.rules}")
+        if not 0.0 <= self.near_copy_threshold <= 1.0:
+            raise ValueError(f"near_copy_threshold is a ROUGE-L score, in [0, 1]; got {self.near_copy_threshold}")
         if not 0.0 < self.extra_threshold <= 1.0:
             raise ValueError(f"extra_threshold must be in (0, 1], got {self.extra_threshold}")
         if self.target_size is not None and self.target_size < 1:
