@@ -133,3 +133,16 @@ def test_numbers_read_by_their_shape_make_a_changing_number_loop_a_loop():
     assert not has_repetition(soup)
     assert has_repetition([number_shape(w) for w in soup])
     assert [number_shape(w) for w in ["IL-12", "1,500", "cells"]] == ["IL-0", "0,0", "cells"]
+
+
+@given(st.text(max_size=40))
+def test_visible_text_has_no_control_or_invisible_character_and_keeps_the_rest(text):
+    """What a decoded block is split from: a model's NUL, zero-width space or BOM never reaches a sample."""
+    import unicodedata
+
+    from hf_ecg.runtime.words import INVISIBLE_CATEGORIES, visible
+
+    kept = visible(text)
+    assert not any(unicodedata.category(ch) in INVISIBLE_CATEGORIES and not ch.isspace() for ch in kept)
+    assert kept == "".join(ch for ch in text if ch in kept)  # only removed, in order
+    assert visible("fe\x00ver\u200b pain\ufeff") == "fever pain" and visible(kept) == kept

@@ -29,6 +29,7 @@ from .words import (
     number_shape,
     repeats_at_end,
     sentence_breaks,
+    visible,
 )
 
 __all__ = ["BlockDecoder", "Row"]
@@ -227,7 +228,7 @@ class BlockDecoder:
     def _block_words(self, ids: list[int]) -> list[str]:
         """The words of a generated block (its tag excluded), split like the training corpus's tokens
         (:class:`~hf_ecg.runtime.words.WordSplitter`); words that would read as structure are dropped."""
-        text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        text = visible(self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
         return [w for w in self._split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
 
     def _targets(self, sequence: tuple[str, ...]) -> list[int]:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from .words import INVISIBLE_CATEGORIES
+
 __all__ = [
     "FILL_STRATEGIES",
     "MAX_MENTION_CHARACTERS",
@@ -33,9 +35,6 @@ FILL_STRATEGIES = ("random", "weighted")
 #: mentions have 18 and 21 words).
 MAX_MENTION_WORDS = 32
 MAX_MENTION_CHARACTERS = 300
-#: Unicode categories that never belong in a labelled token: control, format (zero-width, byte-order mark),
-#: surrogate and private-use characters.
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co"})
 
 
 def mention_problem(tokens: Sequence[str]) -> str | None:
@@ -46,7 +45,7 @@ def mention_problem(tokens: Sequence[str]) -> str | None:
     if not tokens:
         return "no words"
     text = " ".join(tokens)
-    bad = next((ch for ch in text if unicodedata.category(ch) in _INVISIBLE), None)
+    bad = next((ch for ch in text if unicodedata.category(ch) in INVISIBLE_CATEGORIES), None)
     if bad is not None:
         return f"a control or invisible character (U+{ord(bad):04X})"
     if not any(ch.isalnum() for ch in text):

@@ -11,12 +11,14 @@ whole, so on the training corpus the split is the identity.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 __all__ = [
     "BREAK_KINDS",
     "DEFAULT_SENTENCE_ENDINGS",
+    "INVISIBLE_CATEGORIES",
     "OPEN_AT_END",
     "OPEN_WORDS",
     "RARE_IN_TRAINING_SHARE",
@@ -34,6 +36,7 @@ __all__ = [
     "sentence_endings",
     "split_word",
     "unended_share",
+    "visible",
     "word_exceptions",
     "words_before_punctuation",
 ]
@@ -243,3 +246,14 @@ def empty_slots(
         elif word in OPEN_AT_END and (following is None or following in endings):
             slots.append(i)
     return slots
+
+
+#: Unicode categories that never belong in a token: control, format (zero-width, byte-order mark), surrogate
+#: and private-use characters.
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+def visible(text: str) -> str:
+    """``text`` without control or invisible characters (a model's NUL or zero-width space), whitespace kept:
+    what a decoded block is split into words from, so that no such character reaches a sample."""
+    return "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in INVISIBLE_CATEGORIES)
