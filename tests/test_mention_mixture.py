@@ -167,8 +167,11 @@ def test_cli_mention_shares_and_their_errors(model_dir, tmp_path, capsys):
     assert "unknown mixture part(s) ['gazetteer']; known: generated, lists, bank" in error("gazetteer=1,bank=1")
     assert "expected PART=SHARE, e.g. generated=0.7,lists=0.3" in error("lists")
     assert "two shares for 'bank'" in error("bank=1,bank=2")
-    assert "a 'lists' share needs the mentions" in error("lists=1,bank=1")
-    assert "lists were given but no 'lists' share" in error("bank=1", f"Disease={diseases}")
+    said = error("lists=1,bank=1")  # in the CLI's words, not the Python API's
+    assert "a 'lists' share needs the lists: add --mentions TYPE=FILE or a folder" in said
+    assert "MentionMixture" not in said
+    said = error("bank=1", f"Disease={diseases}")
+    assert "--mentions gives lists but no share takes them: add lists=SHARE" in said and "shares={" not in said
     assert "the share of 'bank' must be a positive number" in error("bank=0")
     assert "mention_samples" in error("generated=1,bank=1")  # this model was not trained to write mentions
     assert not (tmp_path / "x").exists()  # refused before anything was written

@@ -120,6 +120,8 @@ def test_bad_input_is_refused_with_a_reason(gen):
         gen(["Chemical", "Protein"])
     with pytest.raises(TypeError, match="not a bare string"):
         gen("Chemical")
+    with pytest.raises(TypeError, match=r"e\.g\. \['Chemical', 'Disease'\], not a bare string"):
+        gen("Chemical,Disease")
     with pytest.raises(ValueError, match="max_block_tokens must be in"):
         gen(["Chemical"], max_block_tokens=0)
     with pytest.raises(ValueError, match="temperature must be > 0"):

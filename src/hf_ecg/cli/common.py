@@ -322,6 +322,10 @@ def mention_mixture(shares: str, values: list[str] | None) -> Any:
         strategy = source
     elif source is not None:
         lists = source  # a JSON file of {type: [mentions]}
+    if "lists" in parsed and lists is None:  # said in the CLI's words, not MentionMixture's
+        raise CLIError("--mention-shares: a 'lists' share needs the lists: add --mentions TYPE=FILE or a folder")
+    if lists is not None and "lists" not in parsed:
+        raise CLIError("--mention-shares: --mentions gives lists but no share takes them: add lists=SHARE")
     try:
         return MentionMixture(parsed, lists=lists, strategy=strategy)
     except ValueError as error:

@@ -52,7 +52,8 @@ def _is_one_sequence(inputs: Any) -> bool:
     """Whether ``inputs`` is a single request (a non-empty list of types, or a dict), not several. ``[]`` is an
     empty batch, as for other pipelines; one entity-free sentence is ``[[]]``."""
     if isinstance(inputs, str):
-        raise TypeError(f"give a list of entity types, e.g. [{inputs!r}], not a bare string")
+        example = [t.strip() for t in inputs.split(",") if t.strip()] or [inputs]
+        raise TypeError(f"give a list of entity types, e.g. {example!r}, not a bare string")
     if isinstance(inputs, Mapping):
         return True
     return isinstance(inputs, Sequence) and bool(inputs) and all(isinstance(t, str) for t in inputs)
