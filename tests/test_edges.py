@@ -473,6 +473,18 @@ def test_outputs_inside_their_inputs_are_refused(models, generated, tmp_path, ca
     assert snapshot(generated) == before
 
 
+def test_a_stray_parquet_file_in_data_is_refused_not_counted(models, tmp_path, capsys):
+    """A rerun once counted a stray Parquet file among the shards, rewrote the manifest with wrong counts and
+    failed with the command that had just failed (issue 47, item 7)."""
+    folder = tmp_path / "run"
+    assert main(generate_argv(models, folder, n=5)) == 0
+    shutil.copy(next((folder / "data").glob("*.parquet")), folder / "data" / "extra.parquet")
+    before = snapshot(folder)
+    assert main(generate_argv(models, folder, n=5)) == 2
+    assert "holds files hf_ecg did not write (data/extra.parquet)" in capsys.readouterr().err
+    assert snapshot(folder) == before
+
+
 def test_generate_overwrite_never_removes_a_users_file_under_data(models, tmp_path, capsys):
     folder = tmp_path / "again"
     assert main(generate_argv(models, folder, n=5)) == 0
