@@ -15,11 +15,12 @@ to use your own corpus. Steps, all offline on the CPU:
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from pathlib import Path
 
+from hf_ecg.data.dataset_format import load_data_folder
+from hf_ecg.data.outputs import DATASET, prepare_output
 from hf_ecg.demo import DEMO_DECODING, build_demo_model, shipped_corpus
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import marked
@@ -51,13 +52,12 @@ def main() -> int:
         print(err, file=sys.stderr)
         return 1
     print(f"[2/2] generating {args.num_samples} labelled sentences", flush=True)
-    # A folder with the same settings would be resumed as it is; the model was just trained again.
-    shutil.rmtree(data_dir, ignore_errors=True)
+    # A folder with the same settings would be resumed as it is, and the model was just trained again: the
+    # earlier dataset is replaced (only what hf_ecg wrote there; a folder with other files is refused).
+    prepare_output(data_dir, DATASET, overwrite=True)
     generate_dataset(model_dir, data_dir, args.num_samples, decoding=DecodingConfig(**DEMO_DECODING))
-
-    import datasets
-
-    synthetic = datasets.load_dataset(str(data_dir), split="train")
+    # its own shards, not load_dataset(folder): datasets caches a rewritten folder by its name and card
+    synthetic = load_data_folder(data_dir)
     names = synthetic.features["ner_tags"].feature.names
     print(f"\n{synthetic.num_rows} synthetic samples, for example:")
     for row in synthetic.select(range(min(5, synthetic.num_rows))):

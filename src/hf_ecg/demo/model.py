@@ -68,7 +68,8 @@ def build_demo_model(
     first_n: int = 600,
     max_steps: int = 120,
 ) -> Path:
-    """Train the demo generator into ``output_dir`` (about 4 minutes on 2 CPU cores) and return it.
+    """Train the demo generator into ``output_dir`` (about 4 minutes on 2 CPU cores) and return it; a demo
+    model already there is replaced, a folder with other files refused (:mod:`hf_ecg.data.outputs`).
 
     The training sentences are the first ``first_n`` :func:`readable_sentences` of the corpus; then
     :func:`~hf_ecg.training.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
@@ -85,5 +86,6 @@ def build_demo_model(
         output_dir=str(output_dir), lora=True, max_steps=max_steps, learning_rate=1e-3, save_strategy="no",
         logging_steps=5, validation_split=0.0,
     )  # fmt: skip
-    train_ecg_model(sentences, DEMO_BASE_MODEL, args, corpus_name=f"{source.name} (readable sentences)")
+    # a demo model from an earlier run is trained again (only what hf_ecg wrote there is replaced)
+    train_ecg_model(sentences, DEMO_BASE_MODEL, args, corpus_name=f"{source.name} (readable sentences)", overwrite=True)
     return Path(output_dir)

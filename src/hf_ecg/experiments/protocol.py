@@ -83,7 +83,14 @@ def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str
             **length,
         )
         started = time.perf_counter()
-        train_ecg_model(gold_path, config.generator_model, training, first_n=config.first_n, corpus_name=config.dataset)
+        train_ecg_model(
+            gold_path,
+            config.generator_model,
+            training,
+            first_n=config.first_n,
+            corpus_name=config.dataset,
+            overwrite=True,
+        )  # an unfinished run of its own (no ecg_config.json yet) starts again
         minutes[name] = (time.perf_counter() - started) / 60
         record_training(out, minutes[name])
     return minutes
