@@ -404,7 +404,7 @@ def users_folder(root: Path) -> Path:
 
 
 @pytest.mark.parametrize("overwrite", [False, True])
-@pytest.mark.parametrize("command", ["baseline", "blocks", "train", "generate", "filter", "push-dataset"])
+@pytest.mark.parametrize("command", ["baseline", "blocks", "train", "generate", "filter", "push-dataset", "push-model"])
 def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(command, overwrite, models, generated,
                                                                             tmp_path, capsys):  # fmt: skip
     folder = users_folder(tmp_path)
@@ -417,6 +417,7 @@ def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(comm
         "filter": ["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "--rule", "whole",
                    "-o", str(folder)],
         "push-dataset": ["push-dataset", "--data", str(generated), "--repo-id", "org/x", "--local-dir", str(folder)],
+        "push-model": ["push-model", "--model", str(models["ecg"]), "--repo-id", "org/x", "--local-dir", str(folder)],
     }[command]  # fmt: skip
     assert main(argv + (["--overwrite"] if overwrite else [])) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
