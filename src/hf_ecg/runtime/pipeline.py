@@ -122,6 +122,9 @@ class EntityControlledGenerationPipeline(Pipeline):
             forward["seed"] = postprocess["seed"] = seed
         if mentions is not None:
             postprocess["mentions"] = mentions
+        for option in ("temperature", "top_p"):  # the mention writer samples as the decoder does
+            if option in kwargs:
+                postprocess[option] = kwargs[option]
         return preprocess, forward, postprocess
 
     def __call__(self, inputs: Any, batch_size: int | None = None, **kwargs: Any) -> Any:
@@ -166,9 +169,15 @@ class EntityControlledGenerationPipeline(Pipeline):
         return {**model_inputs, "decoded": decoder.decode(model_inputs["sequences"])}
 
     def postprocess(
-        self, model_outputs: dict[str, Any], mentions: Any = None, seed: int | None = None
+        self,
+        model_outputs: dict[str, Any],
+        mentions: Any = None,
+        seed: int | None = None,
+        temperature: float = DecodingConfig.temperature,
+        top_p: float = DecodingConfig.top_p,
     ) -> list[list[dict[str, Any]]]:
-        filler = TemplateFiller(mentions, self.ecg_config, self.model, self.tokenizer)
+        filler = TemplateFiller(mentions, self.ecg_config, self.model, self.tokenizer, temperature=temperature,
+                                top_p=top_p)  # fmt: skip
         filler.check_types([label for sequence in model_outputs["sequences"] for label in sequence])
         write_seed = seed if seed is not None else random.SystemRandom().getrandbits(63)
         samples, _ = filler.fill(model_outputs["decoded"], random.Random(seed), write_seed)
