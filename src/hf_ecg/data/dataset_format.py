@@ -30,7 +30,6 @@ __all__ = [
     "MentionsRecord",
     "align_labels",
     "bio_labels",
-    "check_output_folder",
     "columns_of_folder",
     "dataset_features",
     "finish_folder",
@@ -279,15 +278,6 @@ class MentionsRecord:
 def _digest(bank: MentionBank) -> str:
     """A short fingerprint of a bank's mentions and counts (what a manifest records of private mentions)."""
     return hashlib.sha256(json.dumps(bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def check_output_folder(output_dir: str | os.PathLike) -> None:
-    """Refuse a dataset output that is a file, or a folder holding anything hf_ecg did not write there, at any
-    depth (:func:`hf_ecg.data.outputs.check_output` with the ``dataset`` kind): ``FileExistsError`` naming
-    them. ``overwrite`` never touches such files, so it does not lift this check."""
-    from .outputs import DATASET, check_output
-
-    check_output(output_dir, DATASET)
 
 
 def write_unfinished_card(output_dir: str | os.PathLike, num_samples: int, resume: str) -> None:

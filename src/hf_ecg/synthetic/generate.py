@@ -36,7 +36,6 @@ from ..data.dataset_format import (
     MentionsRecord,
     align_labels,
     bio_labels,
-    check_output_folder,
     columns_of_folder,
     dataset_features,
     finish_folder,
@@ -48,6 +47,7 @@ from ..data.dataset_format import (
     write_shard,
     write_unfinished_card,
 )
+from ..data.outputs import DATASET, check_output
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig, make_decoder
 from ..runtime.files import read_json
@@ -152,7 +152,7 @@ def generate_dataset(
     decoding = decoding or DecodingConfig()
     state = PartialState()
     output_dir = Path(output_dir)
-    check_output_folder(output_dir)
+    check_output(output_dir, DATASET)  # new, empty or a dataset hf_ecg wrote: never beside a user's files
     data_dir, unfinished_dir = output_dir / "data", output_dir / UNFINISHED_DIR
 
     model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=trust_remote_code)
