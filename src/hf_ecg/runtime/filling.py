@@ -1,15 +1,13 @@
 """Filling: a written template's tags become mentions, and the sample gets its BIO labels.
 
-Mention sources: ``random`` (uniform over the distinct mentions of the training mention bank, the
-paper), ``weighted`` (by their frequency), a user dict ``{type: [mention, ...]}`` (or a JSON file
-of one), so that no real mention of a private corpus needs to leave it, or the user's plain-text
-mention lists, one file per type (:class:`MentionLists`: new mentions, tokenized the corpus's way), or
-``generated``: the generator writes each slot's mention in its sentence
-(:class:`~hf_ecg.runtime.mention_writer.MentionWriter`; a model trained with mention samples), the bank
-filling a slot whose every try was rejected; or a :class:`MentionMixture` of these, a share of the slots each.
-:class:`TemplateFiller` is the one step that fills written templates from any of them (the pipeline and
-:func:`~hf_ecg.generate_dataset` both use it); every sample records where each of its mentions came from
-(``mention_sources``, one of :data:`MENTION_ORIGINS` per entity).
+Mention sources: ``random`` (uniform over the training mention bank's distinct mentions, the paper),
+``weighted`` (by frequency), a user dict ``{type: [mention, ...]}`` or a JSON file of one (no real mention of a
+private corpus need leave it), the user's mention lists (:class:`MentionLists`: new mentions, tokenized the
+corpus's way), ``generated`` (the generator writes each slot's mention in its sentence:
+:class:`~hf_ecg.runtime.mention_writer.MentionWriter`, the bank filling a slot whose every try was rejected),
+or a :class:`MentionMixture` of these. :class:`TemplateFiller` is the one step that fills templates from any
+of them (for the pipeline and :func:`~hf_ecg.generate_dataset`); each sample records where each of its
+mentions came from (``mention_sources``, one of :data:`MENTION_ORIGINS` per entity).
 """
 
 from __future__ import annotations
@@ -203,13 +201,11 @@ class MentionFiller:
     def from_source(
         cls, source: MentionSource | None, ecg_config: ECGConfig, *, corpus_bank: MentionBank | None = None
     ) -> MentionFiller:
-        """Resolve a mention source for a model.
+        """Resolve a mention source for a model: ``None`` is its default (:func:`default_mentions`).
 
-        ``None`` is the model's default (:func:`default_mentions`). ``random``/``weighted`` draw from
-        ``corpus_bank`` when given (the training corpus), else from the bank saved in the model's
-        ``ecg_config.json``; so does ``generated`` for the slots the writer leaves to the bank. Mention lists
-        (:class:`MentionLists`) fill their types, that bank the others; a list for a type the model does not
-        write is refused, naming the types it knows.
+        ``random``/``weighted`` draw from ``corpus_bank`` when given (the training corpus), else from the bank
+        in the model's ``ecg_config.json``; so does ``generated`` for the slots the writer leaves to the bank.
+        Lists fill their types, that bank the others. Mentions of a type the model does not write are refused.
         """
         if source is None:
             source = default_mentions(ecg_config)
@@ -220,13 +216,7 @@ class MentionFiller:
         lists = MentionLists.from_source(source)
         if lists is not None:
             files = lists.list_files()
-            unknown = sorted(set(files) - set(ecg_config.entity_types))
-            if unknown:
-                raise ValueError(
-                    f"mention list(s) for type(s) {unknown} this model does not write "
-                    f"({', '.join(str(files[label]) for label in unknown)}); its types: "
-                    f"{', '.join(ecg_config.entity_types)}"
-                )
+            _refuse_unknown_types(files, ecg_config, "mention list(s)")
             listed = MentionBank.from_list_files(files, WordSplitter(ecg_config.word_exceptions or ()))
             bank = training_bank(ecg_config, corpus_bank) or MentionBank()
             return cls(bank.with_types_of(listed), lists.strategy, origins=dict.fromkeys(files, "lists"))
@@ -392,14 +382,18 @@ class TemplateFiller:
         return rows, written
 
 
-def _user_bank(mentions: Mapping[str, Any], ecg_config: ECGConfig, where: str) -> MentionBank:
-    """A user's ``{type: [mentions]}`` (a dict or a JSON file's) as a bank: a type the model does not write
-    is refused, naming the ones it does, as the CLI refuses it; each mention passes
-    :func:`~hf_ecg.runtime.mentions.mention_problem`. ``where`` starts the errors (the file, or the argument)."""
-    unknown = sorted(set(mentions) - set(ecg_config.entity_types))
+def _refuse_unknown_types(given: Mapping[str, Any], ecg_config: ECGConfig, what: str) -> None:
+    """``ValueError`` for mentions of a type the model does not write, naming their sources and its types."""
+    unknown = sorted(set(given) - set(ecg_config.entity_types))
     if unknown:
-        raise ValueError(f"{where} mentions for type(s) {unknown} this model does not write; its types: "
-                         f"{', '.join(ecg_config.entity_types)}")  # fmt: skip
+        sources = "; ".join(str(given[label]) for label in unknown if isinstance(given[label], str | os.PathLike))
+        raise ValueError(f"{what} for type(s) {unknown} this model does not write{f' ({sources})' if sources else ''}; "
+                         f"its types: {', '.join(ecg_config.entity_types)}")  # fmt: skip
+
+
+def _user_bank(mentions: Mapping[str, Any], ecg_config: ECGConfig, where: str) -> MentionBank:
+    """A user's ``{type: [mentions]}`` as a bank, each mention checked; ``where`` starts the errors."""
+    _refuse_unknown_types(mentions, ecg_config, f"{where} mentions")
     try:
         return MentionBank.from_lists(mentions)
     except ValueError as error:
