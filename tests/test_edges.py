@@ -548,7 +548,8 @@ def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(
 
     tweet = "Ann is watching the game tonight with friends !".split()
     noise = [["Ann", "http://bit.ly/x", "#a", "#b", "#c", "#d"], ["@a", "Ann", "says", "hi", "there", "now"],
-             ["no", "entity", "in", "this", "one", "at", "all"]]  # fmt: skip
+             ["no", "entity", "in", "this", "one", "at", "all"],
+             "Ann is watching the game tonight with".split()]  # fmt: skip  # the last one stops mid-phrase
     path = tmp_path / "tweets.tsv"
     path.write_text("".join(line(words) for words in noise * 40 + [tweet] * MIN_READABLE), encoding="utf-8")
     kept = readable_sentences(read_conll(path), 500)

@@ -40,9 +40,12 @@ MIN_READABLE = 100
 
 def readable_sentences(corpus: Any, limit: int) -> Any:
     """The first ``limit`` sentences of ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) that a reader takes
-    for ordinary tweets: 6 to 30 tokens, at least one entity, no link, no @-handle, mostly words.
-    A few minutes of training learn their shape; WNUT-16's link lists and handle chains teach noise. A
-    corpus with fewer than :data:`MIN_READABLE` such sentences gives its first ``limit`` unfiltered."""
+    for ordinary tweets: 6 to 30 tokens, at least one entity, no link, no @-handle, mostly words, and a last
+    token of punctuation or an emoticon (``.``, ``!!``, ``:)``).
+    A few minutes of training learn their shape; WNUT-16's link lists and handle chains teach noise, and its
+    tweets that stop mid-phrase (46% of the rest) teach a short run to stop anywhere (``The Pope is``); with
+    none in training, the decoder's ``redraw_unended`` rule applies to the model. A corpus with fewer than
+    :data:`MIN_READABLE` such sentences gives its first ``limit`` unfiltered."""
     from dataclasses import replace
 
     def readable(tokens: tuple[str, ...], spans: Any) -> bool:
@@ -53,6 +56,7 @@ def readable_sentences(corpus: Any, limit: int) -> Any:
             and not any("http" in token or "www." in token for token in tokens)
             and not any(token.startswith("@") for token in tokens)
             and words >= 0.6 * len(tokens)
+            and not any(char.isalnum() for char in tokens[-1])
         )
 
     kept = [sentence for sentence in corpus.sentences if readable(sentence.tokens, sentence.spans)][:limit]
@@ -73,8 +77,11 @@ def build_demo_model(
 
     The training sentences are the first ``first_n`` :func:`readable_sentences` of the corpus; then
     :func:`~hf_ecg.training.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
-    --learning_rate 1e-3 --validation_split 0`` runs: a short run, far from converged, that keeps the demo
-    within minutes; ``hf-ecg train``'s defaults train to the lowest held-out loss instead.
+    --learning_rate 1e-3 --validation_split 0 --mention_samples false`` runs: a short run, far from converged,
+    that keeps the demo within minutes; ``hf-ecg train``'s defaults train to the lowest held-out loss instead.
+    The demo model learns templates only and fills them from its mention bank (real WNUT-16 mentions of the
+    asked type): 120 steps shared with mention samples wrote worse templates and mentions of the wrong kind
+    (``[sportsteam: my mention]``, ``[movie: a ireland county]``).
     """
     from ..data.corpus import load_corpus
     from ..training.trainer import train_ecg_model
@@ -84,7 +91,7 @@ def build_demo_model(
     sentences = readable_sentences(load_corpus(source), first_n)
     args = ECGTrainingArguments(
         output_dir=str(output_dir), lora=True, max_steps=max_steps, learning_rate=1e-3, save_strategy="no",
-        logging_steps=5, validation_split=0.0,
+        logging_steps=5, validation_split=0.0, mention_samples=False,
     )  # fmt: skip
     # a demo model from an earlier run is trained again (only what hf_ecg wrote there is replaced)
     train_ecg_model(sentences, DEMO_BASE_MODEL, args, corpus_name=f"{source.name} (readable sentences)", overwrite=True)
