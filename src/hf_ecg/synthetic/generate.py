@@ -54,6 +54,7 @@ from ..runtime.files import read_json
 from ..runtime.filling import MentionSource, TemplateFiller, training_bank
 from ..runtime.mention_writer import WrittenMentions, writing_line
 from ..runtime.mentions import MentionBank
+from ..training.advice import undertrained_advice
 from .entity_sequences import FixedSampler, make_sampler
 
 __all__ = [
@@ -274,8 +275,8 @@ def generate_dataset(
             if cost["undertrained"]:
                 logger.warning(
                     "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
-                    "redraw budget was spent: %s", 100 * cost["redrawn_share"], cost["refused_redraws"],
-                    cost["blocks"], UNDERTRAINED_ADVICE,
+                    "redraw budget was spent, so the generator looks undertrained: %s", 100 * cost["redrawn_share"],
+                    cost["refused_redraws"], cost["blocks"], undertrained_advice(model),
                 )  # fmt: skip
         from ..hub.dataset_card import write_dataset_card
 
@@ -384,7 +385,7 @@ def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, An
 
 def cost_line(cost: Mapping[str, Any]) -> str:
     """One line on what a run cost (when the generator looks undertrained the run also logs a warning with
-    :data:`UNDERTRAINED_ADVICE`)."""
+    :func:`~hf_ecg.training.advice.undertrained_advice`: what to change against how the model trained)."""
     kept, redrawn = cost["model_tokens"], cost["redrawn_tokens"]
     line = (
         f"the generator wrote {kept + redrawn} tokens: {kept} kept, {redrawn} ({cost['redrawn_share']:.0%}) in "
@@ -393,12 +394,6 @@ def cost_line(cost: Mapping[str, Any]) -> str:
     if cost.get("redraw_budget") is not None:
         line += f" (redraw_budget {cost['redraw_budget']:g}: about {cost['redraw_budget']:g}x the kept tokens at most)"
     return line
-
-
-UNDERTRAINED_ADVICE = (
-    "its blocks often break the redraw rules, so the generator looks undertrained: train it with the `hf-ecg train` "
-    "defaults (LoRA to the lowest held-out loss) for better text at a lower cost"
-)
 
 
 def _check_or_write_manifest(output_dir: Path, manifest: dict[str, Any], overwrite: bool) -> bool:

@@ -1,0 +1,78 @@
+"""What to change when a generator looks undertrained, read from its training record.
+
+``hf-ecg generate`` warns when a run redrew much of what the model wrote. The advice names what to change
+against what the model's training did (``ecg_card.json``: its updates, epochs, sentences and held-out losses),
+so it never sends a user back to the command they have just run. No torch or transformers here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TrainingRecord", "undertrained_advice"]
+
+#: Said when the model carries no training record (a Hub id, or a model hf_ecg did not train).
+NO_RECORD_ADVICE = (
+    "train it for more epochs, with a held-out split so that the epoch with the lowest held-out loss is kept"
+)
+
+
+class TrainingRecord:
+    """The parts of a model's card data (:class:`~hf_ecg.hub.model_card.ECGModelCardData`) that say how long it
+    trained: updates, epochs, sentences, the held-out loss at each evaluation and the fixed step budget, if any."""
+
+    def __init__(self, card: Any) -> None:
+        logs = card.training_logs or []
+        self.updates: int = card.total_steps or (logs[-1]["step"] if logs else 0)
+        self.epochs: float = max((row.get("epoch", 0.0) for row in logs), default=0.0)
+        self.sentences: int | None = (card.corpus_statistics or {}).get("num_sentences")
+        self.max_steps: int | None = card.hyperparameters.get("training_steps")
+        self.held_out: list[tuple[float, float]] = [
+            (row["epoch"], row["eval_loss"]) for row in logs if "eval_loss" in row
+        ]
+
+    @classmethod
+    def load(cls, model: str | os.PathLike) -> TrainingRecord | None:
+        """The record of a local model folder, or ``None`` (a Hub id, or no ``ecg_card.json``)."""
+        from ..hub.model_card import ECGModelCardData
+
+        card = ECGModelCardData.load(model) if Path(model).is_dir() else None
+        return cls(card) if card is not None and card.training_logs else None
+
+    def describe(self) -> str:
+        """``it trained 63 updates (3 epochs over 54 sentences)``."""
+        over = f" over {self.sentences} sentences" if self.sentences else ""
+        return f"it trained {self.updates} updates ({self.epochs:.3g} epochs{over})"
+
+    def advice(self) -> str:
+        """What to change: more epochs (or updates) when the held-out loss was still falling at the end or was
+        not measured; more sentences when it had already turned up, since more of the same would not help. The
+        numbers suggested are always above what the model ran."""
+        losses = [loss for _, loss in self.held_out]
+        if losses and losses.index(min(losses)) < len(losses) - 1:
+            best_epoch, best_loss = self.held_out[losses.index(min(losses))]
+            return (
+                f"{self.describe()}, and its held-out loss was lowest at epoch {best_epoch:.3g} ({best_loss:.2f}) "
+                "and no lower after it, so more epochs would not help: train it on more sentences"
+            )
+        if self.held_out:
+            first, last = self.held_out[0][1], self.held_out[-1][1]
+            why = f"its held-out loss was still falling at its last epoch ({first:.2f} -> {last:.2f})"
+        else:
+            why = "it had no held-out split to say when to stop"
+        if self.max_steps:
+            change = f"`--max-steps {2 * self.updates}`"
+        else:
+            change = f"`--num_train_epochs {max(math.ceil(2 * self.epochs), math.floor(self.epochs) + 1)}`"
+        keep = " (the lowest held-out loss is kept)" if self.held_out else ""
+        return f"{self.describe()} and {why}: train it longer, e.g. {change}{keep}"
+
+
+def undertrained_advice(model: str | os.PathLike) -> str:
+    """What to change so that ``model`` writes blocks that keep: from its training record where it has one
+    (:class:`TrainingRecord`), else :data:`NO_RECORD_ADVICE`."""
+    record = TrainingRecord.load(model)
+    return record.advice() if record is not None else NO_RECORD_ADVICE
