@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -191,6 +192,13 @@ class ECGTrainer(Trainer):
         if self.args.should_save:
             self._write_ecg_files(output_dir)
 
+    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
+        # We resize the embeddings (the ECG tokens), so peft saves them with every LoRA checkpoint, as it should;
+        # its warning that it does so came once per epoch.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Setting `save_embedding_layers` to `True`", category=UserWarning)
+            super()._save(output_dir, state_dict)
+
     def create_model_card(self, **kwargs: Any) -> None:
         """Write this model's card (:class:`~hf_ecg.hub.model_card.ECGModelCardData`) as ``README.md`` in the
         output folder, in place of the Trainer's generic one; the keyword arguments are the Trainer's and unused."""
@@ -321,6 +329,7 @@ def train_ecg_model(
     corpus_name: str | None = None,
     license: str | None = None,
     dataset_id: str | None = None,
+    callbacks: list[Any] | None = None,
     **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
@@ -336,8 +345,8 @@ def train_ecg_model(
     ``resume``, replaced with ``overwrite``, refused otherwise); never a folder with other files, nor one
     inside an input. ``corpus_name`` names the corpus in the
     model card and the saved statistics (default: its file's or dataset's name); ``license`` and
-    ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata. Returns the trainer (its
-    ``state`` holds the steps and logs).
+    ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata; ``callbacks`` (``TrainerCallback``
+    objects) are added to the trainer's. Returns the trainer (its ``state`` holds the steps and logs).
 
     What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
     Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
@@ -447,6 +456,7 @@ def train_ecg_model(
         eval_dataset=blocks.get("validation"),
         processing_class=tokenizer,
         model_card_data=card,
+        callbacks=callbacks,
     )
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)

@@ -1,0 +1,87 @@
+"""How a generator's held-out loss and its redrawn share move with the epochs it trained (issue 48).
+
+Trains one generator as ``hf-ecg train`` does (LoRA, a held-out split, one evaluation per epoch) for
+``--epochs`` epochs, keeps a merged copy of the model at the end of each epoch, then generates ``--samples``
+sentences from each copy as ``hf-ecg generate`` does (default decoding, mentions from the bank: the redrawn
+share is the templates') and writes one row per epoch: updates, held-out loss, share of the generator's tokens
+redrawn, blocks kept as they were when the redraw budget was spent, and whether the run looked undertrained.
+
+    python scripts/training_curve.py --data ../shared/data/bc5cdr/train.tsv --first-n 50 \\
+        --epochs 10 -o outputs/curves/bc5cdr-50
+
+The table goes to ``OUT/curve.md`` and ``OUT/curve.json``; the copies to ``OUT/epoch-K/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from hf_ecg.hub.model_card import CARD_DATA_NAME
+from hf_ecg.runtime.ecg_config import ECG_CONFIG_NAME as CONFIG_NAME
+from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.training.trainer import train_ecg_model
+from hf_ecg.training.training_args import ECGTrainingArguments
+
+
+class KeepEachEpoch(TrainerCallback):
+    """Saves the merged model and tokenizer at the end of every epoch into ``root/epoch-K``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def on_epoch_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        folder = self.root / f"epoch-{round(state.epoch)}"
+        copy.deepcopy(model).merge_and_unload().save_pretrained(folder)
+        kwargs["processing_class"].save_pretrained(folder)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--first-n", type=int, default=None)
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args()
+    final = args.output / "final"
+    if not (final / CONFIG_NAME).is_file():
+        training = ECGTrainingArguments(output_dir=str(final), num_train_epochs=args.epochs, save_strategy="no",
+                                        logging_steps=5, report_to="none")  # fmt: skip
+        train_ecg_model(args.data, args.model, training, first_n=args.first_n, callbacks=[KeepEachEpoch(args.output)],
+                        overwrite=True)  # fmt: skip
+    card = json.loads((final / CARD_DATA_NAME).read_text())
+    held_out = {round(row["epoch"]): row["eval_loss"] for row in card["training_logs"] if "eval_loss" in row}
+    steps = {round(row["epoch"]): row["step"] for row in card["training_logs"] if "eval_loss" in row}
+    rows = []
+    for epoch in range(1, args.epochs + 1):
+        folder = args.output / f"epoch-{epoch}"
+        for name in (CONFIG_NAME, CARD_DATA_NAME):
+            shutil.copy(final / name, folder / name)
+        out = args.output / f"generated-{epoch}"
+        generate_dataset(folder, out, args.samples, mentions="random", overwrite=True)
+        cost = json.loads((out / "ecg_generation.json").read_text())["generation_cost"]
+        rows.append({"epoch": epoch, "updates": steps.get(epoch), "held_out_loss": held_out.get(epoch),
+                     "redrawn_share": cost["redrawn_share"], "refused_redraws": cost["refused_redraws"],
+                     "blocks": cost["blocks"], "undertrained": cost["undertrained"]})  # fmt: skip
+        print(rows[-1], flush=True)
+    (args.output / "curve.json").write_text(json.dumps(rows, indent=2) + "\n")
+    lines = ["| epoch | updates | held-out loss | redrawn | blocks kept by the budget | undertrained |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for row in rows:
+        loss = f"{row['held_out_loss']:.3f}" if row["held_out_loss"] is not None else "-"
+        lines.append(f"| {row['epoch']} | {row['updates']} | {loss} | {row['redrawn_share']:.0%} | "
+                     f"{row['refused_redraws']} of {row['blocks']} | {row['undertrained']} |")  # fmt: skip
+    (args.output / "curve.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
