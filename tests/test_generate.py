@@ -279,3 +279,24 @@ def test_accelerate_two_processes_split_the_shards(model_dir, tmp_path):
     parallel = load(out).sort("id")
     assert parallel["id"] == list(range(10))
     assert parallel.to_list() == load(single).sort("id").to_list()  # the same dataset, whoever wrote it
+
+
+def test_a_high_redrawn_share_alone_is_not_called_undertrained(tmp_path):
+    """A converged small-corpus generator redraws about half its tokens at temperature 1, more as it overfits
+    (docs/results.md, the training curves): with the redraw budget on, only blocks the budget kept as they were say
+    the model is undertrained; with no budget, redrawing more than it kept still does."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hf_ecg.synthetic.generate import generation_cost
+
+    def shard(refused: int) -> None:
+        rows = {"model_tokens": [40, 40], "redrawn_tokens": [60, 50], "refused_redraws": [refused, 0],
+                "entities": [["Chemical"], ["Disease", "Chemical"]]}  # fmt: skip
+        pq.write_table(pa.table(rows), tmp_path / "train-00000.parquet")
+
+    shard(refused=0)
+    assert generation_cost(tmp_path, 1.0)["undertrained"] is False  # 58% redrawn, nothing refused
+    assert generation_cost(tmp_path, None)["undertrained"] is True  # no budget: redrawn > kept
+    shard(refused=1)  # 1 of 5 blocks kept as it was by the budget
+    assert generation_cost(tmp_path, 1.0)["undertrained"] is True
