@@ -53,7 +53,9 @@ def add_parser(sub: Any) -> None:
         "--full", action="store_true", help="fine-tune every weight (at 5e-4 unless --learning_rate) instead of LoRA"
     )
     length = train.add_mutually_exclusive_group()
-    length.add_argument("--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3)")
+    length.add_argument(
+        "--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3; the best kept)"
+    )
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
     train.add_argument(
         "--no-mention-samples", dest="mention_samples", action="store_false",

@@ -107,8 +107,10 @@ class ECGTrainingArguments(TrainingArguments):
     num_train_epochs: float = field(
         default=3.0,
         metadata={
-            "help": "Total number of training epochs (default 3: with LoRA at 1e-3, the held-out loss on JNLPBA's "
-            "first 186 sentences flattens by then, in about 12 minutes on 2 CPU cores; the best epoch is kept)."
+            "help": "Total number of training epochs (default 3, the epoch with the lowest held-out loss kept: with "
+            "LoRA at 1e-3 that loss is lowest by epoch 2 on BC5CDR's and JNLPBA's first 45 to 186 sentences, and "
+            "by epoch 1-2 of a 6- or 10-epoch run on their first 50, after which it rises (docs/results.md); "
+            "JNLPBA 186 trains in about 12 minutes on 2 CPU cores)."
         },
     )
     per_device_train_batch_size: int = field(default=8, metadata={"help": "Batch size per device for training."})
