@@ -54,7 +54,7 @@ def add_parser(sub: Any) -> None:
     )
     length = train.add_mutually_exclusive_group()
     length.add_argument(
-        "--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3; the best kept)"
+        "--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3; the best epoch kept)"
     )
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
     train.add_argument(
