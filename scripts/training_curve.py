@@ -42,6 +42,42 @@ class KeepEachEpoch(TrainerCallback):
         kwargs["processing_class"].save_pretrained(folder)
 
 
+def held_out_loss_by_kind(args: argparse.Namespace) -> dict[int, dict[str, float]]:
+    """Per epoch copy, the held-out answer loss on the template blocks and on the mention samples apart (the
+    trainer's held-out loss mixes them): the held-out split is rebuilt as ``train_ecg_model`` made it."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from hf_ecg.data.builder import ECGBlocksBuilder
+    from hf_ecg.runtime.blocks import MENTION_TOKEN
+    from hf_ecg.training.trainer import encode_blocks, hold_out_sentences
+
+    builder = ECGBlocksBuilder(data_files={"train": str(args.data)}, first_n=args.first_n, mention_samples=True)
+    builder.download_and_prepare()
+    defaults = ECGTrainingArguments(output_dir=str(args.output / "final"), report_to="none")
+    held_out = hold_out_sentences(builder.as_dataset(), len(builder.corpus("train")), defaults.validation_split,
+                                  defaults.seed)["validation"]  # fmt: skip
+    kinds = ["mention" if MENTION_TOKEN in context else "block" for context in held_out["context"]]
+    losses: dict[int, dict[str, float]] = {}
+    for epoch in range(1, args.epochs + 1):
+        folder = args.output / f"epoch-{epoch}"
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+        encoded = encode_blocks(held_out[:], tokenizer, defaults.max_length)
+        totals: dict[str, list[float]] = {"block": [0.0, 0], "mention": [0.0, 0]}
+        with torch.inference_mode():
+            for ids, labels, kind in zip(encoded["input_ids"], encoded["labels"], kinds, strict=True):
+                logits = model(torch.tensor([ids])).logits[0, :-1]
+                target = torch.tensor(labels[1:])
+                loss = torch.nn.functional.cross_entropy(logits, target, ignore_index=-100, reduction="sum")
+                totals[kind][0] += loss.item()
+                totals[kind][1] += int((target != -100).sum())
+        losses[epoch] = {kind: total / count for kind, (total, count) in totals.items() if count}
+        losses[epoch]["count"] = {kind: kinds.count(kind) for kind in totals}
+        print(epoch, losses[epoch], flush=True)
+    return losses
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True)
@@ -50,7 +86,13 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--by-kind", action="store_true", help="only the held-out loss of blocks and mention "
+                        "samples apart, per epoch copy of an earlier run (OUT/by-kind.json)")  # fmt: skip
     args = parser.parse_args()
+    if args.by_kind:
+        losses = held_out_loss_by_kind(args)
+        (args.output / "by-kind.json").write_text(json.dumps(losses, indent=2) + "\n")
+        return
     final = args.output / "final"
     if not (final / CONFIG_NAME).is_file():
         training = ECGTrainingArguments(output_dir=str(final), num_train_epochs=args.epochs, save_strategy="no",
