@@ -292,9 +292,10 @@ _ADDED_REDRAW_RULES = ("redraw_unended", "redraw_repetition", "redraw_run_on", "
 _BEFORE_ADDED = {**dict.fromkeys(_ADDED_REDRAW_RULES, False), "redraw_budget": None}
 
 #: A run says the generator looks undertrained when the redraw budget kept more than this share of its blocks
-#: as they were (converged generators, which redraw 17-54% of their tokens, never reach the budget), or, with no
-#: budget, when it redrew more tokens than it kept. The redrawn share alone is no sign of undertraining: on BC5CDR's
-#: first 50 sentences it was 43-50% from epoch 1 to 4 and rose to 52-54% as the model overfitted (docs/results.md).
+#: as they were (converged generators, which redraw 17-59% of their tokens, never reach the budget), or, with no
+#: budget, when it redrew more tokens than it kept. The redrawn share alone is no sign of undertraining: on the first
+#: 50 sentences of BC5CDR and JNLPBA it was 43-59% at every epoch from 1 to 10, overfitted ones included
+#: (docs/results.md, the training curves).
 UNDERTRAINED_REFUSED_SHARE = 0.05
 
 
