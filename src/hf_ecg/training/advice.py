@@ -51,9 +51,9 @@ class TrainingRecord:
         """What to change: more epochs (or updates) when the held-out loss was still falling at the end or was
         not measured; more sentences when it had already turned up, since more of the same would not help. The
         numbers suggested are always above what the model ran."""
-        losses = [loss for _, loss in self.held_out]
-        if losses and losses.index(min(losses)) < len(losses) - 1:
-            best_epoch, best_loss = self.held_out[losses.index(min(losses))]
+        best = min(range(len(self.held_out)), key=lambda i: self.held_out[i][1], default=None)
+        if best is not None and best < len(self.held_out) - 1:
+            best_epoch, best_loss = self.held_out[best]
             return (
                 f"{self.describe()}, and its held-out loss was lowest at epoch {best_epoch:.3g} ({best_loss:.2f}) "
                 "and no lower after it, so more epochs would not help: train it on more sentences"
