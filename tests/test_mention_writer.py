@@ -8,6 +8,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+import torch
 from hypothesis import given
 
 from conftest import labelled_sentences
@@ -15,6 +16,7 @@ from hf_ecg.cli import main
 from hf_ecg.data.builder import ECGBlocksBuilder
 from hf_ecg.runtime.blocks import ENDTEXT, MENTION_TOKEN, Template, decompose, mention_samples, tag_label, tag_token
 from hf_ecg.runtime.decoding import DecodingConfig
+from hf_ecg.runtime.decoding_cache import encode_after_prefixes
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.mention_writer import MentionWriter
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
@@ -124,27 +126,60 @@ def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_
 
 
 @pytest.mark.parametrize("group_by_length", [True, False])
-def test_grouping_by_length_batches_similar_prompts_and_still_fills_every_slot(writer_model, group_by_length):
-    from hf_ecg.modeling import load_ecg_model
+def test_grouping_by_length_batches_similar_templates_and_still_fills_every_slot(
+    writer_model, group_by_length, monkeypatch
+):
+    import hf_ecg.runtime.mention_writer as mention_writer
 
-    class CountingWriter(MentionWriter):  # the real writer, counting the positions it pads
-        def _generate(self, prompts):
-            self.padding.append(sum(max(map(len, prompts)) - len(p) for p in prompts))
-            return super()._generate(prompts)
+    encoded = []  # the prompts' lengths of each prefill pass
 
-    model, tokenizer, config = load_ecg_model(writer_model)
+    def recording(model, cache, prompts, pasts, kept, pad_id):  # the real prefill, recording what it is given
+        encoded.append(sorted(map(len, prompts)))
+        return encode_after_prefixes(model, cache, prompts, pasts, kept, pad_id)
+
+    monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
     short = Template(("<Chemical>", "."))
     long = Template(("Patients", "who", "were", "given", "large", "doses", "of", "<Chemical>", "for", "weeks", "."))
     templates = [short, long] * 4
-    grouped = CountingWriter(model, tokenizer, config, batch_size=4, group_by_length=True)
-    plain = CountingWriter(model, tokenizer, config, batch_size=4, group_by_length=group_by_length)
-    grouped.padding, plain.padding = [], []
-    result = plain.write(templates, seed=3)
-    grouped.write(templates, seed=3)
+    result = load_writer(writer_model, batch_size=4, group_by_length=group_by_length).write(templates, seed=3)
     assert result.slots == 8 and result.written + sum(result.rejected.values()) >= 8
     assert sum(m is not None for row in result.mentions for m in row) == result.written
-    assert grouped.padding[0] == 0  # its first try: four short prompts, then four long ones
-    assert (sum(plain.padding[:2]) > 0) is not group_by_length  # ungrouped, every batch mixes the two lengths
+    first = encoded[0] if group_by_length else [n for lengths in encoded[:2] for n in lengths]
+    # grouped, the first batch is the four short templates; in template order it mixes the two lengths
+    assert (len(set(first)) == 1) is group_by_length
+
+
+def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encoded_whole(writer_model):
+    """The keys/values kept from a slot's prompt serve the next slot's prompt up to where they differ, and the same
+    prompt when a try is drawn again: same answers (same seed) and same keys/values as encoding it from scratch."""
+    writer = load_writer(writer_model)
+    templates = [
+        Template(("<Chemical>", "cures", "<Disease>", "and", "<Chemical>", ".")),
+        Template(("Patients", "with", "<Disease>", "got", "<Chemical>", ".")),
+        Template(("<Disease>", "after", "<Chemical>", ".")),
+    ]
+    written = [[("Aspirin",), None, None], [("severe", "pain"), None], [("fever",), None]]
+    first = [writer.prompt(t, w, 0) for t, w in zip(templates, written, strict=True)]
+    second = [writer.prompt(t, w, 1) for t, w in zip(templates, written, strict=True)]
+
+    def draw(prompts, kept, seed=5):
+        generator = torch.Generator()
+        generator.manual_seed(seed)
+        with torch.inference_mode():
+            return writer.draw(prompts, kept, generator)
+
+    _, first_states = draw(first, [None] * 3)
+    for prompts, kept in ((second, list(zip(first, first_states, strict=True))), (first, None)):
+        answers, states = draw(prompts, kept or list(zip(first, first_states, strict=True)))
+        expected_answers, expected_states = draw(prompts, [None] * 3)
+        assert answers == expected_answers
+        for row, expected_row in zip(states, expected_states, strict=True):
+            for (keys, values), (expected_keys, expected_values) in zip(row, expected_row, strict=True):
+                torch.testing.assert_close(keys, expected_keys, rtol=1e-4, atol=1e-4)
+                torch.testing.assert_close(values, expected_values, rtol=1e-4, atol=1e-4)
+    for answer in answers:  # each answer stops at its <ENDTEXT> or at the limit
+        ends = [i for i, token in enumerate(answer) if token == writer.endtext_id]
+        assert ends == [len(answer) - 1] or (not ends and len(answer) == writer.max_tokens + 1)
 
 
 def test_a_slots_prompt_holds_the_mentions_written_before_it_and_the_tags_after_it(writer_model):

@@ -10,7 +10,7 @@ import torch
 from transformers import DynamicCache
 
 from .decoding_base import BlockDecoder, Row
-from .decoding_cache import SlotLayer, length_groups, live_columns
+from .decoding_cache import SlotLayer, encode_after_prefixes, length_groups, live_columns
 from .decoding_config import DecodedTemplate
 from .decoding_sequential import decode_sequential
 from .layout import context_prefix
@@ -178,34 +178,12 @@ class ChainedDecoder(BlockDecoder):
         """One forward: each row's kept prefix (``pasts[j]`` positions, right-aligned in a past of
         width ``max(pasts)``) then the rest of its prompt (left-padded). A row's live cache columns are
         its past and its prompt's rest, with padding between; ``_place`` gathers them."""
-        chunks = [prompt[past:] for prompt, past in zip(prompts, pasts, strict=True)]
-        width, past_width = max(map(len, chunks)), max(pasts)
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), past_width + width), dtype=torch.long)
-        columns = []
-        for j, (chunk, past) in enumerate(zip(chunks, pasts, strict=True)):
-            input_ids[j, width - len(chunk) :] = torch.tensor(chunk)
-            mask[j, past_width - past : past_width] = 1
-            mask[j, past_width + width - len(chunk) :] = 1
-            columns.append(mask[j].nonzero().squeeze(1).to(self.device) if past else None)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past_width:]
-        cache = self._new_cache()
-        if past_width:
-            for i, layer in enumerate(cache.layers):
-                sample = next(row.prefix_kv for row in rows if row.prefix_kv is not None)[i][0]
-                keys = sample.new_zeros((len(rows), sample.shape[0], past_width, sample.shape[-1]))
-                values = torch.zeros_like(keys)
-                for j, (row, past) in enumerate(zip(rows, pasts, strict=True)):
-                    if past:
-                        keys[j, :, past_width - past :], values[j, :, past_width - past :] = row.prefix_kv[i]
-                layer.update(keys, values)
-            self._reused_prompt_tokens += sum(pasts)
+        self._reused_prompt_tokens += sum(pasts)
+        kept = [row.prefix_kv for row in rows]
         for row, prompt in zip(rows, prompts, strict=True):
             row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, 1)  # what the next prompt starts with
-        out = self.model(
-            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-            position_ids=positions.to(self.device), cache=cache, use_cache=True, logits_to_keep=1,
-        )  # fmt: skip
+        out, mask = encode_after_prefixes(self.model, self._new_cache(), prompts, pasts, kept, self.pad_id)
+        columns = [mask[j].nonzero().squeeze(1).to(self.device) if past else None for j, past in enumerate(pasts)]
         caches = [(out.cache, j, columns[j]) for j in range(len(rows))]
         lengths = [len(prompt) for prompt in prompts]
         return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, generator, finish_block)

@@ -9,7 +9,13 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-__all__ = ["PASS_OVERHEAD_TOKENS", "SlotLayer", "length_groups", "live_columns", "new_cache"]
+__all__ = [
+    "PASS_OVERHEAD_TOKENS", "KeptStates", "SlotLayer", "encode_after_prefixes", "length_groups", "live_columns",
+    "new_cache",
+]  # fmt: skip
+
+#: A row's kept keys and values, per layer: ``(keys, values)``, each ``[heads, positions, dim]``.
+KeptStates = list[tuple[torch.Tensor, torch.Tensor]]
 
 #: A forward pass costs about this many padded prompt tokens of fixed overhead (CPU measurement).
 PASS_OVERHEAD_TOKENS = 32
@@ -117,6 +123,46 @@ class SlotLayer(DynamicLayer):
     def select_rows(self, index: torch.Tensor) -> None:
         """Keep only these rows, in this order."""
         self.assign(self.keys.index_select(0, index), self.values.index_select(0, index), left_room=self._start)
+
+
+def encode_after_prefixes(
+    model: Any,
+    cache: DynamicCache,
+    prompts: list[list[int]],
+    pasts: list[int],
+    kept: list[KeptStates | None],
+    pad_id: int,
+) -> tuple[Any, torch.Tensor]:
+    """One forward over each prompt after its first ``pasts[j]`` ids, whose keys and values are the first
+    ``pasts[j]`` columns of ``kept[j]`` (``None`` where ``pasts[j]`` is 0): the pasts right-aligned in a past of
+    width ``max(pasts)``, the rests left-padded after it. Returns the model's output (logits at the last position
+    only, ``cache`` filled) and the attention mask over the cache's columns, ``[rows, past width + rest width]``,
+    1 on a row's live columns: its past, then its rest, with padding between."""
+    chunks = [prompt[past:] for prompt, past in zip(prompts, pasts, strict=True)]
+    width, past_width = max(map(len, chunks)), max(pasts)
+    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), past_width + width), dtype=torch.long)
+    for j, (chunk, past) in enumerate(zip(chunks, pasts, strict=True)):
+        input_ids[j, width - len(chunk) :] = torch.tensor(chunk)
+        mask[j, past_width - past : past_width] = 1
+        mask[j, past_width + width - len(chunk) :] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past_width:]
+    if past_width:
+        for i, layer in enumerate(cache.layers):
+            sample = next(states for states in kept if states is not None)[i][0]
+            keys = sample.new_zeros((len(prompts), sample.shape[0], past_width, sample.shape[-1]))
+            values = torch.zeros_like(keys)
+            for j, (states, past) in enumerate(zip(kept, pasts, strict=True)):
+                if past:
+                    keys[j, :, past_width - past :] = states[i][0][:, :past]  # type: ignore[index]
+                    values[j, :, past_width - past :] = states[i][1][:, :past]  # type: ignore[index]
+            layer.update(keys, values)
+    device = model.device
+    out = model(
+        input_ids=input_ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+        cache=cache, use_cache=True, logits_to_keep=1,
+    )  # fmt: skip
+    return out, mask
 
 
 def new_cache(model: Any) -> DynamicCache:
