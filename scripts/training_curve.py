@@ -58,12 +58,12 @@ def held_out_loss_by_kind(args: argparse.Namespace) -> dict[int, dict[str, float
     held_out = hold_out_sentences(builder.as_dataset(), len(builder.corpus("train")), defaults.validation_split,
                                   defaults.seed)["validation"]  # fmt: skip
     kinds = ["mention" if MENTION_TOKEN in context else "block" for context in held_out["context"]]
+    # Every epoch's copy saved the same tokenizer: the held-out samples are encoded once.
+    encoded = encode_blocks(held_out[:], AutoTokenizer.from_pretrained(args.output / "epoch-1"), defaults.max_length)
     losses: dict[int, dict[str, float]] = {}
     for epoch in range(1, args.epochs + 1):
         folder = args.output / f"epoch-{epoch}"
-        tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
-        encoded = encode_blocks(held_out[:], tokenizer, defaults.max_length)
         totals: dict[str, list[float]] = {"block": [0.0, 0], "mention": [0.0, 0]}
         with torch.inference_mode():
             for ids, labels, kind in zip(encoded["input_ids"], encoded["labels"], kinds, strict=True):

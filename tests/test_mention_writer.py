@@ -169,8 +169,9 @@ def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encod
             return writer.draw(prompts, kept, generator)
 
     _, first_states = draw(first, [None] * 3)
-    for prompts, kept in ((second, list(zip(first, first_states, strict=True))), (first, None)):
-        answers, states = draw(prompts, kept or list(zip(first, first_states, strict=True)))
+    kept = list(zip(first, first_states, strict=True))
+    for prompts in (second, first):  # the next slot's prompts, then the same prompts again (a redraw)
+        answers, states = draw(prompts, kept)
         expected_answers, expected_states = draw(prompts, [None] * 3)
         assert answers == expected_answers
         for row, expected_row in zip(states, expected_states, strict=True):

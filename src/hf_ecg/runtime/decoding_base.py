@@ -32,7 +32,14 @@ from .words import (
     visible,
 )
 
-__all__ = ["BlockDecoder", "Row"]
+__all__ = ["BlockDecoder", "Row", "sampling_warpers"]
+
+
+def sampling_warpers(temperature: float, top_p: float) -> LogitsProcessorList:
+    """The warpers ``temperature`` and ``top_p`` apply to a row's scores before a token is drawn (none at 1.0):
+    the templates' and the mentions' sampling read the same settings the same way."""
+    warpers: list[Any] = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
+    return LogitsProcessorList(warpers + ([TopPLogitsWarper(top_p)] if top_p < 1.0 else []))
 
 
 @dataclass(eq=False)
@@ -136,13 +143,10 @@ class BlockDecoder:
         # Top-k is applied by sampling among the k best tokens (torch.topk) rather than masking the rest
         # of the vocabulary: the same distribution, without a softmax and a multinomial draw over ~50k
         # tokens per row (a tenth of a CPU decode step at batch 32).
-        warpers: list[Any] = []
-        if self.config.do_sample:
-            if self.config.temperature != 1.0:
-                warpers.append(TemperatureLogitsWarper(self.config.temperature))
-            if self.config.top_p < 1.0:
-                warpers.append(TopPLogitsWarper(self.config.top_p))
-        self._warpers = LogitsProcessorList(warpers)
+        self._warpers = (
+            sampling_warpers(self.config.temperature, self.config.top_p) if self.config.do_sample
+            else LogitsProcessorList()
+        )  # fmt: skip
         self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
         #: What the current (or last) decode call kept and threw away; progress bars read it.
         self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens)

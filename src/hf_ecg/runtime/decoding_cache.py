@@ -148,8 +148,9 @@ def encode_after_prefixes(
         mask[j, past_width + width - len(chunk) :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past_width:]
     if past_width:
+        first = next(states for states in kept if states is not None)
         for i, layer in enumerate(cache.layers):
-            sample = next(states for states in kept if states is not None)[i][0]
+            sample = first[i][0]
             keys = sample.new_zeros((len(prompts), sample.shape[0], past_width, sample.shape[-1]))
             values = torch.zeros_like(keys)
             for j, (states, past) in enumerate(zip(kept, pasts, strict=True)):

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
+from .decoding_base import sampling_warpers
 from .decoding_cache import KeptStates, SlotLayer, encode_after_prefixes, length_groups, new_cache
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
@@ -124,8 +124,7 @@ class MentionWriter:
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
-        warpers: list[Any] = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
-        self._warpers = LogitsProcessorList(warpers + ([TopPLogitsWarper(top_p)] if top_p < 1.0 else []))
+        self._warpers = sampling_warpers(temperature, top_p)
         # The types each known mention has (case folded): a known mention written for a slot of another type
         # only (``selegiline`` for a Disease) is the model ignoring the question's tag.
         self.known_types: dict[str, set[str]] = {}
