@@ -48,6 +48,17 @@ class PerSlotGenerateWriter(MentionWriter):
     """The writer before issue 48, kept as the baseline: each slot index over all templates in turn, each try a
     ``model.generate`` call on whole prompts (sorted by length, ``batch_size`` per call)."""
 
+    def _write_all(
+        self,
+        templates: Sequence[Template],
+        order: list[int],
+        given: Sequence[Sequence[tuple[str, ...] | None]],
+        result: WrittenMentions,
+        generator: torch.Generator,
+    ) -> None:
+        for start in range(0, len(order), self.batch_size):
+            self._write_group(templates, order[start : start + self.batch_size], given, result, generator)
+
     def _write_group(
         self,
         templates: Sequence[Template],

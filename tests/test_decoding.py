@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
 from hf_ecg.runtime.decoding_base import Row
-from hf_ecg.runtime.decoding_cache import PASS_OVERHEAD_TOKENS, SlotLayer, length_groups, live_columns
+from hf_ecg.runtime.decoding_cache import PASS_OVERHEAD_TOKENS, RowBatch, SlotLayer, length_groups, live_columns
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks
 
@@ -363,3 +363,47 @@ def test_a_block_that_writes_a_line_break_is_drawn_again(tiny):
     (plain_attempts, plain_blocks), (attempts, _) = written
     assert any(line_break in ids for ids in plain_blocks)  # the push works: breaks are written without the rule
     assert attempts > plain_attempts  # with it, those blocks were drawn again
+
+
+@given(
+    st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=4), min_size=1, max_size=3),
+    st.randoms(use_true_random=False),
+)
+def test_rows_joining_and_leaving_a_batch_keep_their_states_positions_and_ids(parts_lengths, rnd):
+    """Batches of rows of different widths merged into one hold each row, in key order, with the same live
+    columns, position and ids; rows leaving take nothing of the others', and columns no row uses are dropped."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    keys = rnd.sample(range(100), sum(map(len, parts_lengths)))
+    expected, parts, k = {}, [], 0
+    for lengths in parts_lengths:
+        width = max(lengths) + rnd.randint(0, 2)
+        mask = torch.zeros((len(lengths), width), dtype=torch.long)
+        states = torch.randn(len(lengths), 2, width, 3)
+        cache = DynamicCache()
+        cache.layers = [DynamicLayer()]
+        cache.layers[0].update(states, -states, 0)
+        for row, length in enumerate(lengths):  # live columns right-aligned, gaps allowed before them
+            mask[row, width - length :] = 1
+            expected[keys[k + row]] = (states[row, :, width - length :], length + 7, [k + row])
+        rows = keys[k : k + len(lengths)]
+        positions = torch.tensor([expected[key][1] for key in rows])
+        parts.append(RowBatch(rows, cache, mask, positions, [list(expected[key][2]) for key in rows]))
+        k += len(lengths)
+
+    def check(batch):
+        assert batch.keys == sorted(batch.keys)
+        for row, key in enumerate(batch.keys):
+            live = batch.mask[row].bool()
+            torch.testing.assert_close(batch.cache.layers[0].keys[row][:, live], expected[key][0])
+            torch.testing.assert_close(batch.cache.layers[0].values[row][:, live], -expected[key][0])
+            assert batch.positions[row] == expected[key][1] and batch.answers[row] == expected[key][2]
+        assert batch.mask[:, 0].any()  # no column on the left that no row uses
+
+    batch = RowBatch.merged(parts)
+    assert sorted(batch.keys) == sorted(expected)
+    check(batch)
+    leaving = set(rnd.sample(range(len(batch.keys)), rnd.randint(0, len(batch.keys) - 1)))
+    batch.keep([row for row in range(len(batch.keys)) if row not in leaving])
+    check(batch)

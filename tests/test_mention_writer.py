@@ -145,7 +145,7 @@ def test_grouping_by_length_batches_similar_templates_and_still_fills_every_slot
     assert result.slots == 8 and result.written + sum(result.rejected.values()) >= 8
     assert sum(m is not None for row in result.mentions for m in row) == result.written
     first = encoded[0] if group_by_length else [n for lengths in encoded[:2] for n in lengths]
-    # grouped, the first batch is the four short templates; in template order it mixes the two lengths
+    # grouped, the first batch is the four long templates; in template order it mixes the two lengths
     assert (len(set(first)) == 1) is group_by_length
 
 
@@ -181,6 +181,26 @@ def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encod
     for answer in answers:  # each answer stops at its <ENDTEXT> or at the limit
         ends = [i for i, token in enumerate(answer) if token == writer.endtext_id]
         assert ends == [len(answer) - 1] or (not ends and len(answer) == writer.max_tokens + 1)
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 64])
+def test_tries_that_join_a_batch_still_writing_are_each_counted_once(writer_model, batch_size):
+    """Whatever the batch (rows joining the ones still writing at 2, one row at a time at 1): every slot is written
+    or left to the bank after max_attempts rejected tries, and each rejected try is counted once."""
+    templates = [
+        Template(("<Chemical>", "cures", "<Disease>", "and", "<Chemical>", "in", "<Disease>", ".")),
+        Template(("No", "effect", ".")),
+        Template(("<Disease>", ".")),
+        Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),
+    ] * 3
+    writer = load_writer(writer_model, batch_size=batch_size, max_attempts=2)
+    result = writer.write(templates, seed=4)
+    left = sum(m is None for row in result.mentions for m in row)
+    assert [len(row) for row in result.mentions] == [len(t.entity_types) for t in templates]
+    assert result.written + left == result.slots == 21
+    assert sum(result.rejected.values()) == result.redrawn + left  # a slot left to the bank failed both tries
+    assert result.redrawn <= result.slots  # one try drawn again per slot at most
+    assert writer.write(templates, seed=4).mentions == result.mentions
 
 
 def test_a_slots_prompt_holds_the_mentions_written_before_it_and_the_tags_after_it(writer_model):

@@ -3,6 +3,7 @@ group prefills by length and read a row's live columns."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -10,8 +11,8 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 __all__ = [
-    "PASS_OVERHEAD_TOKENS", "KeptStates", "SlotLayer", "encode_after_prefixes", "length_groups", "live_columns",
-    "new_cache",
+    "PASS_OVERHEAD_TOKENS", "KeptStates", "RowBatch", "SlotLayer", "encode_after_prefixes", "length_groups",
+    "live_columns", "new_cache",
 ]  # fmt: skip
 
 #: A row's kept keys and values, per layer: ``(keys, values)``, each ``[heads, positions, dim]``.
@@ -121,8 +122,83 @@ class SlotLayer(DynamicLayer):
         self.assign(torch.cat([self.keys, extra]), torch.cat([self.values, extra]), left_room=self._start)
 
     def select_rows(self, index: torch.Tensor) -> None:
-        """Keep only these rows, in this order."""
-        self.assign(self.keys.index_select(0, index), self.values.index_select(0, index), left_room=self._start)
+        """Keep only these rows, in this order (one copy: the buffer's layout stays)."""
+        self._keys, self._values = self._keys.index_select(0, index), self._values.index_select(0, index)
+        self._refresh()
+
+    @classmethod
+    def stacked(cls, parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], rows: int) -> SlotLayer:
+        """A layer of ``rows`` rows from ``parts``, each ``(index, keys, values)``: its states go to rows ``index``,
+        right-aligned in the widest part's width (narrower parts padded on the left with zeros); one copy each."""
+        width = max(keys.shape[-2] for _, keys, _ in parts)
+        sample = parts[0][1]
+        layer = cls()
+        layer.lazy_initialization(sample, sample)
+        shape = (rows, sample.shape[1], width + cls.HEADROOM, sample.shape[-1])
+        layer._keys, layer._values = sample.new_zeros(shape), sample.new_zeros(shape)
+        for index, keys, values in parts:
+            layer._keys[index, :, width - keys.shape[-2] : width] = keys
+            layer._values[index, :, width - values.shape[-2] : width] = values
+        layer._start, layer._end = 0, width
+        layer._refresh()
+        return layer
+
+
+@dataclass
+class RowBatch:
+    """Rows decoding together, each with its own prompt: each row's key (the caller's name for it), one cache whose
+    steps write into spare columns (:class:`SlotLayer`), the attention mask over its columns, each row's next
+    position and the ids it has drawn so far (the last one not yet fed). Rows join (:meth:`merged`) and leave
+    (:meth:`keep`) between steps."""
+
+    keys: list[int]
+    cache: Any
+    mask: torch.Tensor
+    positions: torch.Tensor
+    answers: list[list[int]]
+
+    @classmethod
+    def empty(cls) -> RowBatch:
+        return cls([], None, torch.zeros(0, 0, dtype=torch.long), torch.zeros(0, dtype=torch.long), [])
+
+    @classmethod
+    def merged(cls, parts: list[RowBatch]) -> RowBatch:
+        """The parts as one batch, rows in ascending key order (so that each row draws the same random numbers
+        whatever pass encoded it), the narrower parts padded on the left."""
+        parts = [part for part in parts if part.keys]
+        keys = sorted(key for part in parts for key in part.keys)
+        row_of = {key: row for row, key in enumerate(keys)}
+        device = parts[0].mask.device
+        index = [torch.tensor([row_of[key] for key in part.keys], device=device) for part in parts]
+        width = max(part.mask.shape[1] for part in parts)
+        mask = parts[0].mask.new_zeros((len(keys), width))
+        positions = parts[0].positions.new_zeros(len(keys))
+        answers: list[list[int]] = [[] for _ in keys]
+        for part, rows in zip(parts, index, strict=True):
+            mask[rows, width - part.mask.shape[1] :] = part.mask
+            positions[rows] = part.positions
+            for row, answer in zip(rows.tolist(), part.answers, strict=True):
+                answers[row] = answer
+        cache = parts[-1].cache  # a prefill's: its layers are replaced
+        layers = [
+            [(rows, layer.keys, layer.values) for layer in part.cache.layers]
+            for part, rows in zip(parts, index, strict=True)
+        ]
+        cache.layers = [SlotLayer.stacked(list(states), len(keys)) for states in zip(*layers, strict=True)]
+        return cls(keys, cache, mask, positions, answers)
+
+    def keep(self, rows: list[int]) -> None:
+        """Keep only these rows; drop the columns on the left that none of them uses."""
+        self.keys, self.answers = [self.keys[k] for k in rows], [self.answers[k] for k in rows]
+        if not rows:
+            return
+        index = torch.tensor(rows, device=self.mask.device)
+        self.mask, self.positions = self.mask.index_select(0, index), self.positions.index_select(0, index)
+        unused = int(self.mask.any(0).long().argmax())  # the first column a row uses
+        self.mask = self.mask[:, unused:]
+        for layer in self.cache.layers:
+            layer.select_rows(index)
+            layer.trim_left(unused)
 
 
 def encode_after_prefixes(

@@ -10,14 +10,15 @@ longest training mention of its type, holds a word that reads as structure, begi
 ran past the name), or is a training mention of another type only (the model ignored the slot's tag); a slot
 that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
 
-Writing costs little beside the templates because little is encoded twice: a group of templates goes through
-its slots together in one batch, and a slot's prompt is encoded on top of the keys and values of the same
-template's previous prompt up to where the two differ (the earlier slot's marker), a try drawn again on top of
-its own prompt; rows stop as they write ``<ENDTEXT>``.
+Writing costs about half what the templates cost because little is encoded twice and no step waits: one batch
+of rows, a row a template's current try; a slot's prompt is encoded on top of the keys and values of the same
+template's previous prompt up to where the two differ (the earlier slot's marker), a try drawn again on top of its
+own prompt; a row leaves the batch as it writes ``<ENDTEXT>``, and the next tries join the rows still writing.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ import torch
 
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
 from .decoding_base import sampling_warpers
-from .decoding_cache import KeptStates, SlotLayer, encode_after_prefixes, length_groups, new_cache
+from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, new_cache
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .mentions import MentionBank, mention_problem
@@ -37,6 +38,9 @@ __all__ = ["MentionWriter", "WrittenMentions", "writing_line"]
 #: Prefill passes per draw at most: the rests to encode range from one id (a try drawn again) to a whole
 #: sentence; with 4 passes a JNLPBA generator's padding fell from 84% to 27% of the real positions (2: 84%).
 PREFILL_PASSES = 4
+#: Share of the batch free before the tries waiting to be encoded join the rows still writing: fewer, larger
+#: prefills (a JNLPBA generator's 256 templates: 135-186 forwards at three quarters, 176-278 at half, same time).
+JOIN_WHEN_FREE = 0.75
 
 
 @dataclass
@@ -83,10 +87,12 @@ class MentionWriter:
         ecg_config: its :class:`~hf_ecg.ECGConfig` (``mention_token`` set).
         temperature, top_p: sampling of the mention tokens.
         max_attempts: tries per slot before it is left to the bank.
-        batch_size: templates whose slots are written together (one batch per round of tries; 128 took 12% less
-            time than 64 on a JNLPBA generator's 128 templates on a 2-core CPU: half the forwards).
-        group_by_length: batch templates of similar length together (far less padding where sentence
-            lengths vary; which templates share a batch changes the sampled mentions, not their distribution).
+        batch_size: rows (tries) written together at most (on a 2-core CPU, a JNLPBA generator's 256 templates
+            took 8% more time at 256).
+        group_by_length: take the templates longest first (the templates in the batch at one time have similar
+            lengths: far less padding where sentence lengths vary; those with the most slots, which set how long
+            writing takes, start first). Which templates share a batch changes the sampled mentions, not their
+            distribution.
         known: the training mention bank: a mention of it written for a slot of a type it never has there
             (``selegiline`` for a Disease) is drawn again.
     """
@@ -151,10 +157,9 @@ class MentionWriter:
         generator.manual_seed(seed)
         order = list(range(len(templates)))
         if self.group_by_length:
-            order.sort(key=lambda i: len(templates[i].tokens))
+            order.sort(key=lambda i: -len(templates[i].tokens))
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                self._write_group(templates, order[start : start + self.batch_size], given, result, generator)
+            self._write_all(templates, order, given, result, generator)
         result.written = sum(m is not None and g is None for row, grow in zip(result.mentions, given, strict=True)
                              for m, g in zip(row, grow, strict=True))  # fmt: skip
         return result
@@ -177,25 +182,36 @@ class MentionWriter:
             seen += 1
         raise IndexError(f"the template has {seen} slots, not {slot + 1}")
 
-    def _write_group(
+    def _write_all(
         self,
         templates: Sequence[Template],
-        group: list[int],
+        order: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
         generator: torch.Generator,
     ) -> None:
-        """Write the slots of the templates ``group``. Each round draws one try for every template with a slot
-        left (its next slot, or the same one again), so a template's second try shares a batch with another's
-        next slot: a group takes about as many rounds as its busiest template has tries."""
-        todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in group}  # slots left, in order
-        tries = dict.fromkeys(group, 0)  # of the template's current slot
+        """Write the templates' slots (templates taken in ``order``) in one batch of at most ``batch_size`` rows,
+        a row a template's current try. A row that ends leaves the batch; its template's next try (its next slot,
+        or the same one again) waits with the new templates until :data:`JOIN_WHEN_FREE` of the batch is free, and
+        they join the rows still writing: no step waits for a few long answers while the rest of the batch is idle.
+        The templates with the most to write go first: they set how long the run takes."""
+        todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in order}  # slots left, in order
+        tries = dict.fromkeys(order, 0)  # of the template's current slot
         kept: dict[int, tuple[list[int], KeptStates]] = {}  # each template's last prompt and its keys/values
-        while rows := [i for i in group if todo[i]]:
-            prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in rows]
-            answers, states = self.draw(prompts, [kept.get(i) for i in rows], generator)
-            for i, prompt, ids, prompt_states in zip(rows, prompts, answers, states, strict=True):
-                kept[i] = (prompt, prompt_states)
+        waiting = deque(i for i in order if todo[i])  # templates not begun
+        ready: list[int] = []  # templates begun, whose next try is to be encoded
+        batch = RowBatch.empty()
+        while True:
+            room = self.batch_size - len(batch.keys)
+            if room >= max(1, round(JOIN_WHEN_FREE * self.batch_size)) and (ready or waiting):
+                joining, ready = ready[:room], ready[room:]
+                while len(joining) < room and waiting:
+                    joining.append(waiting.popleft())
+                prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
+                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, generator)
+                kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
+                batch = RowBatch.merged([batch, new])
+            for i, ids in self._take_ended(batch):
                 slot = todo[i][0]
                 mention, reason = self._mention(ids, templates[i].entity_types[slot])
                 tries[i] += 1
@@ -203,10 +219,19 @@ class MentionWriter:
                     result.reject(reason)
                     if tries[i] < self.max_attempts:
                         result.redrawn += 1
+                        ready.append(i)
                         continue
                 result.mentions[i][slot] = mention
                 todo[i].pop(0)
                 tries[i] = 0
+                if todo[i]:
+                    ready.append(i)
+                else:
+                    del kept[i]
+            if batch.keys:
+                self._step(batch, generator)
+            elif not (ready or waiting):
+                return
 
     def draw(
         self,
@@ -215,16 +240,34 @@ class MentionWriter:
         generator: torch.Generator,
     ) -> tuple[list[list[int]], list[KeptStates]]:
         """One answer per prompt (its ids, ``<ENDTEXT>`` last unless it ran to the limit) and the prompt's keys
-        and values. ``kept[j]``: an earlier prompt of the same row and its keys/values: only what follows the
-        ids the two share is encoded (a try drawn again: all but the last id)."""
+        and values, the prompts written together. ``kept[j]``: an earlier prompt of the same row and its
+        keys/values: only what follows the ids the two share is encoded (a try drawn again: all but the last id)."""
+        batch, states = self._begin(prompts, kept, list(range(len(prompts))), generator)
+        answers: dict[int, list[int]] = {}
+        while True:
+            answers.update(self._take_ended(batch))
+            if not batch.keys:
+                return [answers[j] for j in range(len(prompts))], states
+            self._step(batch, generator)
+
+    def _begin(
+        self,
+        prompts: list[list[int]],
+        kept: Sequence[tuple[list[int], KeptStates] | None],
+        keys: list[int],
+        generator: torch.Generator,
+    ) -> tuple[RowBatch, list[KeptStates]]:
+        """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
+        ready for :meth:`_step`, and each prompt's keys/values."""
         pasts = [0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
                  for prompt, k in zip(prompts, kept, strict=True)]  # fmt: skip
         device = self.model.device
         states: list[KeptStates] = [[] for _ in prompts]
-        parts = []
+        parts, logits = [], []
         # What is left to encode varies far more than the prompts' lengths: rows of similar rests share a pass.
         rests = [len(prompt) - past for prompt, past in zip(prompts, pasts, strict=True)]
-        for group in length_groups(rests, max_groups=PREFILL_PASSES):
+        groups = length_groups(rests, max_groups=PREFILL_PASSES)
+        for group in groups:
             cache = new_cache(self.model)
             past_states = [kept[j][1] if pasts[j] else None for j in group]  # type: ignore[index]
             out, mask = encode_after_prefixes(
@@ -234,31 +277,38 @@ class MentionWriter:
                 columns = mask[row].nonzero().squeeze(1).to(device)
                 states[j] = [(layer.keys[row].index_select(1, columns), layer.values[row].index_select(1, columns))
                              for layer in cache.layers]  # fmt: skip
-            parts.append((group, cache, mask.to(device), out.logits[:, -1, :]))
-        rows, cache, mask, logits = _merged(parts)  # one batch for the answers
-        answers: list[list[int]] = [[] for _ in prompts]
-        positions = torch.tensor([len(prompts[j]) for j in rows], device=device)
-        for step in range(self.max_tokens + 1):
-            tokens = self._sample(logits, generator, may_end=step > 0)
-            for row, token in zip(rows, tokens, strict=True):
-                answers[row].append(token)
-            live = [k for k, token in enumerate(tokens) if token != self.endtext_id]
-            if not live or step == self.max_tokens:
-                break
-            if len(live) < len(rows):  # rows that ended leave the batch
-                index = torch.tensor(live, device=device)
-                for layer in cache.layers:
-                    layer.select_rows(index)
-                mask, positions = mask.index_select(0, index), positions.index_select(0, index)
-                rows, tokens = [rows[k] for k in live], [tokens[k] for k in live]
-            mask = torch.cat([mask, mask.new_ones((len(rows), 1))], 1)
-            out = self.model(
-                input_ids=torch.tensor(tokens, device=device)[:, None], attention_mask=mask,
-                position_ids=positions[:, None], cache=cache, use_cache=True,
-            )  # fmt: skip
-            positions = positions + 1
-            logits = out.logits[:, -1, :]
-        return answers, states
+            positions = torch.tensor([len(prompts[j]) for j in group], device=device)
+            parts.append(RowBatch([keys[j] for j in group], cache, mask.to(device), positions, [[] for _ in group]))
+            logits.append(out.logits[:, -1, :])
+        batch = RowBatch.merged(parts)
+        order = sorted(range(len(keys)), key=[keys[j] for group in groups for j in group].__getitem__)
+        tokens = self._sample(torch.cat(logits)[order], generator, may_end=False)  # in the batch's row order
+        for answer, token in zip(batch.answers, tokens, strict=True):
+            answer.append(token)
+        return batch, states
+
+    def _step(self, batch: RowBatch, generator: torch.Generator) -> None:
+        """Feed each row its last token and draw its next."""
+        batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.keys), 1))], 1)
+        tokens = torch.tensor([answer[-1] for answer in batch.answers], device=batch.mask.device)
+        out = self.model(
+            input_ids=tokens[:, None], attention_mask=batch.mask, position_ids=batch.positions[:, None],
+            cache=batch.cache, use_cache=True,
+        )  # fmt: skip
+        batch.positions = batch.positions + 1
+        for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], generator, may_end=True),
+                                 strict=True):  # fmt: skip
+            answer.append(token)
+
+    def _take_ended(self, batch: RowBatch) -> list[tuple[int, list[int]]]:
+        """The rows whose answer ended (``<ENDTEXT>``, or the limit), with their answers, out of the batch."""
+        ended = [k for k, answer in enumerate(batch.answers)
+                 if answer[-1] == self.endtext_id or len(answer) > self.max_tokens]  # fmt: skip
+        if not ended:
+            return []
+        taken = [(batch.keys[k], batch.answers[k]) for k in ended]
+        batch.keep([k for k in range(len(batch.keys)) if k not in set(ended)])
+        return taken
 
     def _sample(self, logits: torch.Tensor, generator: torch.Generator, *, may_end: bool) -> list[int]:
         """A token per row: never a structural one, nor ``<ENDTEXT>`` before the mention's first token."""
@@ -293,32 +343,6 @@ class MentionWriter:
         if label not in self.known_types.get(" ".join(words).casefold(), {label}):
             return None, "another type's mention"
         return words, ""
-
-
-def _merged(
-    parts: list[tuple[list[int], Any, torch.Tensor, torch.Tensor]],
-) -> tuple[list[int], Any, torch.Tensor, torch.Tensor]:
-    """Prefilled batches ``(rows, cache, mask, logits)`` as one, rows in ascending order (so that each row draws
-    the same random numbers whatever pass encoded it), in a cache whose steps write into spare columns
-    (:class:`~hf_ecg.runtime.decoding_cache.SlotLayer`): the narrower batches padded on the left."""
-    width = max(mask.shape[1] for _, _, mask, _ in parts)
-    rows = [j for group, *_ in parts for j in group]
-    order = torch.tensor(sorted(range(len(rows)), key=rows.__getitem__), device=parts[0][3].device)
-
-    def joined(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
-        padding = [(0, 0) * (-1 - dim) + (width - t.shape[dim], 0) for t in tensors]
-        return torch.cat([torch.nn.functional.pad(t, pad) for t, pad in zip(tensors, padding, strict=True)])[order]
-
-    cache = parts[0][1]
-    layers = []
-    for i in range(len(cache.layers)):
-        layer = SlotLayer()
-        layer.assign(joined([part[1].layers[i].keys for part in parts], -2),
-                     joined([part[1].layers[i].values for part in parts], -2))  # fmt: skip
-        layers.append(layer)
-    cache.layers = layers
-    logits = torch.cat([logits for *_, logits in parts])[order]
-    return sorted(rows), cache, joined([mask for _, _, mask, _ in parts], -1), logits
 
 
 def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
