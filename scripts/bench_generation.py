@@ -30,7 +30,10 @@ computes it natively). Before the last lines a second table runs the batched dec
 first ``--compare-samples`` sequences of each model (this one and every ``--compare DIR``: a barely
 trained model, a converged one) in float32 and in the faster dtype: samples/s, kept tokens/s, the share
 of drawn tokens that were redrawn, positions per kept token, complete sentences, and the faster path's
-samples/s as a multiple of float32's. The first line names the device.
+samples/s as a multiple of float32's; then the **default path**, what ``hf-ecg generate`` does with its
+defaults: the same templates with their slots filled (``mentions``: ``generated``, written by the generator,
+for a model trained with mention samples, the ``hf-ecg train`` default; ``bank`` otherwise), its samples/s
+(``path/s``) and the filling's share of its time. The first line names the device.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ import torch
 from hf_ecg.data.statistics import CorpusStatistics
 from hf_ecg.modeling import INFERENCE_DTYPES, inference_dtype, load_ecg_model
 from hf_ecg.runtime.decoding import ChainedDecoder, DecodingConfig
+from hf_ecg.runtime.filling import TemplateFiller
 from hf_ecg.synthetic.entity_sequences import make_sampler
 
 
@@ -195,24 +199,32 @@ def device_description() -> str:
 
 
 def decoder_run(model: Any, tokenizer: Any, ecg_config: Any, sequences: list, settings: dict, batch_size: int) -> dict:
-    """The batched decoder on ``sequences``: seconds, samples, kept and redrawn tokens, positions computed."""
+    """The batched decoder on ``sequences``: seconds, samples, kept and redrawn tokens, positions computed; then
+    the default path's second step, the templates' slots filled as ``hf-ecg generate`` fills them by default
+    (written by the generator when it was trained with mention samples, else drawn from its bank): its seconds."""
     decoder = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=batch_size, **settings))
     with counted_positions(model) as positions:
         start = time.perf_counter()
         results = decoder.decode(sequences)
         seconds = time.perf_counter() - start
+    filler = TemplateFiller(None, ecg_config, model, tokenizer)
+    start = time.perf_counter()
+    filler.fill(results, random.Random(settings["seed"]), settings["seed"])
     return {
         "seconds": seconds, "samples": len(results), "kept": decoder.budget.kept, "redrawn": decoder.budget.redrawn,
         "positions": sum(positions.values()), "complete": sum(r.complete for r in results),
+        "fill_seconds": time.perf_counter() - start, "mentions": filler.mentions,
     }  # fmt: skip
 
 
 def compare_dtypes(models: list[str], fast: str, num_samples: int, settings: dict, batch_size: int, seed: int) -> None:
-    """The batched decoder alone per model, float32 then ``fast``, on the model's first gold-sampled sequences."""
+    """The batched decoder alone per model, float32 then ``fast``, on the model's first gold-sampled sequences, and
+    the default path (templates, then their slots filled as ``hf-ecg generate`` fills them by default)."""
     dtypes = ["float32"] + ([fast] if fast != "float32" else [])
-    print(f"\nbatched decoder alone, {num_samples} samples per model and dtype, batch {batch_size}:")
+    print(f"\nbatched decoder alone, {num_samples} samples per model and dtype, batch {batch_size}; then the default "
+          "path: the templates' slots filled as `hf-ecg generate` does by default (mentions):")  # fmt: skip
     print(f"{'model':<40} {'dtype':<9} {'samples/s':>9} {'kept tok/s':>10} {'redrawn':>8} {'pos/kept':>8} "
-          f"{'complete':>8} {'vs f32':>7}")  # fmt: skip
+          f"{'complete':>8} {'vs f32':>7} {'mentions':>9} {'path/s':>7} {'filling':>7}")  # fmt: skip
     for folder in models:
         base = None
         for dtype in dtypes:
@@ -225,9 +237,11 @@ def compare_dtypes(models: list[str], fast: str, num_samples: int, settings: dic
             rate = run["samples"] / run["seconds"]
             base = base or rate
             drawn = run["kept"] + run["redrawn"]
+            path = run["seconds"] + run["fill_seconds"]
             print(f"{folder[-40:]:<40} {dtype:<9} {rate:9.3f} {run['kept'] / run['seconds']:10.1f} "
                   f"{run['redrawn'] / drawn:8.1%} {run['positions'] / run['kept']:8.2f} "
-                  f"{run['complete'] / run['samples']:8.1%} {rate / base:6.2f}x", flush=True)  # fmt: skip
+                  f"{run['complete'] / run['samples']:8.1%} {rate / base:6.2f}x {run['mentions']:>9} "
+                  f"{run['samples'] / path:7.3f} {run['fill_seconds'] / path:7.1%}", flush=True)  # fmt: skip
             del model
     print()
 

@@ -302,12 +302,12 @@ class MentionWriter:
 
     def _take_ended(self, batch: RowBatch) -> list[tuple[int, list[int]]]:
         """The rows whose answer ended (``<ENDTEXT>``, or the limit), with their answers, out of the batch."""
-        ended = [k for k, answer in enumerate(batch.answers)
-                 if answer[-1] == self.endtext_id or len(answer) > self.max_tokens]  # fmt: skip
+        ended = {k for k, answer in enumerate(batch.answers)
+                 if answer[-1] == self.endtext_id or len(answer) > self.max_tokens}  # fmt: skip
         if not ended:
             return []
-        taken = [(batch.keys[k], batch.answers[k]) for k in ended]
-        batch.keep([k for k in range(len(batch.keys)) if k not in set(ended)])
+        taken = [(batch.keys[k], batch.answers[k]) for k in sorted(ended)]
+        batch.keep([k for k in range(len(batch.keys)) if k not in ended])
         return taken
 
     def _sample(self, logits: torch.Tensor, generator: torch.Generator, *, may_end: bool) -> list[int]:
