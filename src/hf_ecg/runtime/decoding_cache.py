@@ -73,13 +73,18 @@ class SlotLayer(DynamicLayer):
 
     def assign(self, keys: torch.Tensor, values: torch.Tensor, left_room: int = 0) -> None:
         """Hold a copy of these states, with ``left_room`` spare columns on the left and headroom on the right."""
+        rows, _, width, _ = keys.shape
+        self._allocate(keys, rows, width, left_room)
+        self.keys.copy_(keys)
+        self.values.copy_(values)
+
+    def _allocate(self, like: torch.Tensor, rows: int, width: int, left_room: int = 0) -> None:
+        """Zeroed buffers for ``rows`` rows of ``width`` live columns (heads, dim, dtype and device of ``like``),
+        ``left_room`` spare columns on their left and headroom on their right."""
         if not self.is_initialized:
-            self.lazy_initialization(keys, values)
-        rows, heads, width, dim = keys.shape
-        shape = (rows, heads, left_room + width + self.HEADROOM, dim)
-        self._keys, self._values = keys.new_zeros(shape), values.new_zeros(shape)
-        self._keys[:, :, left_room : left_room + width] = keys
-        self._values[:, :, left_room : left_room + width] = values
+            self.lazy_initialization(like, like)
+        shape = (rows, like.shape[1], left_room + width + self.HEADROOM, like.shape[-1])
+        self._keys, self._values = like.new_zeros(shape), like.new_zeros(shape)
         self._start, self._end = left_room, left_room + width
         self._refresh()
 
@@ -131,16 +136,11 @@ class SlotLayer(DynamicLayer):
         """A layer of ``rows`` rows from ``parts``, each ``(index, keys, values)``: its states go to rows ``index``,
         right-aligned in the widest part's width (narrower parts padded on the left with zeros); one copy each."""
         width = max(keys.shape[-2] for _, keys, _ in parts)
-        sample = parts[0][1]
         layer = cls()
-        layer.lazy_initialization(sample, sample)
-        shape = (rows, sample.shape[1], width + cls.HEADROOM, sample.shape[-1])
-        layer._keys, layer._values = sample.new_zeros(shape), sample.new_zeros(shape)
+        layer._allocate(parts[0][1], rows, width)
         for index, keys, values in parts:
-            layer._keys[index, :, width - keys.shape[-2] : width] = keys
-            layer._values[index, :, width - values.shape[-2] : width] = values
-        layer._start, layer._end = 0, width
-        layer._refresh()
+            layer.keys[index, :, width - keys.shape[-2] :] = keys
+            layer.values[index, :, width - values.shape[-2] :] = values
         return layer
 
 

@@ -210,7 +210,7 @@ class MentionWriter:
                 prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
                 new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, generator)
                 kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
-                batch = RowBatch.merged([batch, new])
+                batch = RowBatch.merged([batch, *new])
             for i, ids in self._take_ended(batch):
                 slot = todo[i][0]
                 mention, reason = self._mention(ids, templates[i].entity_types[slot])
@@ -242,7 +242,8 @@ class MentionWriter:
         """One answer per prompt (its ids, ``<ENDTEXT>`` last unless it ran to the limit) and the prompt's keys
         and values, the prompts written together. ``kept[j]``: an earlier prompt of the same row and its
         keys/values: only what follows the ids the two share is encoded (a try drawn again: all but the last id)."""
-        batch, states = self._begin(prompts, kept, list(range(len(prompts))), generator)
+        parts, states = self._begin(prompts, kept, list(range(len(prompts))), generator)
+        batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
             answers.update(self._take_ended(batch))
@@ -256,9 +257,10 @@ class MentionWriter:
         kept: Sequence[tuple[list[int], KeptStates] | None],
         keys: list[int],
         generator: torch.Generator,
-    ) -> tuple[RowBatch, list[KeptStates]]:
+    ) -> tuple[list[RowBatch], list[KeptStates]]:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
-        ready for :meth:`_step`, and each prompt's keys/values."""
+        one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
+        keys/values."""
         pasts = [0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
                  for prompt, k in zip(prompts, kept, strict=True)]  # fmt: skip
         device = self.model.device
@@ -280,12 +282,12 @@ class MentionWriter:
             positions = torch.tensor([len(prompts[j]) for j in group], device=device)
             parts.append(RowBatch([keys[j] for j in group], cache, mask.to(device), positions, [[] for _ in group]))
             logits.append(out.logits[:, -1, :])
-        batch = RowBatch.merged(parts)
+        # Drawn in key order, the order of the merged batch: a row's draws do not depend on its pass.
         order = sorted(range(len(keys)), key=[keys[j] for group in groups for j in group].__getitem__)
-        tokens = self._sample(torch.cat(logits)[order], generator, may_end=False)  # in the batch's row order
-        for answer, token in zip(batch.answers, tokens, strict=True):
-            answer.append(token)
-        return batch, states
+        answers = [answer for part in parts for answer in part.answers]
+        for k, token in zip(order, self._sample(torch.cat(logits)[order], generator, may_end=False), strict=True):
+            answers[k].append(token)
+        return parts, states
 
     def _step(self, batch: RowBatch, generator: torch.Generator) -> None:
         """Feed each row its last token and draw its next."""
