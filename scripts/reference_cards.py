@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hf_ecg.hub.push import push_dataset, push_model
 from hf_ecg.synthetic.generate import generate_dataset
-from hf_ecg.training.trainer import train_ecg_model
+from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 
 ROOT = Path(__file__).resolve().parents[1]

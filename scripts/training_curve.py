@@ -26,7 +26,7 @@ from transformers import TrainerCallback
 from hf_ecg.hub.model_card import CARD_DATA_NAME
 from hf_ecg.runtime.ecg_config import ECG_CONFIG_NAME as CONFIG_NAME
 from hf_ecg.synthetic.generate import generate_dataset
-from hf_ecg.training.trainer import train_ecg_model
+from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 
 
@@ -50,7 +50,8 @@ def held_out_loss_by_kind(args: argparse.Namespace) -> dict[int, dict[str, float
 
     from hf_ecg.data.builder import ECGBlocksBuilder
     from hf_ecg.runtime.blocks import MENTION_TOKEN
-    from hf_ecg.training.trainer import encode_blocks, hold_out_sentences
+    from hf_ecg.training.train import hold_out_sentences
+    from hf_ecg.training.trainer import encode_blocks
 
     builder = ECGBlocksBuilder(data_files={"train": str(args.data)}, first_n=args.first_n, mention_samples=True)
     builder.download_and_prepare()

@@ -62,7 +62,7 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
     assert "wrote 7 mention-replacement samples" in capsys.readouterr().out
     # the generated-dataset format: its manifest, so the readers of generated folders take it too
     manifest, table = read_generated(out)
-    assert manifest["method"] == "mention-replacement" and manifest["num_samples"] == table.num_rows == 7
+    assert manifest.method == "mention-replacement" and manifest.num_samples == table.num_rows == 7
     card = ECGDatasetCardData.from_generated(out)
     assert card.num_samples == 7 and sum(card.entity_counts.values()) > 0
     text = str(card.to_dataset_card())  # says what the baseline did, not that a generator wrote it

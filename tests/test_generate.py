@@ -17,7 +17,8 @@ import pytest
 from hf_ecg.cli import main
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import tags_to_spans
-from hf_ecg.synthetic.generate import UNDERTRAINED_REFUSED_SHARE, align_labels, bio_labels, cost_line, generate_dataset
+from hf_ecg.synthetic.generate import align_labels, bio_labels, generate_dataset
+from hf_ecg.synthetic.generation_report import UNDERTRAINED_REFUSED_SHARE, cost_line
 from tiny import GENERATION_TYPES as TYPES
 
 
@@ -170,6 +171,7 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
     manifest.pop("generation_cost")
     assert manifest["mentions"] == {"source": "bank", "strategy": "random", "bank": "generator"}
     manifest["mentions"] = None  # before the mentions record, the default was written as null
+    assert manifest.pop("format_version") == 2  # version 1 did not record its version
     manifest_path.write_text(json.dumps(manifest))
     old_settings = {**settings, "decoding": replace(settings["decoding"], redraw_budget=None), "dtype": "float32"}
     generate_dataset(model_dir, tmp_path / "old", 3, **old_settings)  # the same settings: resumes, no error
@@ -288,7 +290,7 @@ def test_a_high_redrawn_share_alone_is_not_called_undertrained(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from hf_ecg.synthetic.generate import generation_cost
+    from hf_ecg.synthetic.generation_report import generation_cost
 
     def shard(refused: int) -> None:
         rows = {"model_tokens": [40, 40], "redrawn_tokens": [60, 50], "refused_redraws": [refused, 0],

@@ -154,15 +154,18 @@ def test_dataset_card_says_where_user_mentions_come_from(mentions):
 
 
 def test_mentions_record_reads_every_manifest_form():
-    from hf_ecg.data.dataset_format import MentionsRecord
+    from hf_ecg.data.manifest import GenerationManifest, MentionsRecord
     from hf_ecg.runtime.mentions import MentionBank
 
+    def record(**manifest):
+        return GenerationManifest.migrate({"entity_types": ["A"], **manifest}).mentions
+
     bank = {"source": "bank", "strategy": "weighted", "bank": "corpus"}
-    assert MentionsRecord.from_manifest({"mentions": bank}).to_dict() == bank
-    assert MentionsRecord.from_manifest({"mentions": "weighted", "corpus": "train.tsv"}).to_dict() == bank
-    assert MentionsRecord.from_manifest({"mentions": None}) == MentionsRecord("bank", "random", "generator")
-    assert MentionsRecord.from_manifest({"mentions": "my.json"}) == MentionsRecord("file", path="my.json")
-    assert MentionsRecord.from_manifest({"method": "mention-replacement", "model": None}) is None
+    assert record(mentions=bank).to_dict() == bank
+    assert record(mentions="weighted", corpus="train.tsv").to_dict() == bank
+    assert record(mentions=None) == MentionsRecord("bank", "random", "generator")
+    assert record(mentions="my.json") == MentionsRecord("file", path="my.json")
+    assert record(method="mention-replacement", model=None) is None
     digest = MentionsRecord.from_mentions({"A": ["x"]}, MentionBank.from_lists({"A": ["x"]}), False)
     assert digest.source == "user" and len(digest.digest) == 16 and "x" not in json.dumps(digest.to_dict())
     with pytest.raises(ValueError, match="unknown mention source"):

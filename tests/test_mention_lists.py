@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from hf_ecg.cli import main
 from hf_ecg.data.dataset_format import read_manifest
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
-from hf_ecg.runtime.filling import MentionFiller, MentionLists
+from hf_ecg.runtime.filling import MentionFiller
+from hf_ecg.runtime.mention_sources import MentionLists
 from hf_ecg.runtime.mentions import MentionBank, mention_list_files, read_mention_list
 from hf_ecg.runtime.words import WordSplitter
 from hf_ecg.synthetic.generate import generate_dataset
@@ -124,11 +125,11 @@ def test_generate_dataset_draws_list_mentions_records_them_and_refuses_a_changed
     assert mentions_of(data, "Disease") and mentions_of(data, "Disease") <= listed
     bank_chemicals = {tuple(m.split()) for m in GENERATION_MENTIONS["Chemical"]}
     assert mentions_of(data, "Chemical") <= bank_chemicals
-    record = read_manifest(out)["mentions"]
+    record = read_manifest(out).mentions.to_dict()
     assert record["source"] == "lists" and record["lists"] == {"Disease": str(diseases)}
     assert record["strategy"] == "random" and record["bank"] == "generator" and len(record["digest"]) == 16
     manifest = read_manifest(out)
-    novelty = manifest["mention_novelty"]  # the Disease mentions are new, the Chemical ones the bank's
+    novelty = manifest.mention_novelty  # the Disease mentions are new, the Chemical ones the bank's
     spans = [s for row in data for s in row["spans"]]
     assert novelty["mentions"] == len(spans) and novelty["new"] == sum(s["label"] == "Disease" for s in spans)
     card = " ".join((out / "README.md").read_text().split())
@@ -160,7 +161,7 @@ def test_cli_generate_with_mention_lists_and_their_errors(model_dir, tmp_path, c
     code = main(["generate", "--model", str(model_dir), "-n", "6", "-o", str(out), "--mentions",
                  f"Disease={diseases}", "--mentions", f"Gene={genes}", "--mentions", "weighted"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
-    record = read_manifest(out)["mentions"]
+    record = read_manifest(out).mentions.to_dict()
     assert record["lists"] == {"Disease": str(diseases), "Gene": str(genes)} and record["strategy"] == "weighted"
     data = datasets.load_dataset(str(out), split="train")
     assert mentions_of(data, "Disease") <= {tuple(WordSplitter()(m)) for m in DISEASES}
@@ -185,7 +186,7 @@ def test_json_mentions_and_strategies_are_unchanged_by_lists(model_dir, tmp_path
     path.write_text(json.dumps({"Disease": ["fever"], "Chemical": ["aspirin"], "Gene": ["BRCA1"]}))
     out = tmp_path / "json"
     generate_dataset(model_dir, out, 2, mentions=str(path), seed=0, progress_bar=False)
-    assert read_manifest(out)["mentions"] == {"source": "file", "path": str(path)}
+    assert read_manifest(out).mentions.to_dict() == {"source": "file", "path": str(path)}
 
 
 def test_mention_replacement_draws_from_the_same_lists(tmp_path, capsys):

@@ -12,7 +12,8 @@ import pytest
 from hf_ecg import MentionMixture
 from hf_ecg.cli import main
 from hf_ecg.data.dataset_format import read_manifest
-from hf_ecg.runtime.filling import MENTION_ORIGINS, MentionLists, TemplateFiller
+from hf_ecg.runtime.filling import TemplateFiller
+from hf_ecg.runtime.mention_sources import MENTION_ORIGINS, MentionLists
 from hf_ecg.runtime.words import WordSplitter
 from hf_ecg.synthetic.generate import generate_dataset
 from tiny import GENERATION_MENTIONS
@@ -92,11 +93,11 @@ def test_a_mixture_fills_each_slot_from_its_share_and_every_sample_says_where(mo
             seen.append((label, origin))
     assert ("Disease", "lists") in seen and ("Disease", "bank") in seen  # both shares drew Diseases
     manifest = read_manifest(out)
-    assert manifest["mentions"] == {
-        "source": "mixture", "strategy": "random", "bank": "generator", "digest": manifest["mentions"]["digest"],
+    assert manifest.mentions.to_dict() == {
+        "source": "mixture", "strategy": "random", "bank": "generator", "digest": manifest.mentions.digest,
         "lists": {"Disease": str(diseases)}, "shares": {"lists": 0.5, "bank": 0.5},
     }  # fmt: skip
-    counts = manifest["mention_sources"]
+    counts = manifest.mention_sources
     assert counts == {origin: sum(o == origin for _, o in seen) for origin in ("lists", "bank") if counts.get(origin)}
     assert sum(counts.values()) == len(seen)
     card = " ".join((out / "README.md").read_text().split())
@@ -153,10 +154,10 @@ def test_cli_mention_shares_and_their_errors(model_dir, tmp_path, capsys):
                  "lists=3,bank=1", "--mentions", f"Disease={diseases}", "--mentions", "weighted"])  # fmt: skip
     printed = capsys.readouterr()
     assert code == 0, printed.err
-    record = read_manifest(out)["mentions"]
+    record = read_manifest(out).mentions.to_dict()
     assert record["source"] == "mixture" and record["shares"] == {"lists": 0.75, "bank": 0.25}
     assert record["strategy"] == "weighted" and record["lists"] == {"Disease": str(diseases)}
-    if len(read_manifest(out)["mention_sources"]) > 1:
+    if len(read_manifest(out).mention_sources) > 1:
         assert "mentions: " in printed.out and "lists (" in printed.out
 
     def error(shares: str, *values: str) -> str:

@@ -22,7 +22,8 @@ from hf_ecg.runtime.mention_writer import MentionWriter
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
-from hf_ecg.training.trainer import ECGTrainingArguments, train_ecg_model
+from hf_ecg.training.train import train_ecg_model
+from hf_ecg.training.trainer import ECGTrainingArguments
 from tiny import save_tiny_model, toy_corpus
 
 TOY_MENTIONS = {"Chemical": {"Aspirin", "Ibuprofen", "paracetamol"}, "Disease": {"headache", "severe pain", "fever"}}
@@ -260,6 +261,32 @@ def test_the_pipeline_writes_mentions_when_asked(writer_model):
     for sample in first:
         labels = [t for t in sample["ner_tags"] if t.startswith("B-")]
         assert labels == ["B-Chemical", "B-Disease"]
+
+
+def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other_than_1(writer_model, tmp_path):
+    """Options and seeds routed once: the same model, requests, seed and settings give the same samples,
+    templates and written mentions, from the pipeline (one chunk) and from ``generate_dataset`` (one shard)."""
+    from hf_ecg.data.dataset_format import load_data_folder
+    from hf_ecg.modeling import load_ecg_model
+
+    settings = {"temperature": 0.8, "top_p": 0.95, "max_block_tokens": 12, "batch_size": 3}
+    requests = [["Chemical", "Disease"], ["Disease"], []]
+    out = generate_dataset(
+        writer_model, tmp_path / "set", 6, entities=[r for r in requests for _ in range(2)], seed=11,
+        samples_per_shard=6, decoding=DecodingConfig(**settings), dtype="float32", progress_bar=False,
+    )  # fmt: skip
+    written = load_data_folder(out).sort("id")
+    names = written.features["ner_tags"].feature.names
+    model, tokenizer, config = load_ecg_model(writer_model)
+    gen = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=config, device="cpu")
+    samples = [s for group in gen(requests, num_return_sequences=2, seed=11, **settings) for s in group]
+    assert [s["template"] for s in samples] == written["template"]
+    assert [s["text"] for s in samples] == written["text"]
+    assert [s["ner_tags"] for s in samples] == [[names[k] for k in row] for row in written["ner_tags"]]
+    assert [s["mention_sources"] for s in samples] == written["mention_sources"]
+    assert "generated" in {origin for s in samples for origin in s["mention_sources"]}  # mentions were written
+    at_1 = [s for g in gen(requests, num_return_sequences=2, seed=11, **{**settings, "temperature": 1.0}) for s in g]
+    assert [s["text"] for s in at_1] != written["text"]  # the temperature reaches the samples
 
 
 def test_generate_dataset_rejects_generated_mentions_for_a_model_without_them(model_dir, tmp_path):

@@ -223,8 +223,9 @@ def test_the_remote_code_set_is_the_documented_list_and_the_whole_runtime_packag
 
 def test_the_mention_writer_samples_at_the_decoders_temperature(gen):
     """`gen(..., temperature=0.8)` wrote templates at 0.8 and mentions at 1.0, while `generate_dataset` gave
-    its mention writer the decoding temperature and top-p (issue 49, item 3): both reach postprocess now."""
+    its mention writer the decoding temperature and top-p (issue 49, item 3): the forward step decodes and fills
+    from one DecodingConfig now (TemplateFiller.samples, as generate_dataset does)."""
     _, forward, post = gen._sanitize_parameters(temperature=0.8, top_p=0.9, seed=1)
-    assert post == {"seed": 1, "temperature": 0.8, "top_p": 0.9} and forward["temperature"] == 0.8
+    assert forward == {"seed": 1, "temperature": 0.8, "top_p": 0.9} and post == {}
     samples = gen(["Chemical", "Disease"], temperature=0.8, top_p=0.9, seed=0, num_return_sequences=2)
     assert [[s["label"] for s in sample["spans"]] for sample in samples] == [["Chemical", "Disease"]] * 2

@@ -20,7 +20,8 @@ from hf_ecg.data.builder import ECGBlocksBuilder
 from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.training.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks, train_ecg_model
+from hf_ecg.training.train import train_ecg_model
+from hf_ecg.training.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks
 from tiny import save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
 
 TYPES = ["Chemical", "Disease"]
@@ -213,7 +214,7 @@ def test_train_config_yaml_values_keep_their_types_and_the_command_line_wins(tmp
 def test_the_trainer_leaves_the_callers_arguments_as_they_were(tmp_path):
     """ECGTrainer and train_ecg_model work on copies (dataclasses.replace), as SpanMarker's trainer does: the
     caller's push_to_hub and checkpoint settings are not rewritten."""
-    from hf_ecg.training.trainer import _evaluate_and_keep_best
+    from hf_ecg.training.train import _evaluate_and_keep_best
 
     args = ECGTrainingArguments(output_dir=str(tmp_path / "o"), push_to_hub=True, hub_model_id="org/x",
                                 save_strategy="steps", save_steps=7)  # fmt: skip
@@ -362,7 +363,7 @@ def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tm
 
 
 def test_hold_out_moves_whole_sentences():
-    from hf_ecg.training.trainer import hold_out_sentences
+    from hf_ecg.training.train import hold_out_sentences
 
     train = datasets.Dataset.from_dict(
         {"sentence_id": [0, 0, 1, 2, 2, 2, 3, 4], "block_index": [0, 1, 0, 0, 1, 2, 0, 0]}

@@ -60,8 +60,8 @@ _LAZY = {
     "EntityConstraintLogitsProcessor": "runtime.decoding",
     "EntityControlledGenerationPipeline": "runtime.pipeline",
     "MentionFiller": "runtime.filling",
-    "MentionLists": "runtime.filling",
-    "MentionMixture": "runtime.filling",
+    "MentionLists": "runtime.mention_sources",
+    "MentionMixture": "runtime.mention_sources",
     "generate_dataset": "synthetic.generate",
     "align_labels": "data.dataset_format",
     "export_generated": "data.export",
@@ -74,7 +74,7 @@ _LAZY = {
     "ECGModelCardData": "hub.model_card",
     "ECGTrainer": "training.trainer",
     "ECGTrainingArguments": "training.training_args",
-    "train_ecg_model": "training.trainer",
+    "train_ecg_model": "training.train",
     "load_causal_lm": "modeling",
     "add_ecg_tokens": "modeling",
     "apply_lora": "modeling",
@@ -89,11 +89,13 @@ if TYPE_CHECKING:
     from .hub.push import push_dataset, push_model
     from .modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
     from .runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig, EntityConstraintLogitsProcessor
-    from .runtime.filling import MentionFiller, MentionLists, MentionMixture
+    from .runtime.filling import MentionFiller
+    from .runtime.mention_sources import MentionLists, MentionMixture
     from .runtime.pipeline import EntityControlledGenerationPipeline
     from .synthetic.generate import generate_dataset
     from .synthetic.selection import SelectionConfig, filter_generated, select_samples
-    from .training.trainer import ECGTrainer, train_ecg_model
+    from .training.train import train_ecg_model
+    from .training.trainer import ECGTrainer
     from .training.training_args import ECGTrainingArguments
 
 

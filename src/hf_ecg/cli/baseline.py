@@ -53,13 +53,13 @@ def _run_mention_replacement(args: argparse.Namespace) -> int:
     gold = load_source(args.data)
     lists = None
     if args.mentions:
-        from ..runtime.filling import MentionLists
+        from ..runtime.mention_sources import MentionSource, resolve_mentions
         from .common import CLIError, mention_source
 
-        source = mention_source(args.mentions)
-        if not isinstance(source, MentionLists) or source.strategy != "random":
+        resolved = resolve_mentions(mention_source(args.mentions))
+        if resolved.kind is not MentionSource.LISTS or resolved.strategy != "random":
             raise CLIError("--mentions: mention replacement takes mention lists only (TYPE=FILE pairs or a folder)")
-        lists = source.files
+        lists = resolved.lists.files
     bank = replacement_bank(gold, lists)
     rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability, bank=bank)
     settings = {"method": "mention-replacement", "data": args.data, "num_samples": len(rows),

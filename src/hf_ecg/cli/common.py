@@ -257,7 +257,7 @@ def config_values(args: argparse.Namespace, names: Sequence[str]) -> dict[str, A
 def mention_source(values: list[str]) -> Any:
     """The ``--mentions`` values as a mention source: a strategy name, ``generated``, a JSON file, or mention
     lists (``TYPE=FILE`` pairs or one folder, with at most one strategy for them)."""
-    from ..runtime.filling import GENERATED, MentionLists
+    from ..runtime.mention_sources import GENERATED, MentionLists
 
     if GENERATED in values:
         if len(values) > 1:
@@ -301,7 +301,7 @@ def mention_source(values: list[str]) -> Any:
 def mention_mixture(shares: str, values: list[str] | None) -> Any:
     """``--mention-shares PART=SHARE,...`` with the ``--mentions`` values (the lists of the ``lists`` share, and
     the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.filling.MentionMixture`."""
-    from ..runtime.filling import GENERATED, MentionLists, MentionMixture
+    from ..runtime.mention_sources import GENERATED, MentionMixture, MentionSource, resolve_mentions
 
     parsed: dict[str, float] = {}
     for item in shares.split(","):
@@ -316,11 +316,12 @@ def mention_mixture(shares: str, values: list[str] | None) -> Any:
     values = [v for v in values or () if v != GENERATED]  # generated is a share here, not a --mentions value
     source = mention_source(values) if values else None
     lists, strategy = None, FILL_STRATEGIES[0]
-    if isinstance(source, MentionLists):
-        lists, strategy = source.files, source.strategy
-    elif source in FILL_STRATEGIES:
-        strategy = source
-    elif source is not None:
+    resolved = None if source is None else resolve_mentions(source)
+    if resolved is not None and resolved.kind is MentionSource.LISTS:
+        lists, strategy = resolved.lists.files, resolved.strategy
+    elif resolved is not None and resolved.kind is MentionSource.BANK:
+        strategy = resolved.strategy
+    elif resolved is not None:
         lists = source  # a JSON file of {type: [mentions]}
     if "lists" in parsed and lists is None:  # said in the CLI's words, not MentionMixture's
         raise CLIError("--mention-shares: a 'lists' share needs the lists: add --mentions TYPE=FILE or a folder")

@@ -148,9 +148,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     )  # fmt: skip
     from accelerate import PartialState
 
-    from ..data.dataset_format import read_manifest
+    from ..data.manifest import read_manifest
     from ..runtime.mention_writer import writing_line
-    from ..synthetic.generate import cost_line, novelty_line, origins_line
+    from ..synthetic.generation_report import cost_line, novelty_line, origins_line
 
     if not PartialState().is_main_process:
         return 0
@@ -158,14 +158,14 @@ def _run_generate(args: argparse.Namespace) -> int:
     print(f"wrote {written} samples to {output}/data/ (Parquet shards), {output}/ecg_generation.json (settings) "
           f"and {output}/README.md (dataset card)")  # fmt: skip
     manifest = read_manifest(output)
-    if manifest.get("generation_cost"):
-        print(cost_line(manifest["generation_cost"]))
-    if manifest.get("mention_writing"):
-        print(writing_line(manifest["mention_writing"]))
-    if manifest.get("mention_novelty"):
-        print(novelty_line(manifest["mention_novelty"]))
-    if len(manifest.get("mention_sources") or {}) > 1:
-        print(origins_line(manifest["mention_sources"]))
+    if manifest.generation_cost:
+        print(cost_line(manifest.generation_cost))
+    if manifest.mention_writing:
+        print(writing_line(manifest.mention_writing))
+    if manifest.mention_novelty:
+        print(novelty_line(manifest.mention_novelty))
+    if len(manifest.mention_sources or {}) > 1:
+        print(origins_line(manifest.mention_sources))
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0

@@ -123,7 +123,7 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
 
 
 def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
-    from ..training.trainer import train_ecg_model
+    from ..training.train import train_ecg_model
 
     corpus_file(args.data, "--data")
     if args.validation is not None:

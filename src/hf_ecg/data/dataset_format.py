@@ -7,18 +7,21 @@ neither torch nor transformers.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import datasets
 
-from ..runtime.files import read_json
-from ..runtime.mentions import FILL_STRATEGIES, MentionBank
+from .manifest import (
+    MANIFEST_NAME,
+    GenerationManifest,
+    MentionsRecord,
+    bio_labels,
+    read_manifest,
+    write_manifest,
+)
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -27,13 +30,13 @@ __all__ = [
     "SHARD_PATTERN",
     "STEP_COLUMNS",
     "UNFINISHED_DIR",
+    "GenerationManifest",
     "MentionsRecord",
     "align_labels",
     "bio_labels",
     "columns_of_folder",
     "dataset_features",
     "finish_folder",
-    "generated_label_names",
     "load_data_folder",
     "ner_label_names",
     "read_generated",
@@ -44,7 +47,6 @@ __all__ = [
     "write_unfinished_card",
 ]
 
-MANIFEST_NAME = "ecg_generation.json"
 SHARD_PATTERN = "train-{:05d}.parquet"
 #: Where the shards of a run in progress wait: ``load_dataset`` reads ``data/`` only (the card's ``configs``), so
 #: an interrupted run cannot pass for a whole dataset. :func:`finish_folder` moves them to ``data/``.
@@ -60,11 +62,6 @@ configs:
     path: data/train-*.parquet
 ---
 """
-
-
-def bio_labels(entity_types: Sequence[str]) -> list[str]:
-    """``["O", "B-A", "I-A", "B-B", ...]`` for the sorted entity types: the ClassLabel names."""
-    return ["O", *(f"{prefix}-{label}" for label in sorted(entity_types) for prefix in ("B", "I"))]
 
 
 def ner_label_names(entity_types: Sequence[str], label_names: Sequence[str] | None = None) -> list[str]:
@@ -83,12 +80,6 @@ def ner_label_names(entity_types: Sequence[str], label_names: Sequence[str] | No
             f"types {', '.join(entity_types)}"
         )
     return names
-
-
-def generated_label_names(manifest: Mapping[str, Any]) -> list[str]:
-    """The ``ner_tags`` names of a generated folder, from its manifest (folders written before the names
-    were recorded used :func:`bio_labels`)."""
-    return list(manifest.get("label_names") or bio_labels(manifest["entity_types"]))
 
 
 def align_labels(dataset: datasets.Dataset, label_names: Sequence[str] | datasets.Dataset,
@@ -190,96 +181,6 @@ def shard_rows(path: Path) -> int | None:
         return None
 
 
-#: Where a generated folder's mentions came from (:class:`MentionsRecord` ``source``).
-MENTION_SOURCES = ("bank", "file", "user", "lists", "generated", "mixture")
-
-
-@dataclass(frozen=True)
-class MentionsRecord:
-    """Where the mentions of a generated folder came from, as its manifest's ``mentions`` entry records it.
-
-    ``source`` is ``"bank"`` (real mentions of a corpus drawn with ``strategy`` ``random`` or ``weighted``;
-    ``bank`` says whose: the ``generator``'s saved bank or the ``corpus`` given at generation), ``"file"``
-    (the user's JSON file at ``path``), ``"user"`` (a dict or bank passed in code, recorded only as a
-    ``digest``: the manifest must not repeat private mentions) or ``"lists"`` (the user's plain-text mention
-    lists, ``{type: file}`` in ``lists``, their mentions' ``digest``, so that a resumed run with a changed
-    list is refused; the other types from ``bank`` when it is set) or ``"generated"`` (written by the
-    generator in context; ``bank`` fills the slots whose every try was rejected) or ``"mixture"`` (a
-    :class:`~hf_ecg.runtime.filling.MentionMixture`: ``shares`` per part, normalized; its lists as ``lists``
-    and ``digest``, or ``path`` for a JSON file; ``bank`` when some mentions are drawn from a bank).
-    """
-
-    source: str
-    strategy: str | None = None
-    bank: str | None = None
-    path: str | None = None
-    digest: str | None = None
-    lists: dict[str, str] | None = None
-    shares: dict[str, float] | None = None
-
-    def __post_init__(self) -> None:
-        if self.source not in MENTION_SOURCES:
-            raise ValueError(f"unknown mention source {self.source!r}; known: {', '.join(MENTION_SOURCES)}")
-
-    @classmethod
-    def from_mentions(cls, mentions: Any, bank: Any, from_corpus: bool) -> MentionsRecord:
-        """The record of a :data:`~hf_ecg.runtime.filling.MentionSource` (``None``, a strategy name, a path, a dict
-        or a bank); ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
-        from ..runtime.filling import MentionLists, MentionMixture  # the decoders' module: torch, when resolved
-
-        whose = "corpus" if from_corpus else "generator"
-        if isinstance(mentions, MentionMixture):
-            shares = {part: round(share, 6) for part, share in mentions.normalized().items()}
-            part = cls.from_mentions(mentions.source("lists"), bank, from_corpus) if "lists" in shares else None
-            uses_bank = "bank" in shares or "generated" in shares or (part is not None and part.real)
-            return cls("mixture", strategy=mentions.strategy, bank=whose if uses_bank else None,
-                       path=part.path if part else None, digest=part.digest if part else None,
-                       lists=part.lists if part else None, shares=shares)  # fmt: skip
-        if mentions == "generated":
-            return cls("generated", strategy=FILL_STRATEGIES[0], bank=whose)
-        if mentions is None or (isinstance(mentions, str) and mentions in FILL_STRATEGIES):
-            return cls("bank", strategy=mentions or FILL_STRATEGIES[0], bank=whose)
-        lists = MentionLists.from_source(mentions)
-        if lists is not None:
-            files = lists.list_files()
-            listed = MentionBank({label: bank.counts(label) for label in files})
-            others = set(bank.types) - set(files)
-            return cls("lists", strategy=lists.strategy, bank=whose if others else None, digest=_digest(listed),
-                       lists={label: str(file) for label, file in sorted(files.items())})  # fmt: skip
-        if isinstance(mentions, str | os.PathLike):
-            return cls("file", path=str(mentions))
-        return cls("user", digest=_digest(bank))
-
-    @classmethod
-    def from_manifest(cls, manifest: Mapping[str, Any]) -> MentionsRecord | None:
-        """The record of a manifest; ``None`` for folders that record no mentions (the baselines, which
-        keep or swap gold mentions). Reads the strings of folders written before the record existed."""
-        value = manifest.get("mentions")
-        if isinstance(value, Mapping):
-            return cls(**value)
-        if value is None and "method" in manifest:  # a baseline folder: it records its mentions or none
-            return None
-        if value is None or value in FILL_STRATEGIES:
-            return cls("bank", strategy=value or FILL_STRATEGIES[0],
-                       bank="corpus" if manifest.get("corpus") else "generator")  # fmt: skip
-        if value.startswith("user mentions "):
-            return cls("user", digest=value.split()[-1])
-        return cls("file", path=value)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value is not None}
-
-    @property
-    def real(self) -> bool:
-        """Whether some mentions are the real ones of a corpus (a mention bank, alone or beside lists)."""
-        return self.source in ("bank", "generated") or (self.source in ("lists", "mixture") and self.bank is not None)
-
-
-def _digest(bank: MentionBank) -> str:
-    """A short fingerprint of a bank's mentions and counts (what a manifest records of private mentions)."""
-    return hashlib.sha256(json.dumps(bank.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
-
 def write_unfinished_card(output_dir: str | os.PathLike, num_samples: int, resume: str) -> None:
     """The folder's ``README.md`` while a run is under way: the ``configs`` header (so that ``load_dataset``
     reads ``data/``, empty until the run completes, and not the manifest) and how to resume; ``resume``
@@ -323,26 +224,9 @@ def unfinished_message(output_dir: str | os.PathLike, written: int, num_samples:
     )
 
 
-def read_manifest(output_dir: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a generated folder; ``FileNotFoundError`` naming the folder when it has none."""
-    output_dir = Path(output_dir)
-    manifest_path = output_dir / MANIFEST_NAME
-    if not output_dir.exists():
-        raise FileNotFoundError(f"no such folder: {output_dir}")
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{manifest_path} not found: {output_dir} is not a dataset `hf-ecg generate` wrote")
-    return read_json(manifest_path, "a generation manifest")
-
-
-def write_manifest(output_dir: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:
-    """Write ``manifest`` as the folder's ``ecg_generation.json``."""
-    path = Path(output_dir) / MANIFEST_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def read_generated(output_dir: str | os.PathLike, columns: Sequence[str] | None = None) -> tuple[dict[str, Any], Any]:
+def read_generated(
+    output_dir: str | os.PathLike, columns: Sequence[str] | None = None
+) -> tuple[GenerationManifest, Any]:
     """The manifest and the rows (a ``pyarrow.Table``, shards in order) of a finished generated folder.
 
     ``columns`` reads only those of them the shards have (default: all). Raises ``FileNotFoundError`` for a
@@ -359,9 +243,9 @@ def read_generated(output_dir: str | os.PathLike, columns: Sequence[str] | None 
         wanted = None if columns is None else [c for c in columns if c in present]
         table = pq.ParquetDataset(shards).read(columns=wanted)
     found = 0 if table is None else table.num_rows
-    if found != manifest["num_samples"] or (output_dir / UNFINISHED_DIR).is_dir():
+    if found != manifest.num_samples or (output_dir / UNFINISHED_DIR).is_dir():
         waiting = sum(shard_rows(shard) or 0 for shard in (output_dir / UNFINISHED_DIR).glob("*.parquet"))
-        raise ValueError(unfinished_message(output_dir, found + waiting, manifest["num_samples"]))
+        raise ValueError(unfinished_message(output_dir, found + waiting, manifest.num_samples))
     return manifest, table
 
 

@@ -49,7 +49,7 @@ def export_generated(
     ``output`` is refused (``FileExistsError``) unless ``overwrite``, and one inside ``data_dir`` always
     (``ValueError``); an unfinished folder is refused
     (``ValueError``, with the command that resumes it). Returns ``output``."""
-    from .dataset_format import generated_label_names, read_generated
+    from .dataset_format import read_generated
 
     if format not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format!r}; known: {', '.join(EXPORT_FORMATS)}")
@@ -63,9 +63,9 @@ def export_generated(
     manifest, table = read_generated(data_dir, ["id", "tokens", "ner_tags"])
     if Path(data_dir).resolve() in output.resolve().parents:  # --overwrite would replace the input's own files
         raise ValueError(f"{output} is inside the input {data_dir}: write the export somewhere else")
-    names = generated_label_names(manifest)
+    names = manifest.label_names
     if scheme is None:
-        model = manifest.get("model")
+        model = manifest.model
         scheme = normalize_scheme(_training_scheme(str(model)) if model else "IOB2")
     rows = sorted(zip(*(table.column(c).to_pylist() for c in ("id", "tokens", "ner_tags")), strict=True))
     output.parent.mkdir(parents=True, exist_ok=True)

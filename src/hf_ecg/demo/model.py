@@ -76,7 +76,7 @@ def build_demo_model(
     model already there is replaced, a folder with other files refused (:mod:`hf_ecg.data.outputs`).
 
     The training sentences are the first ``first_n`` :func:`readable_sentences` of the corpus; then
-    :func:`~hf_ecg.training.trainer.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
+    :func:`~hf_ecg.training.train.train_ecg_model` as ``hf-ecg train ... --model smollm2-135m --max-steps 120
     --learning_rate 1e-3 --validation_split 0 --mention_samples false`` runs: a short run, far from converged,
     that keeps the demo within minutes; ``hf-ecg train``'s defaults train to the lowest held-out loss instead.
     The demo model learns templates only and fills them from its mention bank (real WNUT-16 mentions of the
@@ -84,7 +84,7 @@ def build_demo_model(
     (``[sportsteam: my mention]``, ``[movie: a ireland county]``).
     """
     from ..data.corpus import load_corpus
-    from ..training.trainer import train_ecg_model
+    from ..training.train import train_ecg_model
     from ..training.training_args import ECGTrainingArguments
 
     source = Path(corpus or shipped_corpus())

@@ -10,12 +10,13 @@ pool): a stand-in for a user's list, which overlaps the test split's names as su
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..data.manifest import read_manifest
+from ..runtime.mention_sources import MIXTURE_PARTS
 from .config import ReproduceConfig, Row
 
 __all__ = [
@@ -29,8 +30,9 @@ __all__ = [
     "repaired_sets",
 ]
 
-#: The curve's mention sources: the training bank (the paper), written in context, a gazetteer.
-MENTION_SOURCES = ("bank", "generated", "lists")
+#: The curve's mention sources (a :class:`~hf_ecg.runtime.mention_sources.MentionMixture`'s parts, each alone):
+#: the training bank (the paper), written in context, a gazetteer.
+MENTION_SOURCES = tuple(sorted(MIXTURE_PARTS))
 #: What the gazetteer source is called in ``generate_dataset`` terms, per source.
 _GENERATE_MENTIONS = {"bank": "random", "generated": "generated"}
 #: The repair applied to a source's set: drop mentions the gold taggers read as another type, relabel
@@ -105,7 +107,7 @@ def mention_curve_sets(
     """Each source's set of ``largest`` × gold samples from ``generator`` (one seed: the same templates;
     ``generate(config, model, folder, n, mentions)`` writes one), and mention replacement with the gazetteer at
     that size. Folders ``synthetic-curve-SOURCE``, ``synthetic-mr-lists``."""
-    from ..runtime.filling import MentionLists
+    from ..runtime.mention_sources import MentionLists
     from ..synthetic.baselines import mention_replacement, replacement_bank, write_dataset
 
     n = len(gold)
@@ -172,8 +174,8 @@ def novelty_lines(dirs: dict[str, Path]) -> list[str]:
     for name, folder in sorted(dirs.items()):
         if not name.startswith("curve-") or name.endswith("-repaired"):
             continue
-        manifest = json.loads((folder / "ecg_generation.json").read_text())
-        novelty, writing = manifest.get("mention_novelty"), manifest.get("mention_writing")
+        manifest = read_manifest(folder)
+        novelty, writing = manifest.mention_novelty, manifest.mention_writing
         text = f"{name[6:]}: " + (f"{100 * novelty['share']:.0f}% of mentions not in the training bank" if novelty
                                   else "new-mention share not recorded")  # fmt: skip
         if writing:

@@ -57,7 +57,7 @@ def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str
     """Train a generator per name (``qa``: ECG-QALM, ``lm``: ECG-LM, ``qa-mentions``: ECG-QALM with mention
     samples, the mention-source curve's) into ``outputs[name]``, one at a time with every thread, so that each
     one's training time is its own; a trained one is kept. Minutes by name."""
-    from ..training.trainer import train_ecg_model
+    from ..training.train import train_ecg_model
     from ..training.training_args import ECGTrainingArguments
 
     minutes = {}

@@ -18,7 +18,7 @@ from ..data.selection_rules import RULE_DESCRIPTIONS
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
 
 if TYPE_CHECKING:
-    from ..data.dataset_format import MentionsRecord
+    from ..data.manifest import MentionsRecord
 
 __all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData", "write_dataset_card"]
 
@@ -98,8 +98,8 @@ class ECGDatasetCardData:
     corpus_name: str | None = None
     corpus_sentences: int | None = None
     sampler: str | None = None  # None: explicit entity sequences
-    # The manifest's mentions record (dataset_format.MentionsRecord.to_dict()); a strategy name, a file path or
-    # None (random) are read as before the record existed.
+    # The manifest's mentions record (manifest.MentionsRecord.to_dict()); a strategy name, a file path or None
+    # (random) are read as before the record existed.
     mentions: dict[str, Any] | str | None = None
     seed: int = 0
     decoding: dict[str, Any] = field(default_factory=dict)
@@ -134,7 +134,7 @@ class ECGDatasetCardData:
         """Read the manifest and shards of ``data_dir`` (and the generator's config when reachable)."""
         import pyarrow.parquet as pq
 
-        from ..data.dataset_format import MentionsRecord, generated_label_names, read_generated
+        from ..data.dataset_format import read_generated
         from ..evaluation.quality import MIN_TOKENS, has_repetition
         from ..modeling import upstream_model_id
         from ..runtime.ecg_config import ECGConfig
@@ -144,20 +144,20 @@ class ECGDatasetCardData:
         columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
         manifest, table = read_generated(data_dir, columns)
         shards = sorted((data_dir / "data").glob("*.parquet"))
-        entity_counts = {label: 0 for label in manifest["entity_types"]}
+        entity_counts = {label: 0 for label in manifest.entity_types}
         for sequence in table.column("entities").to_pylist():
             for label in sequence:
                 entity_counts[label] += 1
         try:
-            generator_config = ECGConfig.from_pretrained(manifest["model"])
+            generator_config = ECGConfig.from_pretrained(manifest.model)
         except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
             generator_config = None
         statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
         tokens = table.column("tokens").to_pylist()
         endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)
-        label_names = generated_label_names(manifest)
+        label_names = manifest.label_names
         begins = {i for i, name in enumerate(label_names) if name.startswith("B-")}
-        generator_card = ECGModelCardData.load(manifest["model"]) if Path(str(manifest["model"])).is_dir() else None
+        generator_card = ECGModelCardData.load(manifest.model) if Path(str(manifest.model)).is_dir() else None
         # A corpus name that is a file's name (train.tsv) says nothing of where the data came from.
         name = statistics.get("name")
         source = (generator_card.dataset_id if generator_card else None) or (
@@ -167,29 +167,28 @@ class ECGDatasetCardData:
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
         )
-        mentions = MentionsRecord.from_manifest(manifest)
-        baseline = dict(manifest.get("settings") or {}, method=manifest["method"]) if "method" in manifest else None
+        baseline = dict(manifest.settings or {}, method=manifest.method) if manifest.method is not None else None
         values: dict[str, Any] = {
-            "entity_types": list(manifest["entity_types"]),
-            "num_samples": manifest["num_samples"],
+            "entity_types": list(manifest.entity_types),
+            "num_samples": manifest.num_samples,
             "label_names": label_names,
-            "generator": manifest["model"] or "",
-            "generator_fingerprint": manifest.get("model_fingerprint"),
-            "method": _BASELINES.get(manifest["method"], (manifest["method"],))[0]
+            "generator": manifest.model or "",
+            "generator_fingerprint": manifest.model_fingerprint,
+            "method": _BASELINES.get(manifest.method, (manifest.method,))[0]
             if baseline is not None
             else method_name(generator_config.layout if generator_config else None),
             "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
             "corpus_name": statistics.get("name"),
             "corpus_sentences": statistics.get("num_sentences"),
-            "sampler": manifest.get("sampler"),
-            "mentions": mentions.to_dict() if mentions else None,
-            "seed": manifest.get("seed", 0),
-            "decoding": manifest.get("decoding", {}),
-            "dtype": manifest.get("dtype"),
-            "generation_cost": manifest.get("generation_cost"),
-            "mention_novelty": manifest.get("mention_novelty"),
-            "mention_writing": manifest.get("mention_writing"),
-            "mention_sources": manifest.get("mention_sources"),
+            "sampler": manifest.sampler,
+            "mentions": manifest.mentions.to_dict() if manifest.mentions else None,
+            "seed": manifest.seed or 0,
+            "decoding": manifest.decoding or {},
+            "dtype": manifest.dtype,
+            "generation_cost": manifest.generation_cost,
+            "mention_novelty": manifest.mention_novelty,
+            "mention_writing": manifest.mention_writing,
+            "mention_sources": manifest.mention_sources,
             "entity_counts": entity_counts,
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,
@@ -203,7 +202,7 @@ class ECGDatasetCardData:
             "repetitive_samples": sum(map(has_repetition, tokens)),
             "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
-            "selection": manifest.get("selection"),
+            "selection": manifest.selection,
             "baseline": baseline,
             "source_datasets": [source] if source else None,
             "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
@@ -247,11 +246,11 @@ class ECGDatasetCardData:
 
     @property
     def mentions_record(self) -> MentionsRecord | None:
-        from ..data.dataset_format import MentionsRecord
+        from ..data.manifest import MentionsRecord
 
         if isinstance(self.mentions, Mapping):
             return MentionsRecord(**self.mentions)
-        return MentionsRecord.from_manifest({"mentions": self.mentions})
+        return MentionsRecord.from_version_1(self.mentions, None)  # card data written before the record
 
     @property
     def real_mentions(self) -> bool:

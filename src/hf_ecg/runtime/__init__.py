@@ -16,6 +16,7 @@ REMOTE_CODE_MODULES = (
     "pipeline.py",
     "ecg_config.py",
     "filling.py",
+    "mention_sources.py",
     "mentions.py",
     "mention_writer.py",
     "decoding.py",

@@ -3,12 +3,13 @@ decoding one entity sequence (:class:`DecodedTemplate`)."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from .blocks import Template
 
 __all__ = ["BLOCK_ENDS", "DECODING_MODES", "DEFAULT_REDRAW_BUDGET", "MAX_BLOCK_TOKENS_LIMIT", "MAX_ENTITIES_LIMIT",
-           "DecodedTemplate", "DecodingConfig", "RedrawBudget"]  # fmt: skip
+           "DecodedTemplate", "DecodingConfig", "RedrawBudget", "ShardSeeds"]  # fmt: skip
 
 DECODING_MODES = ("batched", "sequential")
 BLOCK_ENDS = ("target", "any-stop")
@@ -195,6 +196,24 @@ class RedrawBudget:
             return True
         self.refused += 1
         return False
+
+
+@dataclass(frozen=True)
+class ShardSeeds:
+    """The seeds of one shard of requests (a :func:`~hf_ecg.generate_dataset` shard, a pipeline call's chunk of
+    ``batch_size`` requests), derived from the run's seed and the shard's index alone: a shard is the same
+    whoever writes it and whenever, and the pipeline and ``generate_dataset`` write the same samples for the
+    same seed, requests and settings."""
+
+    entities: int  # the entity sequences a sampler draws
+    decoding: int  # the templates
+    mentions: int  # the mentions drawn from a bank or lists, and a mixture's sources
+    written_mentions: int  # the mentions the generator writes
+
+    @classmethod
+    def of(cls, seed: int, shard: int) -> ShardSeeds:
+        purposes = ("entities", "decoding", "mentions", "written mentions")
+        return cls(*(random.Random(f"{purpose}:{seed}:{shard}").getrandbits(63) for purpose in purposes))
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,52 @@ class ECGConfig:
         return path
 
     @classmethod
+    def from_corpus(
+        cls, corpus: Any, tokenizer: Any, base_model: str, *, mention_samples: bool, save_mention_bank: bool,
+        **settings: Any,
+    ) -> ECGConfig:  # fmt: skip
+        """The config of a model trained on ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) with ``tokenizer``:
+        how the corpus writes words and ends sentences, the forms of the types' names a model may spell, its
+        statistics, the mention writer's limits (``mention_samples``) and the bank (``save_mention_bank``);
+        ``settings`` are the other fields (``loss_on``, ``max_length``, ``lora``, ``layout``, ``label_names``,
+        ``corpus_statistics``)."""
+        from .blocks import MENTION_TOKEN
+        from .mentions import MentionBank
+        from .tag_pieces import tag_piece_exceptions, tag_piece_forms, vocabulary_words
+        from .words import sentence_break_shares, sentence_endings, unended_share, word_exceptions
+
+        tokens = [s.tokens for s in corpus]
+        endings = sentence_endings(tokens)
+        piece_forms = tag_piece_forms(tokenizer, corpus.entity_types)
+        mentions: dict[str, Any] = {}
+        if mention_samples:  # the longest training mention per type in words, and overall in tokens
+            words: dict[str, int] = {}
+            longest = 1
+            for sentence in corpus:
+                for span in sentence.spans:
+                    mention = sentence.tokens[span.start : span.end]
+                    words[span.label] = max(words.get(span.label, 0), len(mention))
+                    longest = max(longest, len(tokenizer(" ".join(mention), add_special_tokens=False)["input_ids"]))
+            mentions = {"mention_token": MENTION_TOKEN, "mention_max_words": dict(sorted(words.items())),
+                        "mention_max_tokens": longest}  # fmt: skip
+        return cls(
+            entity_types=corpus.entity_types,
+            base_model=str(base_model),
+            word_exceptions=word_exceptions(tokens),
+            sentence_endings=endings,
+            sentence_breaks=sentence_break_shares(((s.tokens, {sp.start for sp in s.spans}) for s in corpus), endings),
+            unended_share=unended_share(tokens, endings),
+            tag_pieces=piece_forms,
+            tag_piece_exceptions=tag_piece_exceptions(
+                piece_forms, tokens, vocabulary_words(tokenizer.get_vocab()), [s.tags for s in corpus]
+            ),
+            tag_scheme=corpus.scheme,
+            **mentions,
+            mention_bank=MentionBank.from_sentences(corpus).to_dict() if save_mention_bank else None,
+            **settings,
+        )
+
+    @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike) -> ECGConfig:
         """Read ``ecg_config.json`` of a model folder or Hub repo (downloaded through the HF cache)."""
         from transformers.utils import cached_file

@@ -27,7 +27,8 @@ from typing import Any
 
 from transformers import AutoModelForCausalLM, Pipeline
 
-from .decoding import DecodingConfig, make_decoder
+from .decoding import DecodingConfig
+from .decoding_config import ShardSeeds
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .filling import TemplateFiller
 
@@ -117,15 +118,11 @@ class EntityControlledGenerationPipeline(Pipeline):
                 raise ValueError(f"num_return_sequences must be >= 1, got {num_return_sequences}")
             preprocess["num_return_sequences"] = num_return_sequences
         forward = dict(kwargs)
-        postprocess: dict[str, Any] = {}
         if seed is not None:
-            forward["seed"] = postprocess["seed"] = seed
+            forward["seed"] = seed
         if mentions is not None:
-            postprocess["mentions"] = mentions
-        for option in ("temperature", "top_p"):  # the mention writer samples as the decoder does
-            if option in kwargs:
-                postprocess[option] = kwargs[option]
-        return preprocess, forward, postprocess
+            forward["mentions"] = mentions
+        return preprocess, forward, {}
 
     def __call__(self, inputs: Any, batch_size: int | None = None, **kwargs: Any) -> Any:
         """Generate for one entity sequence (returns a list of samples), a list of them (a list of lists;
@@ -149,14 +146,13 @@ class EntityControlledGenerationPipeline(Pipeline):
         forward_params: dict[str, Any], postprocess_params: dict[str, Any],
     ) -> Iterator[list[dict[str, Any]]]:  # fmt: skip
         """Results in input order, ``batch_size`` requests decoded at a time. Entity sequences need no
-        tensors, so the requests are chunked here rather than by a ``DataLoader``; each chunk after the
-        first draws from its own seed, so that equal requests in two chunks differ."""
-        seed = forward_params.get("seed")
+        tensors, so the requests are chunked here rather than by a ``DataLoader``; chunk ``k`` is seeded as
+        :func:`~hf_ecg.generate_dataset` seeds its shard ``k`` (:class:`~hf_ecg.runtime.decoding_config.ShardSeeds`),
+        so that equal requests in two chunks differ."""
         for index, chunk in enumerate(_chunks(inputs, batch_size)):
-            seeds = {} if seed is None else {"seed": seed if index == 0 else (seed * 1_000_003 + index) % 2**32}
             model_inputs = self.preprocess([_entity_sequence(item) for item in chunk], **preprocess_params)
-            outputs = self.forward(model_inputs, **{**forward_params, "batch_size": batch_size, **seeds})
-            yield from self.postprocess(outputs, **{**postprocess_params, **seeds})
+            outputs = self.forward(model_inputs, **{**forward_params, "batch_size": batch_size, "shard": index})
+            yield from self.postprocess(outputs, **postprocess_params)
 
     def preprocess(self, sequences: list[tuple[str, ...]], num_return_sequences: int = 1) -> dict[str, Any]:
         for sequence in sequences:
@@ -164,24 +160,26 @@ class EntityControlledGenerationPipeline(Pipeline):
         expanded = [sequence for sequence in sequences for _ in range(num_return_sequences)]
         return {"sequences": expanded, "num_return_sequences": num_return_sequences}
 
-    def _forward(self, model_inputs: dict[str, Any], seed: int | None = None, **options: Any) -> dict[str, Any]:
-        decoder = make_decoder(self.model, self.tokenizer, self.ecg_config, DecodingConfig(seed=seed, **options))
-        return {**model_inputs, "decoded": decoder.decode(model_inputs["sequences"])}
-
-    def postprocess(
+    def _forward(
         self,
-        model_outputs: dict[str, Any],
-        mentions: Any = None,
+        model_inputs: dict[str, Any],
         seed: int | None = None,
-        temperature: float = DecodingConfig.temperature,
-        top_p: float = DecodingConfig.top_p,
-    ) -> list[list[dict[str, Any]]]:
-        filler = TemplateFiller(mentions, self.ecg_config, self.model, self.tokenizer, temperature=temperature,
-                                top_p=top_p)  # fmt: skip
-        filler.check_types([label for sequence in model_outputs["sequences"] for label in sequence])
-        write_seed = seed if seed is not None else random.SystemRandom().getrandbits(63)
-        samples, _ = filler.fill(model_outputs["decoded"], random.Random(seed), write_seed)
-        k = model_outputs["num_return_sequences"]
+        shard: int = 0,
+        mentions: Any = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Templates for the requests, and their slots filled: both steps run the model (written mentions)."""
+        if seed is None:
+            seed = random.SystemRandom().getrandbits(63)
+        filler = TemplateFiller(
+            mentions, self.ecg_config, self.model, self.tokenizer, decoding=DecodingConfig(**options)
+        )
+        filler.check_types([label for sequence in model_inputs["sequences"] for label in sequence])
+        samples, _, _ = filler.samples(model_inputs["sequences"], ShardSeeds.of(seed, shard))
+        return {**model_inputs, "samples": samples}
+
+    def postprocess(self, model_outputs: dict[str, Any]) -> list[list[dict[str, Any]]]:
+        samples, k = model_outputs["samples"], model_outputs["num_return_sequences"]
         return [samples[i : i + k] for i in range(0, len(samples), k)]
 
     def save_pretrained(self, save_directory: str, **kwargs: Any) -> None:

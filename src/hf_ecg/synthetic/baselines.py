@@ -119,7 +119,8 @@ def write_dataset(
 
     ``output_dir`` follows :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a dataset hf_ecg wrote
     when ``overwrite``; never a folder with other files, nor one inside ``inputs``."""
-    from ..data.dataset_format import GENERATION_COLUMNS, bio_labels, dataset_features, write_manifest, write_shard
+    from ..data.dataset_format import GENERATION_COLUMNS, bio_labels, dataset_features, write_shard
+    from ..data.manifest import GenerationManifest, write_manifest
     from ..data.outputs import DATASET, prepare_output
 
     output_dir = prepare_output(output_dir, DATASET, overwrite=overwrite, inputs=inputs)
@@ -128,8 +129,13 @@ def write_dataset(
     for column in GENERATION_COLUMNS:
         del features[column]
     write_shard(rows, features, data_dir, 0, 0)
-    write_manifest(output_dir, {"method": settings.get("method", "baseline"), "model": None,
-                                "entity_types": sorted(entity_types), "label_names": bio_labels(entity_types),
-                                "num_samples": len(rows), "settings": settings})  # fmt: skip
+    manifest = GenerationManifest(
+        method=settings.get("method", "baseline"),
+        entity_types=sorted(entity_types),
+        label_names=bio_labels(entity_types),
+        num_samples=len(rows),
+        settings=settings,
+    )
+    write_manifest(output_dir, manifest)
     (output_dir / "baseline.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return output_dir

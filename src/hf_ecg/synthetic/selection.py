@@ -49,7 +49,7 @@ import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,6 @@ from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RU
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import Tagger
 from ..runtime.ecg_config import ECGConfig
-from ..runtime.files import read_json
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
 from ..runtime.words import RARE_IN_TRAINING_SHARE
@@ -252,13 +251,8 @@ def filter_generated(
     import datasets
     import pyarrow.parquet as pq
 
-    from ..data.dataset_format import (
-        SHARD_PATTERN,
-        align_labels,
-        generated_label_names,
-        read_generated,
-        write_manifest,
-    )
+    from ..data.dataset_format import SHARD_PATTERN, align_labels, read_generated
+    from ..data.manifest import write_manifest
     from ..data.outputs import DATASET, prepare_output
     from ..hub.dataset_card import write_dataset_card
 
@@ -268,11 +262,11 @@ def filter_generated(
     rows = datasets.Dataset(table)
     settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,
                 "gold_sentences": len(gold), "config": asdict(config),
-                "label_names": list(label_names or generated_label_names(manifest)),
+                "label_names": list(label_names or manifest.label_names),
                 **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {})}  # fmt: skip
     done = _finished_selection(output)
     if done is not None:
-        done.setdefault("label_names", generated_label_names(manifest))  # selections written before the option
+        done.setdefault("label_names", manifest.label_names)  # selections written before the option
     if done is not None and {k: done.get(k) for k in settings} == settings:
         logger.info("%s already holds this selection", output)
         return output
@@ -292,12 +286,12 @@ def filter_generated(
     if taggers is None and config.needs_taggers and config.teacher == "gold":  # the self teacher needs the samples
         taggers = train_gold_taggers(gold, config, progress_bar=progress_bar, unlabelled=unlabelled)
     tag_pieces, vocabulary = None, frozenset()
-    if "tag-leak" in config.rules and manifest.get("model"):
+    if "tag-leak" in config.rules and manifest.model:
         try:
             from transformers import AutoTokenizer
 
-            tag_pieces = ECGConfig.from_pretrained(manifest["model"]).tag_pieces
-            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(manifest["model"]).get_vocab())
+            tag_pieces = ECGConfig.from_pretrained(manifest.model).tag_pieces
+            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(manifest.model).get_vocab())
         except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
             pass
     selection = select_samples(
@@ -313,7 +307,7 @@ def filter_generated(
 
     data_dir = output / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
-    per_shard = int(manifest.get("samples_per_shard") or 256)
+    per_shard = int(manifest.samples_per_shard or 256)
     table = kept.data.table
     for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
@@ -321,9 +315,8 @@ def filter_generated(
     if REPAIR_RULES & set(config.rules):
         record["relabelled"] = {"samples": len(selection.relabelled),
                                 "words": sum(kept.data.column("relabelled").to_pylist())}  # fmt: skip
-    manifest = {**manifest, "num_samples": kept.num_rows, "label_names": settings["label_names"],
-                "selection": record}  # fmt: skip
-    write_manifest(output, manifest)
+    write_manifest(output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"],
+                                   selection=record))  # fmt: skip
     write_dataset_card(output, **(card_fields or {}))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
@@ -351,10 +344,9 @@ def _with_relabelled(rows: Any, new_tags: Sequence[list[str] | None]) -> Any:
 
 
 def _finished_selection(output: Path) -> dict[str, Any] | None:
-    from ..data.dataset_format import MANIFEST_NAME
+    from ..data.manifest import MANIFEST_NAME, read_manifest
 
-    path = output / MANIFEST_NAME
-    if not path.is_file():
+    if not (output / MANIFEST_NAME).is_file():
         return None
-    selection = read_json(path, "a generation manifest").get("selection")
+    selection = read_manifest(output).selection
     return selection if isinstance(selection, dict) else {}

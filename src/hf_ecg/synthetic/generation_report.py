@@ -1,0 +1,120 @@
+"""What a finished generation run measured, from its shards: what the generator spent
+(:func:`generation_cost`), how many mentions are new (:func:`mention_novelty`) and where they came from
+(:func:`mention_origins`), each with the one line the log and ``hf-ecg generate`` print of it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..runtime.mentions import MentionBank
+
+__all__ = ["UNDERTRAINED_REFUSED_SHARE", "cost_line", "cost_postfix", "generation_cost", "mention_novelty",
+           "mention_origins", "novelty_line", "origins_line"]  # fmt: skip
+
+#: A run says the generator looks undertrained when the redraw budget kept more than this share of its blocks
+#: as they were (converged generators, which redraw 17-59% of their tokens, never reach the budget), or, with no
+#: budget, when it redrew more tokens than it kept. The redrawn share alone is no sign of undertraining: on the first
+#: 50 sentences of BC5CDR and JNLPBA it was 43-59% at every epoch from 1 to 10, overfitted ones included
+#: (docs/results.md, the training curves).
+UNDERTRAINED_REFUSED_SHARE = 0.05
+
+
+def cost_postfix(kept: int, redrawn: int) -> str:
+    """The progress bar's ``kept 11.2k tok, drawn 14.0k, redrawn 20%``."""
+
+    def short(n: int) -> str:
+        return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+    drawn = kept + redrawn
+    return f"kept {short(kept)} tok, drawn {short(drawn)}, redrawn {redrawn / drawn if drawn else 0:.0%}"
+
+
+def mention_novelty(data_dir: Path, training_bank: MentionBank | None) -> dict[str, Any] | None:
+    """How many of a folder's mentions (its ``spans``) are not in ``training_bank``, the generator's training
+    mentions: ``{"mentions": n, "new": k, "share": k / n}``, a diversity figure and, for private data, a
+    privacy one (mentions that cannot have come from the corpus). ``None`` without a bank or ``spans``."""
+    import pyarrow.parquet as pq
+
+    if training_bank is None:
+        return None
+    total = new = 0
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if "spans" not in pq.read_schema(shard).names:
+            return None
+        table = pq.read_table(shard, columns=["text", "spans"])
+        for text, spans in zip(table.column("text").to_pylist(), table.column("spans").to_pylist(), strict=True):
+            for span in spans:
+                total += 1
+                new += tuple(text[span["start"] : span["end"]].split(" ")) not in training_bank.counts(span["label"])
+    return {"mentions": total, "new": new, "share": new / total if total else 0.0}
+
+
+def mention_origins(data_dir: Path) -> dict[str, int] | None:
+    """How many of a folder's mentions came from each source, from its ``mention_sources`` column
+    (:class:`~hf_ecg.runtime.mention_sources.MentionOrigin`: ``{"generated": n, "bank": m}``); ``None`` for a folder
+    begun before the column existed."""
+    import pyarrow.parquet as pq
+
+    counts: dict[str, int] = {}
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if "mention_sources" not in pq.read_schema(shard).names:
+            return None
+        for sources in pq.read_table(shard, columns=["mention_sources"]).column("mention_sources").to_pylist():
+            for origin in sources:
+                counts[origin] = counts.get(origin, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def origins_line(origins: Mapping[str, int]) -> str:
+    """One line for the log of a manifest's ``mention_sources`` record."""
+    total = sum(origins.values()) or 1
+    return "mentions: " + ", ".join(f"{n} {origin} ({100 * n / total:.0f}%)" for origin, n in origins.items())
+
+
+def novelty_line(novelty: Mapping[str, Any]) -> str:
+    """One line for the log of a manifest's ``mention_novelty`` record."""
+    return f"{100 * novelty['share']:.0f}% of the {novelty['mentions']} mentions are not in the training mention bank"
+
+
+def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, Any] | None:
+    """What the generator spent on a folder's samples, from their ``model_tokens``, ``redrawn_tokens`` and
+    ``refused_redraws`` columns (None for a folder begun before they existed): the token totals, the share
+    redrawn, the blocks and how many the budget kept as they were, the budget, and whether the generator looks
+    undertrained (:data:`UNDERTRAINED_REFUSED_SHARE`)."""
+    import pyarrow.parquet as pq
+
+    columns = ["model_tokens", "redrawn_tokens", "refused_redraws"]
+    kept = redrawn = refused = blocks = 0
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if not set(columns) <= set(pq.read_schema(shard).names):
+            return None
+        table = pq.read_table(shard, columns=[*columns, "entities"])
+        kept += sum(table.column("model_tokens").to_pylist())
+        redrawn += sum(table.column("redrawn_tokens").to_pylist())
+        refused += sum(table.column("refused_redraws").to_pylist())
+        blocks += sum(len(entities) + 1 for entities in table.column("entities").to_pylist())
+    share = redrawn / (kept + redrawn) if kept + redrawn else 0.0
+    return {
+        "model_tokens": kept,
+        "redrawn_tokens": redrawn,
+        "redrawn_share": round(share, 4),
+        "blocks": blocks,
+        "refused_redraws": refused,
+        "redraw_budget": redraw_budget,
+        "undertrained": refused > UNDERTRAINED_REFUSED_SHARE * blocks or (redraw_budget is None and redrawn > kept),
+    }
+
+
+def cost_line(cost: Mapping[str, Any]) -> str:
+    """One line on what a run cost (when the generator looks undertrained the run also logs a warning with
+    :func:`~hf_ecg.training.advice.undertrained_advice`: what to change against how the model trained)."""
+    kept, redrawn = cost["model_tokens"], cost["redrawn_tokens"]
+    line = (
+        f"the generator wrote {kept + redrawn} tokens: {kept} kept, {redrawn} ({cost['redrawn_share']:.0%}) in "
+        "blocks drawn again"
+    )
+    if cost.get("redraw_budget") is not None:
+        line += f" (redraw_budget {cost['redraw_budget']:g}: about {cost['redraw_budget']:g}x the kept tokens at most)"
+    return line

@@ -1,0 +1,271 @@
+"""``train_ecg_model``: a corpus in, a trained ECG model out, in the order of TRL's scripts: check what can
+be refused, build the Q&A blocks (holding out validation sentences), load the base model, derive the
+:class:`~hf_ecg.ECGConfig` from the corpus, train with :class:`~hf_ecg.training.trainer.ECGTrainer` (the best
+epoch kept), save, push."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import replace
+from typing import Any
+
+import datasets
+
+from ..hub.model_card import ECGModelCardData
+from ..runtime.ecg_config import ECGConfig
+from .trainer import ECGTrainer
+from .training_args import ECGTrainingArguments
+
+__all__ = ["hold_out_sentences", "train_ecg_model"]
+
+logger = logging.getLogger(__name__)
+
+
+def hold_out_sentences(
+    blocks: datasets.DatasetDict, num_sentences: int, share: float, seed: int
+) -> datasets.DatasetDict:
+    """Move the blocks of a seeded ``share`` of the training sentences into a ``validation`` split.
+
+    Whole sentences move, so a held-out block never has its context's sentence in training. With
+    too few sentences to spare one (``round(share * num_sentences)`` is 0 or all), nothing moves."""
+    import random
+
+    count = round(share * num_sentences)
+    if not 0 < count < num_sentences:
+        logger.warning("%d training sentences: too few to hold out %.0f%% for validation", num_sentences, 100 * share)
+        return blocks
+    held_out = set(random.Random(seed).sample(range(num_sentences), count))
+    train = blocks["train"]
+    in_validation = [sentence in held_out for sentence in train["sentence_id"]]
+    logger.info("holding out %d of %d training sentences as validation blocks", count, num_sentences)
+    return datasets.DatasetDict(
+        {
+            **blocks,
+            "train": train.select([i for i, held in enumerate(in_validation) if not held]),
+            "validation": train.select([i for i, held in enumerate(in_validation) if held]),
+        }
+    )
+
+
+def _evaluate_and_keep_best(args: ECGTrainingArguments) -> ECGTrainingArguments:
+    """With validation blocks: a copy of ``args`` that evaluates every epoch unless told otherwise, and saves at
+    every evaluation to keep the checkpoint with the lowest held-out answer loss (unless saving is off)."""
+    from transformers.trainer_utils import IntervalStrategy, SaveStrategy
+
+    changes: dict[str, Any] = {}
+    if args.eval_strategy == IntervalStrategy.NO:
+        changes["eval_strategy"] = IntervalStrategy.EPOCH
+    if not (args.save_strategy == SaveStrategy.NO or args.load_best_model_at_end):
+        changes.update(
+            save_strategy=SaveStrategy(IntervalStrategy(changes.get("eval_strategy", args.eval_strategy)).value),
+            save_steps=args.eval_steps,
+            load_best_model_at_end=True,
+            metric_for_best_model="eval_loss",
+            greater_is_better=False,
+        )
+        if args.save_total_limit is None:
+            changes["save_total_limit"] = 1  # with load_best_model_at_end, the best and the latest are kept
+    return replace(args, **changes) if changes else args
+
+
+def _iob2_label_names(corpus: Any) -> list[str] | None:
+    """The corpus's ClassLabel names when generated IOB2 tags can use them (the names hold O, B-X and I-X for
+    every type), else None; an IOB1/IOBES ClassLabel cannot name IOB2 tags, so its order is not kept."""
+    from ..data.dataset_format import ner_label_names
+
+    if not corpus.label_names:
+        return None
+    try:
+        return ner_label_names(corpus.entity_types, corpus.label_names)
+    except ValueError:
+        logger.warning("the corpus's label names %s are not IOB2: generated data uses sorted names", corpus.label_names)
+        return None
+
+
+def train_ecg_model(
+    data: str | os.PathLike | Any,
+    model_name: str,
+    args: ECGTrainingArguments,
+    *,
+    validation: str | os.PathLike | Any | None = None,
+    first_n: int | None = None,
+    fraction: float | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    trust_remote_code: bool = False,
+    corpus_name: str | None = None,
+    license: str | None = None,
+    dataset_id: str | None = None,
+    callbacks: list[Any] | None = None,
+    **reader_options: Any,
+) -> ECGTrainer:
+    """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
+
+    ``data`` and ``validation`` are corpus files, or ``datasets.Dataset`` objects with ``tokens`` and
+    ``ner_tags`` columns; a ``ClassLabel`` dataset's label order is kept in ``ecg_config.json`` and used by
+    the generated data, so that it concatenates with the training dataset.
+
+    ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
+    :class:`~hf_ecg.data.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
+    last checkpoint in ``args.output_dir`` (a fresh start if none). ``args.output_dir`` follows
+    :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a model hf_ecg wrote (continued with
+    ``resume``, replaced with ``overwrite``, refused otherwise); never a folder with other files, nor one
+    inside an input. ``corpus_name`` names the corpus in the
+    model card and the saved statistics (default: its file's or dataset's name); ``license`` and
+    ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata; ``callbacks`` (``TrainerCallback``
+    objects) are added to the trainer's. Returns the trainer (its ``state`` holds the steps and logs).
+
+    What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
+    Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
+    ``args.max_length`` positions. A push that fails after training raises
+    :class:`~hf_ecg.hub.push.HubUploadError` saying where the model was written and how to push it later.
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from ..data.outputs import MODEL, prepare_output
+    from ..data.statistics import CorpusStatistics
+    from ..hub.push import HubUploadError
+    from ..modeling import upstream_model_id
+
+    later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
+    input_files = _check_before_training(args, data, validation, overwrite, resume, later)
+    blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
+    model, tokenizer = _load_base_model(model_name, args, corpus.entity_types, trust_remote_code)
+    stats = CorpusStatistics.from_corpus(corpus).to_dict()
+    ecg_config = ECGConfig.from_corpus(
+        corpus,
+        tokenizer,
+        str(model_name),
+        mention_samples=args.mention_samples,
+        save_mention_bank=args.save_mention_bank,
+        loss_on=args.loss_on,
+        max_length=args.max_length,
+        lora=args.lora,
+        layout=args.layout,
+        label_names=_iob2_label_names(corpus),
+        corpus_statistics=stats,
+    )
+    card = ECGModelCardData(
+        base_model=upstream_model_id(str(model_name)),
+        dataset_name=corpus.name,
+        corpus_statistics=stats,
+        first_n=first_n,
+        license=license,
+        dataset_id=dataset_id,
+    )
+    trainer = ECGTrainer(
+        model=model,
+        args=args,
+        ecg_config=ecg_config,
+        train_dataset=blocks["train"],
+        eval_dataset=blocks.get("validation"),
+        processing_class=tokenizer,
+        model_card_data=card,
+        callbacks=callbacks,
+    )
+    if overwrite and not resume:
+        prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
+    checkpoint = get_last_checkpoint(args.output_dir) if resume and os.path.isdir(args.output_dir) else None
+    if resume and checkpoint is None:
+        logger.warning("no checkpoint in %s: starting from the beginning", args.output_dir)
+    trainer.train(resume_from_checkpoint=checkpoint)
+    trainer.save_model()
+    if trainer.push_after_training:
+        try:
+            trainer.push_to_hub()
+        except HubUploadError as error:
+            raise HubUploadError(
+                f"{error}; the trained model is in {args.output_dir}/: push it with `{later}`"
+            ) from error
+    return trainer
+
+
+def _check_before_training(
+    args: ECGTrainingArguments, data: Any, validation: Any, overwrite: bool, resume: bool, later: str
+) -> list[Any]:
+    """What can be refused before any work: the Hub access of a push, the inputs' kinds, the output folder (an
+    earlier model is continued with ``resume``, replaced with ``overwrite``, refused otherwise). The input files."""
+    from ..data.outputs import MODEL, prepare_output
+    from ..hub.push import check_hub_access
+
+    if args.push_to_hub:  # before hours of training, not after
+        check_hub_access(
+            args.hub_repo_id, args.hub_token, hint=f"or train without push_to_hub and publish later with `{later}`"
+        )
+    sources = [data] if validation is None else [data, validation]
+    files = {isinstance(source, (str, os.PathLike)) for source in sources}
+    if len(files) > 1:
+        raise ValueError("give data and validation both as files or both as datasets")
+    input_files = sources if files == {True} else []
+    prepare_output(args.output_dir, MODEL, overwrite=overwrite or resume, inputs=input_files, dry_run=True)
+    return input_files
+
+
+def _build_blocks(
+    data: Any,
+    validation: Any,
+    args: ECGTrainingArguments,
+    first_n: int | None,
+    fraction: float | None,
+    corpus_name: str | None,
+    reader_options: dict[str, Any],
+) -> tuple[datasets.DatasetDict, Any, ECGTrainingArguments]:
+    """The Q&A blocks (a held-out ``validation`` split when none is given), the training corpus, and ``args``
+    set to evaluate every epoch and keep the best checkpoint when there are validation blocks."""
+    from ..data.builder import ECGBlocksBuilder
+
+    sources = {"train": data} if validation is None else {"train": data, "validation": validation}
+    as_files = isinstance(data, (str, os.PathLike))
+    inputs = {"data_files": {k: str(v) for k, v in sources.items()}} if as_files else {"corpora": sources}
+    builder = ECGBlocksBuilder(
+        **inputs,
+        first_n=first_n,
+        fraction=fraction,
+        layout=args.layout,
+        mention_samples=args.mention_samples,
+        **reader_options,
+    )
+    with args.main_process_first(desc="building Q&A blocks"):
+        builder.download_and_prepare()
+    blocks = builder.as_dataset()
+    corpus = builder.corpus("train")
+    if corpus_name:
+        corpus = replace(corpus, name=corpus_name)
+    if "validation" not in blocks and args.validation_split > 0:
+        blocks = hold_out_sentences(blocks, len(corpus), args.validation_split, args.seed)
+    return blocks, corpus, _evaluate_and_keep_best(args) if "validation" in blocks else args
+
+
+def _load_base_model(
+    model_name: str, args: ECGTrainingArguments, entity_types: list[str], trust_remote_code: bool
+) -> tuple[Any, Any]:
+    """The base model, seeded, with the ECG tokens added (and LoRA adapters when ``args.lora``)."""
+    from transformers import enable_full_determinism, set_seed
+
+    from ..modeling import add_ecg_tokens, apply_lora, load_causal_lm
+
+    # The seed must be set before the model is built: LoRA draws its A matrices when it is added,
+    # before the Trainer (which seeds only at its own start) exists.
+    if args.full_determinism:
+        enable_full_determinism(args.seed)
+    else:
+        set_seed(args.seed)
+    model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code)
+    positions = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    if positions is not None and positions < args.max_length:
+        raise ValueError(
+            f"{model_name} has {positions} positions, fewer than max_length {args.max_length}: "
+            f"pass --max_length {positions} (or less)"
+        )
+    new_token_ids = add_ecg_tokens(tokenizer, model, entity_types, mention=args.mention_samples)
+    if args.lora:
+        model = apply_lora(
+            model,
+            new_token_ids,
+            r=args.lora_r,
+            alpha=args.lora_alpha,
+            dropout=args.lora_dropout,
+            target_modules=args.lora_target_modules,
+        )
+    return model, tokenizer
