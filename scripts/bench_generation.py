@@ -103,14 +103,14 @@ def main() -> None:
         """The decoder's results, wall seconds, and tokens it emitted for the kept blocks."""
         start = time.perf_counter()
         results = decoder.decode(requested)
-        return results, time.perf_counter() - start, sum(r.num_tokens for r in results)
+        return results, time.perf_counter() - start, sum(r.model_tokens for r in results)
 
     batched = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=args.batch_size, **settings))
     with counted_positions(model) as positions:
         results, batched_s, batched_tokens = timed(batched, sequences)
     forced = sum(r.forced_tags for r in results)
     blocks = sum(len(r.entities) + 1 for r in results)
-    discarded = sum(r.discarded_tokens for r in results)
+    discarded = sum(r.redrawn_tokens for r in results)
 
     paper = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(mode="sequential", **settings))
     paper_results, paper_s, paper_tokens = timed(paper, sequences[: args.paper_samples])

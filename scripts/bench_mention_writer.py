@@ -54,10 +54,10 @@ class PerSlotGenerateWriter(MentionWriter):
         order: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
-        generator: torch.Generator,
+        rng: torch.Generator,
     ) -> None:
         for start in range(0, len(order), self.batch_size):
-            self._write_group(templates, order[start : start + self.batch_size], given, result, generator)
+            self._write_group(templates, order[start : start + self.batch_size], given, result, rng)
 
     def _write_group(
         self,
@@ -65,9 +65,9 @@ class PerSlotGenerateWriter(MentionWriter):
         group: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
-        generator: torch.Generator,
+        rng: torch.Generator,
     ) -> None:
-        torch.manual_seed(generator.initial_seed() + group[0])
+        torch.manual_seed(rng.initial_seed() + group[0])
         for slot in range(max(len(templates[i].entity_types) for i in group)):
             todo = [i for i in group if slot < len(templates[i].entity_types) and given[i][slot] is None]
             for attempt in range(self.max_attempts):

@@ -73,7 +73,7 @@ def main() -> int:
         words = [list(r.template.tokens) for r in decoded]
         starts = [["B-" if tag_label(w) else "O" for w in row] for row in words]  # tags begin entities
         blocks = sum(len(r.entities) + 1 for r in decoded)
-        kept = sum(r.num_tokens for r in decoded) or 1
+        kept = sum(r.model_tokens for r in decoded) or 1
         results[name] = {
             "tag_piece_share": sum(r.tag_pieces > 0 for r in decoded) / len(decoded),
             "tag_piece_words": sum(r.tag_pieces for r in decoded),
@@ -81,7 +81,7 @@ def main() -> int:
             "forced": sum(r.forced_tags for r in decoded),
             "blocks": blocks,
             "attempts_per_block": round(sum(r.attempts for r in decoded) / blocks, 3),
-            "discarded_per_kept_token": round(sum(r.discarded_tokens for r in decoded) / kept, 3),
+            "discarded_per_kept_token": round(sum(r.redrawn_tokens for r in decoded) / kept, 3),
             "seconds": round(seconds, 1),
         }
         print(name, json.dumps(results[name]), flush=True)

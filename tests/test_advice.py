@@ -49,7 +49,7 @@ def test_the_advice_never_names_what_the_model_ran(epochs, updates_per_epoch, lo
     if max_steps:
         assert f"--max-steps {max_steps}`" not in advice and f"--max_steps {max_steps}`" not in advice
     else:
-        assert f"--epochs {epochs}`" not in advice and f"--num_train_epochs {epochs}`" not in advice
+        assert f"--num-train-epochs {epochs}`" not in advice and f"--epochs {epochs}`" not in advice
     if losses and losses.index(min(losses)) < len(losses) - 1:
         assert "more sentences" in advice and "--" not in advice  # more epochs of the same would not help
     else:
@@ -61,7 +61,7 @@ def test_the_advice_reads_how_the_model_trained():
     falling = TrainingRecord(card(3, 21, [3.54, 3.38, 3.37], None)).advice()
     assert falling == (
         "it trained 63 updates (3 epochs over 54 sentences) and its held-out loss was still falling at its last "
-        "epoch (3.54 -> 3.37): train it longer, e.g. `--epochs 6` (the lowest held-out loss is kept)"
+        "epoch (3.54 -> 3.37): train it longer, e.g. `--num-train-epochs 6` (the lowest held-out loss is kept)"
     )
     rose = TrainingRecord(card(3, 21, [3.66, 3.51, 3.53], None)).advice()
     assert "lowest at epoch 2 (3.51) and no lower after it" in rose and "train it on more sentences" in rose
@@ -82,4 +82,4 @@ def test_generate_warns_with_the_models_own_record(model_dir, tmp_path, caplog):
         generate_dataset(model, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
     warning = next(r.getMessage() for r in caplog.records if "looks undertrained" in r.getMessage())
     assert "it trained 63 updates (3 epochs over 54 sentences)" in warning
-    assert "`--epochs 6`" in warning and "hf-ecg train" not in warning
+    assert "`--num-train-epochs 6`" in warning and "hf-ecg train" not in warning

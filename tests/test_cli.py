@@ -73,3 +73,49 @@ def test_paper_low_resource_splits(shared_data, tmp_path, capsys, corpus, first_
 def test_check_passes_on_whole_shared_corpora(shared_data, tmp_path, capsys, corpus):
     assert main(["blocks", str(shared_data / corpus), "--check", "--output", str(tmp_path / "b")]) == 0
     assert "decompose -> recompose exact on all" in capsys.readouterr().out
+
+
+def test_train_help_shows_each_option_once_and_no_old_spelling(capsys):
+    import re
+
+    from hf_ecg.cli.train import OLD_SPELLINGS, TRAINING_OPTIONS
+
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = capsys.readouterr().out
+    listed = set(re.findall(r"--[a-z][a-z0-9_-]*", text))
+    flags = [line.split()[0].rstrip(",") for line in text.splitlines() if re.match(r"  --", line)]
+    assert len(flags) == len(set(flags)), flags  # each option once in the option list
+    for name in TRAINING_OPTIONS:  # the training fields, dashed, one spelling each
+        dashed = name.replace("_", "-")
+        assert f"--{dashed}" in flags or f"--no-{dashed}" in flags
+        if "_" in name:
+            assert f"--{name}" not in listed
+    for old in ("--epochs", "--full", "--lora"):  # hidden: read, not shown
+        assert old in OLD_SPELLINGS and old not in flags and f"{old} " not in text
+
+
+@pytest.mark.parametrize(
+    ("old", "field", "value"),
+    [(["--epochs", "2"], "num_train_epochs", 2.0), (["--full"], "lora", False), (["--lora"], "lora", True)],
+)
+def test_train_reads_the_old_spellings_with_a_warning(old, field, value, tmp_path, capsys):
+    from hf_ecg.cli import build_parser
+    from hf_ecg.cli.train import _training_arguments
+
+    args = build_parser().parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path), *old])
+    assert getattr(_training_arguments(args, []), field) == value
+    assert f"{old[0]} is an old spelling and will be removed" in capsys.readouterr().err
+
+
+def test_train_refuses_a_field_given_in_the_old_and_the_new_spelling(tmp_path):
+    from hf_ecg.cli import build_parser
+    from hf_ecg.cli.common import CLIError
+    from hf_ecg.cli.train import _training_arguments
+
+    argv = ["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path), "--epochs", "2"]
+    args = build_parser().parse_args([*argv, "--num-train-epochs", "3"])
+    with pytest.raises(CLIError, match="--epochs and another option both set num_train_epochs"):
+        _training_arguments(args, [])
+    args = build_parser().parse_args([*argv[:-2], "--max-steps", "5"])
+    assert _training_arguments(args, ["--max_steps", "7"]).max_steps == 7  # the command line's extra flag wins

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
-from hf_ecg.runtime.decoding_base import Row
+from hf_ecg.runtime.decoding_base import TemplateRow
 from hf_ecg.runtime.decoding_cache import PASS_OVERHEAD_TOKENS, RowBatch, SlotLayer, length_groups, live_columns
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks
@@ -101,7 +101,7 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
     targets = [decoder.tag_ids[t] for t in ("Disease", "Gene", "Chemical", "Disease")]
     captured = {}  # row index -> (logits, live keys/values per layer, cache entry, length)
 
-    def capture(rows, logits, caches, lengths, generator, finish_block):
+    def capture(rows, logits, caches, lengths, rng, finish_block):
         for row, row_logits, (source, j, columns), length in zip(rows, logits, caches, lengths, strict=True):
             states = [(live_columns(layer.keys, j, length, columns), live_columns(layer.values, j, length, columns))
                       for layer in source.layers]  # fmt: skip
@@ -117,9 +117,9 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
         decoder._prefill(rows, torch.Generator(), None)
         return dict(captured)
 
-    fresh = prefill([Row(i, [t, decoder.endtext_id]) for i, t in enumerate(targets)], after)
+    fresh = prefill([TemplateRow(i, [t, decoder.endtext_id]) for i, t in enumerate(targets)], after)
     assert decoder._reused_prompt_tokens == 0
-    rows = [Row(i, [t, t, decoder.endtext_id]) for i, t in enumerate(targets)]
+    rows = [TemplateRow(i, [t, t, decoder.endtext_id]) for i, t in enumerate(targets)]
     prefill(rows, before)
     for index, (_, _, (source, j, columns), length) in captured.items():
         decoder._keep_prefix(rows[index], source, j, length, columns)  # as when block 1 ends
@@ -172,7 +172,7 @@ def test_top_k_sampling_draws_only_the_k_best_tokens_in_their_proportions(tiny):
     model, tokenizer, config = tiny
     decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(top_k=2, temperature=0.5))
     target = decoder.tag_ids["Chemical"]
-    rows = [Row(i, [target, decoder.endtext_id], words=["w"]) for i in range(4000)]
+    rows = [TemplateRow(i, [target, decoder.endtext_id], words=["w"]) for i in range(4000)]
     logits = torch.full((len(rows), len(tokenizer)), -5.0)
     # at T=0.5, 41 is a third as likely as 40; 42, third best, would still be drawn a tenth of the time
     logits[:, 40], logits[:, 41], logits[:, 42] = 2.0, 2.0 - math.log(3) * 0.5, 1.2
@@ -195,7 +195,7 @@ def test_a_block_at_its_limit_is_drawn_again_before_its_tag_is_forced(tiny):
             # a forced block used every try; a block the model ended itself used at least one
             assert result.forced_tags * attempts + (blocks - result.forced_tags) <= result.attempts
             assert result.attempts <= attempts * blocks
-            assert result.num_tokens <= 4 * blocks  # tokens of the kept blocks only
+            assert result.model_tokens <= 4 * blocks  # tokens of the kept blocks only
         total_blocks = sum(len(sequence) + 1 for sequence in sequences)
         assert (sum(r.attempts for r in decoded) > total_blocks) == (attempts > 1)  # blocks were drawn again
 
@@ -216,10 +216,10 @@ def test_the_redraw_budget_bounds_the_tokens_thrown_away(tiny, mode):
 
     free, unbounded = run(None)
     capped, bounded = run(0.5)
-    kept, redrawn = sum(r.num_tokens for r in capped), sum(r.discarded_tokens for r in capped)
+    kept, redrawn = sum(r.model_tokens for r in capped), sum(r.redrawn_tokens for r in capped)
     assert (bounded.budget.kept, bounded.budget.redrawn) == (kept, redrawn)
     assert redrawn <= 0.5 * kept + bounded.budget.allowance + 4
-    assert sum(r.discarded_tokens for r in free) > 2 * redrawn
+    assert sum(r.redrawn_tokens for r in free) > 2 * redrawn
     assert unbounded.budget.refused == 0 and sum(r.refused_redraws for r in free) == 0
     assert sum(r.refused_redraws for r in capped) == bounded.budget.refused > 0
     for sequence, result in zip(sequences, capped, strict=True):

@@ -171,7 +171,7 @@ def no_token(monkeypatch, tmp_path):
 def test_train_push_to_hub_without_a_token_fails_before_training(models, tmp_path, capsys, no_token):
     out = tmp_path / "model"
     argv = ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
-            "--max-steps", "1", "--max_length", "128", "--push_to_hub", "true"]  # fmt: skip
+            "--max-steps", "1", "--max-length", "128", "--push_to_hub", "true"]  # fmt: skip
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"hf-ecg train: error: no Hugging Face token to push model: set HF_TOKEN or run `hf auth login` (or train "
@@ -358,7 +358,7 @@ def test_train_notes_repaired_tags_as_blocks_does(models, tmp_path, capsys):
     data = tmp_path / "train.tsv"
     data.write_text(models["corpus"].read_text() + "\nx\tI-Disease\n.\tO\n")
     argv = ["train", "--data", str(data), "--model", str(models["base"]), "-o", str(tmp_path / "m"),
-            "--max-steps", "1", "--max_length", "128", "--lora"]  # fmt: skip
+            "--max-steps", "1", "--max-length", "128"]  # fmt: skip
     assert main(argv) == 0
     assert "note: 1 tags did not fit IOB2 and were repaired (use --strict to reject them)" in capsys.readouterr().out
 
@@ -516,7 +516,7 @@ def test_generate_and_filter_write_the_dataset_card_with_its_metadata(generated,
 def test_the_model_card_gets_license_datasets_and_spans(models, tmp_path):
     out = tmp_path / "model"
     assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
-                 "--max-steps", "1", "--max_length", "128", "--license", "apache-2.0",
+                 "--max-steps", "1", "--max-length", "128", "--license", "apache-2.0",
                  "--dataset-id", "org/gold"]) == 0  # fmt: skip
     meta = front_matter(out / "README.md")
     assert meta["license"] == "apache-2.0" and meta["datasets"] == ["org/gold"]
@@ -531,7 +531,7 @@ def test_generate_and_lora_training_raise_no_future_warning(models, tmp_path, ca
         warnings.simplefilter("error", FutureWarning)
         assert main(generate_argv(models, tmp_path / "g", n=4)) == 0
         assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o",
-                     str(tmp_path / "m"), "--max-steps", "1", "--max_length", "128", "--lora"]) == 0  # fmt: skip
+                     str(tmp_path / "m"), "--max-steps", "1", "--max-length", "128"]) == 0  # fmt: skip
     assert "deprecated" not in capsys.readouterr().err
     assert json.loads((tmp_path / "g" / "ecg_generation.json").read_text())["num_samples"] == 4
 
@@ -571,7 +571,7 @@ def test_a_push_that_fails_after_training_says_where_the_model_is(models, tmp_pa
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
     out = tmp_path / "model"
     assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
-                 "--max-steps", "1", "--max_length", "128", "--push_to_hub", "true", "--hub_model_id",
+                 "--max-steps", "1", "--max-length", "128", "--push_to_hub", "true", "--hub_model_id",
                  "org/m"]) == 2  # fmt: skip
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"hf-ecg train: error: could not upload to the model repo org/m (403); the trained model is in {out}/: "

@@ -230,7 +230,7 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")  # checked before training; the upload above never sends it
     trained = tmp_path / "trained"
     code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
-                 str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2", "--lora",
+                 str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2",
                  "--save_strategy", "no", "--use_cpu", "true", "--push_to_hub", "true", "--hub_model_id",
                  "org/toy-ecg", "--hub_private_repo", "true"])  # fmt: skip
     assert code == 0, capsys.readouterr().err

@@ -19,8 +19,8 @@ def test_train_smollm2_lora_offline_on_bc5cdr_45(shared_data, tmp_path, capsys):
     out = tmp_path / "m"
     code = main(
         ["train", "--data", str(shared_data / "bc5cdr" / "train.tsv"), "--first-n", "45", "--model", "smollm2-135m",
-         "--lora", "--max-steps", "1", "--output", str(out), "--per_device_train_batch_size", "4",
-         "--save_strategy", "no", "--max_length", "64"]
+         "--max-steps", "1", "--output", str(out), "--per-device-train-batch-size", "4",
+         "--save_strategy", "no", "--max-length", "64"]
     )  # fmt: skip
     assert code == 0
     assert "for 1 steps" in capsys.readouterr().out

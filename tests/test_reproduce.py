@@ -12,7 +12,7 @@ import pytest
 from hf_ecg.experiments import run_protocol
 from hf_ecg.experiments.config import ReproduceConfig, Row, ner_rows, parse_reproduce_config, wanted
 from hf_ecg.experiments.mention_curve import MENTION_SOURCES, mention_curve_rows
-from hf_ecg.experiments.protocol import cached_run, run_path
+from hf_ecg.experiments.ner_runs import cached_run, run_path
 from hf_ecg.experiments.tables import verdict
 from tiny import save_tiny_bert, save_tiny_model, toy_corpus
 

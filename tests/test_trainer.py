@@ -392,7 +392,7 @@ def test_accelerate_launch_two_cpu_processes(tmp_path):
         [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
          "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hf_ecg.cli", "train", "--data", str(data),
          "--model", str(model_dir), "--output", str(out), "--max-steps", "2", "--save_strategy", "no",
-         "--per_device_train_batch_size", "2"],
+         "--per-device-train-batch-size", "2"],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,13 @@ def add_parser(sub: Any) -> None:
     """Register ``hf-ecg train``."""
     train = sub.add_parser(
         "train",
-        help="fine-tune a causal LM on the Q&A blocks of a corpus (LoRA, or --full)",
+        help="fine-tune a causal LM on the Q&A blocks of a corpus (LoRA, or --no-lora)",
         description=(
             "Build Q&A blocks from a corpus and fine-tune a causal LM on them with ECGTrainer. The output folder "
             "holds the model, tokenizer, ecg_config.json and a model card. Any other TrainingArguments / "
-            "ECGTrainingArguments field can be given as --name value (e.g. --learning_rate 1e-4) or in --config "
+            "ECGTrainingArguments field can be given as --name value (e.g. --warmup-ratio 0.1) or in --config "
             "YAML; command-line values win. Works under `accelerate launch -m hf_ecg.cli train ...`. "
-            "--push_to_hub true [--hub_model_id ORG/NAME] publishes the final model as `hf-ecg push-model` does "
+            "--push-to-hub true [--hub-model-id ORG/NAME] publishes the final model as `hf-ecg push-model` does "
             "(merged weights, pipeline code, card); the token (HF_TOKEN or `hf auth login`) and the repo id are "
             "checked before training starts. --license ID and --dataset-id ORG/NAME go into the model card."
         ),
@@ -44,25 +45,11 @@ def add_parser(sub: Any) -> None:
     add_corpus_options(train)
     train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
     train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
-    recipe = train.add_mutually_exclusive_group()
-    recipe.add_argument(
-        "--lora", action="store_true",
-        help="train LoRA adapters at 1e-3, merged into the weights on save (the default recipe: docs/results.md)",
-    )  # fmt: skip
-    recipe.add_argument(
-        "--full", action="store_true", help="fine-tune every weight (at 5e-4 unless --learning_rate) instead of LoRA"
+    _add_training_options(
+        train.add_argument_group(
+            "training (ECGTrainingArguments; any other TrainingArguments field: --name value, e.g. --warmup-ratio 0.1)"
+        )
     )
-    length = train.add_mutually_exclusive_group()
-    length.add_argument(
-        "--epochs", type=float, default=None, metavar="E", help="training epochs (default: 3; the best epoch kept)"
-    )
-    length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
-    train.add_argument(
-        "--no-mention-samples", dest="mention_samples", action="store_false",
-        help="train on the Q&A blocks only (the paper), not also on mention samples, which teach the generator to "
-        "write an entity's mention in its sentence so that `hf-ecg generate` fills tags with new mentions by "
-        "default (ECGTrainingArguments.mention_samples, on by default)",
-    )  # fmt: skip
     train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
     card = train.add_argument_group("model card (OUTPUT/README.md)")
     card.add_argument("--license", default=None, metavar="ID", help="license id for the card (default: none stated)")
@@ -76,6 +63,83 @@ def add_parser(sub: Any) -> None:
         "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
     )
     train.set_defaults(func=_run_train, accepts_extra=True)
+
+
+#: The ECGTrainingArguments fields `hf-ecg train --help` lists, each as one ``--field-name`` option; any other
+#: TrainingArguments field is read as ``--name value`` by HfArgumentParser.
+TRAINING_OPTIONS = (
+    "num_train_epochs",
+    "max_steps",
+    "learning_rate",
+    "per_device_train_batch_size",
+    "seed",
+    "lora",
+    "mention_samples",
+    "save_mention_bank",
+    "validation_split",
+    "layout",
+    "loss_on",
+    "max_length",
+    "lora_r",
+    "lora_alpha",
+)
+#: Spellings of an earlier release, read for one more with a warning: old flag -> (field, value or None, new flag).
+OLD_SPELLINGS = {
+    "--epochs": ("num_train_epochs", None, "use --num-train-epochs"),
+    "--full": ("lora", False, "use --no-lora"),
+    "--lora": ("lora", True, "leave it out (LoRA is the default)"),
+}
+
+
+def _add_training_options(group: Any) -> None:
+    """One ``--field-name`` option per :data:`TRAINING_OPTIONS` field, its type, choices and help taken from the
+    field (``--no-field-name`` for a field on by default); unset options leave the field to --config or its
+    default. The :data:`OLD_SPELLINGS` are hidden options that warn."""
+    import dataclasses
+    import typing
+
+    from ..training.training_args import ECGTrainingArguments
+
+    fields = {f.name: f for f in dataclasses.fields(ECGTrainingArguments)}
+    hints = typing.get_type_hints(ECGTrainingArguments)
+    for name in TRAINING_OPTIONS:
+        field, flag = fields[name], name.replace("_", "-")
+        text = field.metadata.get("help", "").replace("%", "%%")
+        if hints[name] is bool:
+            on = field.default is True
+            prefix = "turn off (default on): " if on else ""
+            name_of_flag = f"--no-{flag}" if on else f"--{flag}"
+            group.add_argument(name_of_flag, dest=name, action="store_const", const=not on, help=prefix + text)
+            continue
+        kind = next((a for a in typing.get_args(hints[name]) if a is not type(None)), hints[name])  # X | None -> X
+        shown = "" if "default" in text.lower() else f" (default: {field.default})"
+        choices = field.metadata.get("choices")
+        group.add_argument(f"--{flag}", dest=name, type=kind, choices=choices, metavar=name.upper(), help=text + shown)
+    for old, (name, value, _) in OLD_SPELLINGS.items():
+        if value is None:
+            group.add_argument(old, dest=f"old_{name}", type=float, default=None, help=argparse.SUPPRESS)
+        else:
+            group.add_argument(old, dest=f"old_{old[2:]}", action="store_true", help=argparse.SUPPRESS)
+
+
+def _old_spellings(args: argparse.Namespace, extra: Sequence[str]) -> dict[str, Any]:
+    """The values given with :data:`OLD_SPELLINGS` (each with a warning on stderr), and an error where a field is
+    given both ways; the extra ``--field_name`` spelling of a listed option warns too."""
+    values: dict[str, Any] = {}
+    for old, (name, value, new) in OLD_SPELLINGS.items():
+        given = getattr(args, f"old_{name}" if value is None else f"old_{old[2:]}")
+        if given is None or given is False:
+            continue
+        print(f"hf-ecg train: {old} is an old spelling and will be removed: {new}", file=sys.stderr)
+        if getattr(args, name) is not None or name in values:
+            raise CLIError(f"{old} and another option both set {name}: give one")
+        values[name] = given if value is None else value
+    for token in extra:
+        flag = token.split("=", 1)[0]
+        if flag.startswith("--") and flag[2:] in TRAINING_OPTIONS and "_" in flag:
+            new = "--" + flag[2:].replace("_", "-")
+            print(f"hf-ecg train: {flag} is an old spelling and will be removed: use {new}", file=sys.stderr)
+    return values
 
 
 def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
@@ -96,23 +160,17 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
             raise CLIError(f"{args.config}: expected a mapping of ECGTrainingArguments fields")
         values.update(loaded)
     values["output_dir"] = args.output
-    if args.lora or args.full:
-        values["lora"] = not args.full
-    if args.epochs is not None:
-        values["num_train_epochs"] = args.epochs
-    if args.max_steps is not None:
-        if args.max_steps < 1:  # the Trainer reads 0 as one step, and -1 as "use the epochs"
-            raise CLIError(f"--max-steps must be at least 1, got {args.max_steps} (leave it out to train --epochs)")
-        values["max_steps"] = args.max_steps
-    if not args.mention_samples:
-        values["mention_samples"] = False
+    values.update(_old_spellings(args, extra))
+    values.update({name: getattr(args, name) for name in TRAINING_OPTIONS if getattr(args, name) is not None})
+    if args.max_steps is not None and args.max_steps < 1:  # the Trainer reads 0 as one step, -1 as "by epochs"
+        raise CLIError(f"--max-steps must be at least 1, got {args.max_steps} (leave it out to train by epochs)")
     parser = HfArgumentParser(ECGTrainingArguments)
     fields = {action.dest for action in parser._actions}
     unknown = sorted(set(values) - fields)
     if unknown:
         raise CLIError(f"{args.config}: not ECGTrainingArguments fields: {', '.join(unknown)}")
     parser.set_defaults(**values)
-    for action in parser._actions:
+    for action in parser._actions:  # as TRL's TrlParser: a value set above makes a required field optional
         if action.dest in values:
             action.required = False
     try:

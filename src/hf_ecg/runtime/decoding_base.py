@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+from transformers import DynamicCache, LogitsProcessorList
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
-from .decoding_constraint import EntityConstraintLogitsProcessor
+from .decoding_constraint import EntityConstraintLogitsProcessor, sampling_warpers
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
@@ -32,18 +32,11 @@ from .words import (
     visible,
 )
 
-__all__ = ["BlockDecoder", "Row", "sampling_warpers"]
-
-
-def sampling_warpers(temperature: float, top_p: float) -> LogitsProcessorList:
-    """The warpers ``temperature`` and ``top_p`` apply to a row's scores before a token is drawn (none at 1.0):
-    the templates' and the mentions' sampling read the same settings the same way."""
-    warpers: list[Any] = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
-    return LogitsProcessorList(warpers + ([TopPLogitsWarper(top_p)] if top_p < 1.0 else []))
+__all__ = ["BlockDecoder", "TemplateRow"]
 
 
 @dataclass(eq=False)
-class Row:
+class TemplateRow:
     """A sample in flight (batched mode)."""
 
     index: int
@@ -55,8 +48,8 @@ class Row:
     length: int = 0  # valid cache positions (right-aligned)
     forced: int = 0
     cut: int = 0
-    emitted: int = 0
-    discarded: int = 0  # tokens of blocks drawn again
+    model_tokens: int = 0
+    redrawn_tokens: int = 0  # tokens of blocks drawn again
     attempts: int = 1  # tries of the current block
     retries: int = 0  # blocks drawn again so far
     refused: int = 0  # blocks the redraw budget kept with tries left
@@ -72,9 +65,9 @@ class Row:
 
     def redraw(self, *, tag_sampled: bool) -> None:
         """Drop the current block, to draw it again from the same prompt (its prefix, if kept, still fits):
-        its tokens, and its tag when the model wrote one, count as discarded."""
-        self.emitted -= len(self.block_ids)
-        self.discarded += len(self.block_ids) + tag_sampled
+        its tokens, and its tag when the model wrote one, count as redrawn."""
+        self.model_tokens -= len(self.block_ids)
+        self.redrawn_tokens += len(self.block_ids) + tag_sampled
         self.block_ids, self.attempts, self.checked_words, self.force_tag = [], self.attempts + 1, 0, False
 
 
@@ -180,15 +173,13 @@ class BlockDecoder:
         # Before any block is kept, a quarter of the batch's first blocks may be drawn again at full length.
         rows = 1 if self.config.mode == "sequential" else min(self.config.batch_size, len(sequences))
         self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * -(-rows // 4))
-        generator = torch.Generator(device=self.device)
-        generator.manual_seed(
-            self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63)
-        )
+        rng = torch.Generator(device=self.device)
+        rng.manual_seed(self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63))
         with torch.inference_mode():
-            return self._decode(sequences, generator, progress)
+            return self._decode(sequences, rng, progress)
 
     def _decode(
-        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+        self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
     ) -> list[DecodedTemplate]:
         raise NotImplementedError
 
@@ -244,15 +235,15 @@ class BlockDecoder:
         words: list[str],
         *,
         forced: int,
-        emitted: int,
+        model_tokens: int,
         cut: int = 0,
         attempts: int = 0,
-        discarded: int = 0,
+        redrawn_tokens: int = 0,
         refused: int = 0,
     ) -> DecodedTemplate:
         return DecodedTemplate(
-            entities=entities, template=Template(tuple(words)), forced_tags=forced, num_tokens=emitted,
-            discarded_tokens=discarded, refused_redraws=refused, attempts=attempts, cut_blocks=cut,
+            entities=entities, template=Template(tuple(words)), forced_tags=forced, model_tokens=model_tokens,
+            redrawn_tokens=redrawn_tokens, refused_redraws=refused, attempts=attempts, cut_blocks=cut,
             complete=bool(words) and words[-1] in self._endings,
             tag_pieces=len(self._tag_pieces([w for w in words if tag_label(w) is None],
                                             starts_sentence=bool(words) and tag_label(words[0]) is None)),
@@ -261,7 +252,7 @@ class BlockDecoder:
     # ------------------------------------------------------------------ sampling
 
     def _sample(
-        self, logits: torch.Tensor, rows: list[Row], generator: torch.Generator, *, open_tags: bool = False
+        self, logits: torch.Tensor, rows: list[TemplateRow], rng: torch.Generator, *, open_tags: bool = False
     ) -> list[int]:
         """Next token per row: only the row's target may be structural; a full block must end now.
 
@@ -291,7 +282,7 @@ class BlockDecoder:
             if 0 < self.config.top_k < scores.shape[-1]:
                 scores, candidates = scores.topk(self.config.top_k, dim=-1)
             scores = self._warpers(None, scores)
-            choice = torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=generator)
+            choice = torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=rng)
             choice = (candidates.gather(1, choice) if candidates is not None else choice).squeeze(1)
         else:
             choice = scores.argmax(dim=-1)
@@ -305,11 +296,11 @@ class BlockDecoder:
                 row.cut += 1
         return tokens
 
-    def _unrequested(self, row: Row, token: int) -> bool:
+    def _unrequested(self, row: TemplateRow, token: int) -> bool:
         """Whether ``token`` is an entity tag the row's block may not end on (``redraw_unrequested_tag``)."""
         return token != row.target and token in self._tag_id_set
 
-    def _may_not_end(self, row: Row) -> bool:
+    def _may_not_end(self, row: TemplateRow) -> bool:
         """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
         under ``end_at_sentence_end``, its last word is not a sentence ending."""
         if row.block < len(row.targets) - 1 or (row.words and not self.config.end_at_sentence_end):
@@ -319,7 +310,7 @@ class BlockDecoder:
             return True
         return self.config.end_at_sentence_end and words[-1] not in self._endings
 
-    def _retries_block(self, row: Row) -> bool:
+    def _retries_block(self, row: TemplateRow) -> bool:
         """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
         when sampling: it reached its token limit (rather than getting its tag by force, as the paper
         regenerates a block), or it has just looped (``redraw_repetition``), begun a second sentence
@@ -348,7 +339,7 @@ class BlockDecoder:
         )
         return bool(rejected) and self._redraw_or_end(row)
 
-    def _redraw_or_end(self, row: Row) -> bool:
+    def _redraw_or_end(self, row: TemplateRow) -> bool:
         """A block in progress broke a rule: drawn again if the budget allows, else it ends now, its tag forced
         (a rambling block ends at its first sign, rather than at max_block_tokens)."""
         if self._budget_allows(row, len(row.block_ids)):
@@ -356,16 +347,16 @@ class BlockDecoder:
         row.force_tag = True
         return False
 
-    def _full(self, row: Row) -> bool:
+    def _full(self, row: TemplateRow) -> bool:
         """Whether the row's block has room for its tag only (``max_block_tokens``), or broke a block rule when the
-        redraw budget was spent (``Row.force_tag``): the tag is then forced."""
+        redraw budget was spent (``TemplateRow.force_tag``): the tag is then forced."""
         return row.force_tag or len(row.block_ids) + 1 >= self.config.max_block_tokens
 
     def _tries_left(self, attempts: int) -> bool:
         """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
         return self.config.do_sample and attempts < self.config.max_attempts
 
-    def _budget_allows(self, row: Row, cost: int) -> bool:
+    def _budget_allows(self, row: TemplateRow, cost: int) -> bool:
         """Whether the run's redraw budget lets a rejected block with tries left, ``cost`` tokens so far, be
         drawn again (:meth:`RedrawBudget.spend`); a refusal also counts in the row's ``refused``."""
         if self.budget.spend(cost):

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from .decoding_base import BlockDecoder, Row
+from .decoding_base import BlockDecoder, TemplateRow
 from .decoding_cache import SlotLayer, encode_after_prefixes, length_groups, live_columns
 from .decoding_config import DecodedTemplate
 from .decoding_sequential import decode_sequential
@@ -30,29 +30,29 @@ class ChainedDecoder(BlockDecoder):
     """
 
     def _decode(
-        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+        self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
     ) -> list[DecodedTemplate]:
         if self.config.mode == "sequential":
-            return decode_sequential(self, sequences, generator, progress)
-        return self._decode_batched(sequences, generator, progress)
+            return decode_sequential(self, sequences, rng, progress)
+        return self._decode_batched(sequences, rng, progress)
 
     # ------------------------------------------------------------------ batched
 
     def _decode_batched(
-        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+        self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
     ) -> list[DecodedTemplate]:
         capacity = self.config.batch_size
         in_flight_cap = 2 * capacity  # a buffer of ready rows keeps slots full and prefills large
         results: list[DecodedTemplate | None] = [None] * len(sequences)
         upcoming = iter(range(len(sequences)))
         remaining = len(sequences)
-        waiting: list[Row] = []  # need their next prompt encoded
-        ready: list[Row] = []  # encoded, waiting for a slot
-        slots: list[Row | None] = []
+        waiting: list[TemplateRow] = []  # need their next prompt encoded
+        ready: list[TemplateRow] = []  # encoded, waiting for a slot
+        slots: list[TemplateRow | None] = []
         cache: DynamicCache | None = None
         in_flight = 0
 
-        def finish_block(row: Row) -> None:
+        def finish_block(row: TemplateRow) -> None:
             nonlocal in_flight, remaining
             words = self._block_words(row.block_ids)
             last = row.block == len(row.targets) - 1
@@ -67,7 +67,7 @@ class ChainedDecoder(BlockDecoder):
                 return
             self.budget.kept += len(row.block_ids) + 1
             row.words.extend(words)
-            row.emitted += 1
+            row.model_tokens += 1
             row.retries += row.attempts - 1
             row.attempts = 1
             if tag is not None:
@@ -77,8 +77,8 @@ class ChainedDecoder(BlockDecoder):
                 waiting.append(row)
                 return
             results[row.index] = self._result(
-                sequences[row.index], row.words, forced=row.forced, emitted=row.emitted, cut=row.cut,
-                attempts=len(row.targets) + row.retries, discarded=row.discarded, refused=row.refused,
+                sequences[row.index], row.words, forced=row.forced, model_tokens=row.model_tokens, cut=row.cut,
+                attempts=len(row.targets) + row.retries, redrawn_tokens=row.redrawn_tokens, refused=row.refused,
             )  # fmt: skip
             in_flight -= 1
             remaining -= 1
@@ -96,12 +96,12 @@ class ChainedDecoder(BlockDecoder):
                     index = next(upcoming, None)
                     if index is None:
                         break
-                    new.append(Row(index, self._targets(sequences[index])))
+                    new.append(TemplateRow(index, self._targets(sequences[index])))
                     in_flight += 1
                 if new:
-                    ready.extend(self._start(new, generator, finish_block))
+                    ready.extend(self._start(new, rng, finish_block))
                 if batch:
-                    ready.extend(self._prefill(batch, generator, finish_block))
+                    ready.extend(self._prefill(batch, rng, finish_block))
                 if batch or new:
                     continue  # rows that answered with their tag alone went back to waiting
             # Fill free slots with ready rows.
@@ -114,7 +114,7 @@ class ChainedDecoder(BlockDecoder):
                 continue
             if len(active) <= len(slots) // 2 and not ready and not waiting:
                 slots, cache = self._compact(slots, cache, active)
-            finished, retried = self._step(slots, cache, generator)
+            finished, retried = self._step(slots, cache, rng)
             for slot in finished:
                 row = slots[slot]
                 slots[slot] = None
@@ -129,7 +129,9 @@ class ChainedDecoder(BlockDecoder):
             cache = self._trim(slots, cache)
         return results  # type: ignore[return-value]
 
-    def _start(self, rows: list[Row], generator: torch.Generator, finish_block: Callable[[Row], None]) -> list[Row]:
+    def _start(
+        self, rows: list[TemplateRow], rng: torch.Generator, finish_block: Callable[[TemplateRow], None]
+    ) -> list[TemplateRow]:
         """New samples: the first prompt (empty context) depends only on the first tag, so each distinct
         one is encoded once per decoder and its cache and logits are shared."""
         missing = sorted({row.target for row in rows} - self._first_prompts.keys())
@@ -143,9 +145,11 @@ class ChainedDecoder(BlockDecoder):
         lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
         for row in rows:
             row.prefix_ids = [self.context_id]
-        return self._begin_blocks(rows, logits, caches, lengths, generator, finish_block)
+        return self._begin_blocks(rows, logits, caches, lengths, rng, finish_block)
 
-    def _prefill(self, rows: list[Row], generator: torch.Generator, finish_block: Callable[[Row], None]) -> list[Row]:
+    def _prefill(
+        self, rows: list[TemplateRow], rng: torch.Generator, finish_block: Callable[[TemplateRow], None]
+    ) -> list[TemplateRow]:
         """Encode the rows' prompts (left-padded forwards) and sample each row's first block token.
 
         A row whose prompt starts with the ``<|context|> context`` it kept from its last prompt
@@ -162,19 +166,19 @@ class ChainedDecoder(BlockDecoder):
         placed = []
         for group in length_groups([len(prompt) - past for prompt, past in zip(prompts, pasts, strict=True)]):
             placed += self._prefill_group(
-                [rows[j] for j in group], [prompts[j] for j in group], [pasts[j] for j in group], generator,
+                [rows[j] for j in group], [prompts[j] for j in group], [pasts[j] for j in group], rng,
                 finish_block,
             )  # fmt: skip
         return placed
 
     def _prefill_group(
         self,
-        rows: list[Row],
+        rows: list[TemplateRow],
         prompts: list[list[int]],
         pasts: list[int],
-        generator: torch.Generator,
-        finish_block: Callable[[Row], None],
-    ) -> list[Row]:
+        rng: torch.Generator,
+        finish_block: Callable[[TemplateRow], None],
+    ) -> list[TemplateRow]:
         """One forward: each row's kept prefix (``pasts[j]`` positions, right-aligned in a past of
         width ``max(pasts)``) then the rest of its prompt (left-padded). A row's live cache columns are
         its past and its prompt's rest, with padding between; ``_place`` gathers them."""
@@ -186,23 +190,23 @@ class ChainedDecoder(BlockDecoder):
         columns = [mask[j].nonzero().squeeze(1).to(self.device) if past else None for j, past in enumerate(pasts)]
         caches = [(out.cache, j, columns[j]) for j in range(len(rows))]
         lengths = [len(prompt) for prompt in prompts]
-        return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, generator, finish_block)
+        return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, rng, finish_block)
 
     def _begin_blocks(
         self,
-        rows: list[Row],
+        rows: list[TemplateRow],
         logits: torch.Tensor,
         caches: list[tuple[Any, int, torch.Tensor | None]],
         lengths: list[int],
-        generator: torch.Generator,
-        finish_block: Callable[[Row], None],
-    ) -> list[Row]:
+        rng: torch.Generator,
+        finish_block: Callable[[TemplateRow], None],
+    ) -> list[TemplateRow]:
         """Sample each row's first block token from its prompt's logits. A row whose first token is its
         tag has finished the block (``finish_block``); the others keep their prompt's cache for a slot."""
         placed = []
-        tokens = self._sample(logits, rows, generator)
+        tokens = self._sample(logits, rows, rng)
         for row, token, cache, length in zip(rows, tokens, caches, lengths, strict=True):
-            row.emitted += token != row.target
+            row.model_tokens += token != row.target
             if token == row.target:
                 source, j, columns = cache
                 self._keep_prefix(row, source, j, length, columns)
@@ -212,7 +216,9 @@ class ChainedDecoder(BlockDecoder):
             placed.append(row)
         return placed
 
-    def _place(self, row: Row, slot: int, slots: list[Row | None], cache: DynamicCache | None) -> DynamicCache:
+    def _place(
+        self, row: TemplateRow, slot: int, slots: list[TemplateRow | None], cache: DynamicCache | None
+    ) -> DynamicCache:
         """Copy a prefilled row's cache into ``slot`` of the decode cache, right-aligned."""
         source, j, columns = row.cache  # type: ignore[misc]
         row.cache = None
@@ -243,7 +249,7 @@ class ChainedDecoder(BlockDecoder):
         return cache
 
     def _step(
-        self, slots: list[Row | None], cache: DynamicCache, generator: torch.Generator
+        self, slots: list[TemplateRow | None], cache: DynamicCache, rng: torch.Generator
     ) -> tuple[list[int], list[int]]:
         """Feed every slot's pending token; return the slots whose row just emitted its target, and those
         whose block is drawn again: it reached ``max_block_tokens`` or broke a block rule with tries left
@@ -266,15 +272,15 @@ class ChainedDecoder(BlockDecoder):
         retried = [i for i in live if self._retries_block(slots[i])]  # type: ignore[arg-type]
         live = [i for i in live if i not in retried]
         rows = [slots[i] for i in live]
-        next_tokens = self._sample(out.logits[live, -1, :], rows, generator, open_tags=True) if live else []  # type: ignore[arg-type]
+        next_tokens = self._sample(out.logits[live, -1, :], rows, rng, open_tags=True) if live else []  # type: ignore[arg-type]
         finished = []
         for slot, row, token in zip(live, rows, next_tokens, strict=True):
             if self._unrequested(row, token):  # it wanted an entity it may not have here: draw the block again
-                row.discarded += 1
+                row.redrawn_tokens += 1
                 self.budget.redrawn += len(row.block_ids) + 1
                 retried.append(slot)
                 continue
-            row.emitted += token != row.target
+            row.model_tokens += token != row.target
             if token == row.target:
                 finished.append(slot)
             else:
@@ -282,7 +288,7 @@ class ChainedDecoder(BlockDecoder):
         return finished, retried
 
     @staticmethod
-    def _keep_prefix(row: Row, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
+    def _keep_prefix(row: TemplateRow, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
         """Copy out the keys/values of the row's ``<|context|> context`` (the first of its ``length`` live
         columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them, and
         so does the same prompt when the block is drawn again."""
@@ -294,7 +300,7 @@ class ChainedDecoder(BlockDecoder):
         ]  # fmt: skip
 
     @staticmethod
-    def _trim(slots: list[Row | None], cache: DynamicCache) -> DynamicCache:
+    def _trim(slots: list[TemplateRow | None], cache: DynamicCache) -> DynamicCache:
         """Drop cache columns on the left that no live row uses."""
         width = cache.layers[0].keys.shape[-2]
         needed = max((row.length for row in slots if row is not None), default=0)
@@ -305,8 +311,8 @@ class ChainedDecoder(BlockDecoder):
 
     @staticmethod
     def _compact(
-        slots: list[Row | None], cache: DynamicCache, active: list[int]
-    ) -> tuple[list[Row | None], DynamicCache]:
+        slots: list[TemplateRow | None], cache: DynamicCache, active: list[int]
+    ) -> tuple[list[TemplateRow | None], DynamicCache]:
         """Keep only live rows once the batch is mostly empty (the tail of a run)."""
         index = torch.tensor(active, device=cache.layers[0].keys.device)
         for layer in cache.layers:

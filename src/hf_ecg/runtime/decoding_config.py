@@ -223,8 +223,8 @@ class DecodedTemplate:
     entities: tuple[str, ...]
     template: Template
     forced_tags: int = 0  # blocks that reached max_block_tokens and got their tag forced
-    num_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
-    discarded_tokens: int = 0  # tokens of the blocks drawn again (their cost: the model sampled them too)
+    model_tokens: int = 0  # tokens the model emitted for the kept blocks, tags included
+    redrawn_tokens: int = 0  # tokens of the blocks drawn again (their cost: the model sampled them too)
     refused_redraws: int = 0  # blocks the redraw budget kept as they were (tries were left)
     attempts: int = 0  # block generations, retries included
     cut_blocks: int = 0  # blocks ended by another stop token the model chose (block_end="any-stop")

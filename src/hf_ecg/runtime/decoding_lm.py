@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from .decoding_base import BlockDecoder, Row
+from .decoding_base import BlockDecoder, TemplateRow
 from .decoding_config import DecodedTemplate, DecodingConfig
 from .layout import prompt_ids
 
@@ -37,18 +37,18 @@ class TemplateLMDecoder(BlockDecoder):
             raise ValueError("an ECG-LM model (layout 'lm') has no per-block procedure: use mode='batched'")
 
     def _decode(
-        self, sequences: list[tuple[str, ...]], generator: torch.Generator, progress: Callable[[int], None] | None
+        self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
     ) -> list[DecodedTemplate]:
         results: list[DecodedTemplate] = []
         for start in range(0, len(sequences), self.config.batch_size):
             chunk = sequences[start : start + self.config.batch_size]
-            results.extend(self._decode_chunk(chunk, generator))
+            results.extend(self._decode_chunk(chunk, rng))
             if progress is not None:
                 progress(len(chunk))
         return results
 
-    def _decode_chunk(self, sequences: list[tuple[str, ...]], generator: torch.Generator) -> list[DecodedTemplate]:
-        rows = [Row(i, self._targets(sequence)) for i, sequence in enumerate(sequences)]
+    def _decode_chunk(self, sequences: list[tuple[str, ...]], rng: torch.Generator) -> list[DecodedTemplate]:
+        rows = [TemplateRow(i, self._targets(sequence)) for i, sequence in enumerate(sequences)]
         prompts = [self._lm_prompt_ids(sequence) for sequence in sequences]
         width = max(map(len, prompts))
         input_ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in prompts], device=self.device)
@@ -60,11 +60,11 @@ class TemplateLMDecoder(BlockDecoder):
         done = [False] * len(rows)
         while True:
             live = [i for i, finished in enumerate(done) if not finished]
-            tokens = self._sample(out.logits[live, -1, :], [rows[i] for i in live], generator)
+            tokens = self._sample(out.logits[live, -1, :], [rows[i] for i in live], rng)
             feed = [self.pad_id] * len(rows)
             for i, token in zip(live, tokens, strict=True):
                 row = rows[i]
-                row.emitted += 1
+                row.model_tokens += 1
                 if token != row.target:
                     row.block_ids.append(token)
                     feed[i] = token
@@ -86,8 +86,8 @@ class TemplateLMDecoder(BlockDecoder):
                 input_ids=torch.tensor(feed, device=self.device)[:, None], attention_mask=mask,
                 position_ids=positions, cache=cache,
             )  # fmt: skip
-        self.budget.kept += sum(row.emitted for row in rows)
+        self.budget.kept += sum(row.model_tokens for row in rows)
         return [
-            self._result(sequence, row.words, forced=row.forced, emitted=row.emitted, cut=row.cut)
+            self._result(sequence, row.words, forced=row.forced, model_tokens=row.model_tokens, cut=row.cut)
             for sequence, row in zip(sequences, rows, strict=True)
         ]

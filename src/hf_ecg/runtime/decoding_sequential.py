@@ -16,17 +16,17 @@ __all__ = ["decode_sequential"]
 def decode_sequential(
     decoder: BlockDecoder,
     sequences: list[tuple[str, ...]],
-    generator: torch.Generator,
+    rng: torch.Generator,
     progress: Callable[[int], None] | None,
 ) -> list[DecodedTemplate]:
-    torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))  # generate() uses the global RNG
+    torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=rng)))  # generate() uses the global RNG
     sampling = {"do_sample": decoder.config.do_sample}
     if decoder.config.do_sample:
         sampling.update(temperature=decoder.config.temperature, top_k=decoder.config.top_k, top_p=decoder.config.top_p)
     results = []
     for sequence in sequences:
         words: list[str] = []
-        forced = attempts = emitted = discarded = refused = 0
+        forced = attempts = model_tokens = redrawn_tokens = refused = 0
         targets = decoder._targets(sequence)
         budget = decoder.budget
         for block, target in enumerate(targets):
@@ -49,21 +49,27 @@ def decode_sequential(
                 if not budget.spend(len(new)):  # the block is kept as it is (its tag forced if it has none)
                     refused += 1
                     break
-                discarded += len(new)
+                redrawn_tokens += len(new)
             if not ended:  # the paper loops until the tag appears; we stop and force it
                 forced += 1
                 kept = [t for t in new if t not in decoder.stop_ids][: decoder.config.max_block_tokens - 1]
-                discarded += len(new) - len(kept)
+                redrawn_tokens += len(new) - len(kept)
                 budget.redrawn += len(new) - len(kept)
                 new = [*kept, target]
             budget.kept += len(new)
-            emitted += len(new)
+            model_tokens += len(new)
             words.extend(decoder._block_words(new[:-1]))
             if block < len(sequence):
                 words.append(decoder.ecg_config.tag_tokens[sequence[block]])
         results.append(
             decoder._result(
-                sequence, words, forced=forced, emitted=emitted, attempts=attempts, discarded=discarded, refused=refused
+                sequence,
+                words,
+                forced=forced,
+                model_tokens=model_tokens,
+                attempts=attempts,
+                redrawn_tokens=redrawn_tokens,
+                refused=refused,
             )
         )
         if progress is not None:

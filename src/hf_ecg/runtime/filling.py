@@ -169,8 +169,8 @@ class MentionFiller:
             "cut_blocks": decoded.cut_blocks,
             "complete": decoded.complete,
             "tag_pieces": decoded.tag_pieces,
-            "model_tokens": decoded.num_tokens,
-            "redrawn_tokens": decoded.discarded_tokens,
+            "model_tokens": decoded.model_tokens,
+            "redrawn_tokens": decoded.redrawn_tokens,
             "refused_redraws": decoded.refused_redraws,
             "mention_sources": sources,
         }

@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
-from .decoding_base import sampling_warpers
 from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, new_cache
+from .decoding_constraint import sampling_warpers
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .mentions import MentionBank, mention_problem
@@ -153,13 +153,13 @@ class MentionWriter:
             given = [[None] * len(t.entity_types) for t in templates]
         result = WrittenMentions(mentions=[list(row) for row in given])
         result.slots = sum(m is None for row in given for m in row)
-        generator = torch.Generator(device=self.model.device)
-        generator.manual_seed(seed)
+        rng = torch.Generator(device=self.model.device)
+        rng.manual_seed(seed)
         order = list(range(len(templates)))
         if self.group_by_length:
             order.sort(key=lambda i: -len(templates[i].tokens))
         with torch.inference_mode():
-            self._write_all(templates, order, given, result, generator)
+            self._write_all(templates, order, given, result, rng)
         result.written = sum(m is not None and g is None for row, grow in zip(result.mentions, given, strict=True)
                              for m, g in zip(row, grow, strict=True))  # fmt: skip
         return result
@@ -188,7 +188,7 @@ class MentionWriter:
         order: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
-        generator: torch.Generator,
+        rng: torch.Generator,
     ) -> None:
         """Write the templates' slots (templates taken in ``order``) in one batch of at most ``batch_size`` rows,
         a row a template's current try. A row that ends leaves the batch; its template's next try (its next slot,
@@ -208,7 +208,7 @@ class MentionWriter:
                 while len(joining) < room and waiting:
                     joining.append(waiting.popleft())
                 prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
-                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, generator)
+                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, rng)
                 kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
                 batch = RowBatch.merged([batch, *new])
             for i, ids in self._take_ended(batch):
@@ -229,7 +229,7 @@ class MentionWriter:
                 else:
                     del kept[i]
             if batch.keys:
-                self._step(batch, generator)
+                self._step(batch, rng)
             elif not (ready or waiting):
                 return
 
@@ -237,26 +237,26 @@ class MentionWriter:
         self,
         prompts: list[list[int]],
         kept: Sequence[tuple[list[int], KeptStates] | None],
-        generator: torch.Generator,
+        rng: torch.Generator,
     ) -> tuple[list[list[int]], list[KeptStates]]:
         """One answer per prompt (its ids, ``<ENDTEXT>`` last unless it ran to the limit) and the prompt's keys
         and values, the prompts written together. ``kept[j]``: an earlier prompt of the same row and its
         keys/values: only what follows the ids the two share is encoded (a try drawn again: all but the last id)."""
-        parts, states = self._begin(prompts, kept, list(range(len(prompts))), generator)
+        parts, states = self._begin(prompts, kept, list(range(len(prompts))), rng)
         batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
             answers.update(self._take_ended(batch))
             if not batch.keys:
                 return [answers[j] for j in range(len(prompts))], states
-            self._step(batch, generator)
+            self._step(batch, rng)
 
     def _begin(
         self,
         prompts: list[list[int]],
         kept: Sequence[tuple[list[int], KeptStates] | None],
         keys: list[int],
-        generator: torch.Generator,
+        rng: torch.Generator,
     ) -> tuple[list[RowBatch], list[KeptStates]]:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
@@ -285,11 +285,11 @@ class MentionWriter:
         # Drawn in key order, the order of the merged batch: a row's draws do not depend on its pass.
         order = sorted(range(len(keys)), key=[keys[j] for group in groups for j in group].__getitem__)
         answers = [answer for part in parts for answer in part.answers]
-        for k, token in zip(order, self._sample(torch.cat(logits)[order], generator, may_end=False), strict=True):
+        for k, token in zip(order, self._sample(torch.cat(logits)[order], rng, may_end=False), strict=True):
             answers[k].append(token)
         return parts, states
 
-    def _step(self, batch: RowBatch, generator: torch.Generator) -> None:
+    def _step(self, batch: RowBatch, rng: torch.Generator) -> None:
         """Feed each row its last token and draw its next."""
         batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.keys), 1))], 1)
         tokens = torch.tensor([answer[-1] for answer in batch.answers], device=batch.mask.device)
@@ -298,7 +298,7 @@ class MentionWriter:
             cache=batch.cache, use_cache=True,
         )  # fmt: skip
         batch.positions = batch.positions + 1
-        for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], generator, may_end=True),
+        for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], rng, may_end=True),
                                  strict=True):  # fmt: skip
             answer.append(token)
 
@@ -312,7 +312,7 @@ class MentionWriter:
         batch.keep([k for k in range(len(batch.keys)) if k not in ended])
         return taken
 
-    def _sample(self, logits: torch.Tensor, generator: torch.Generator, *, may_end: bool) -> list[int]:
+    def _sample(self, logits: torch.Tensor, rng: torch.Generator, *, may_end: bool) -> list[int]:
         """A token per row: never a structural one, nor ``<ENDTEXT>`` before the mention's first token."""
         scores = logits.to(torch.float32, copy=True)
         scores[:, self.banned] = -float("inf")
@@ -322,7 +322,7 @@ class MentionWriter:
         # Inverse-CDF sampling: the distribution torch.multinomial draws from, at a fraction of its CPU cost over
         # a whole vocabulary (in float64, ``u * total`` stays below the total: no token past the last allowed one).
         cdf = torch.softmax(scores, dim=-1).to(torch.float64).cumsum(-1)
-        draw = torch.rand((len(cdf), 1), generator=generator, device=cdf.device, dtype=torch.float64) * cdf[:, -1:]
+        draw = torch.rand((len(cdf), 1), generator=rng, device=cdf.device, dtype=torch.float64) * cdf[:, -1:]
         return torch.searchsorted(cdf, draw, right=True).squeeze(1).tolist()
 
     def _mention(self, ids: list[int], label: str) -> tuple[tuple[str, ...] | None, str]:
@@ -375,7 +375,7 @@ def writing_line(record: Mapping[str, Any]) -> str:
     slots left to the bank."""
     reasons = ", ".join(f"{n} {reason}" for reason, n in record["rejected"].items()) or "none"
     return (
-        f"the generator wrote {record['written']} of {record['slots']} mentions "
+        f"the rng wrote {record['written']} of {record['slots']} mentions "
         f"({100 * record['written_share']:.0f}%); {100 * record['rejected_share']:.0f}% of {record['tries']} tries "
         f"rejected ({reasons}); {record['slots'] - record['written']} filled from the bank"
     )

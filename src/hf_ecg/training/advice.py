@@ -66,7 +66,7 @@ class TrainingRecord:
         if self.max_steps:
             change = f"`--max-steps {2 * self.updates}`"
         else:
-            change = f"`--epochs {max(math.ceil(2 * self.epochs), math.floor(self.epochs) + 1)}`"
+            change = f"`--num-train-epochs {max(math.ceil(2 * self.epochs), math.floor(self.epochs) + 1)}`"
         keep = " (the lowest held-out loss is kept)" if self.held_out else ""
         return f"{self.describe()} and {why}: train it longer, e.g. {change}{keep}"
 
