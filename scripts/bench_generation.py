@@ -58,25 +58,54 @@ from hf_ecg.synthetic.entity_sequences import make_sampler
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="outputs/quickstart/model", help="model trained by hf_ecg (default: "
-                        "the quickstart's, outputs/quickstart/model)")  # fmt: skip
-    parser.add_argument("--num-samples", type=int, default=256, help="samples for the batched decoder (default 256, "
-                        "one shard of generate_dataset)")  # fmt: skip
-    parser.add_argument("--paper-samples", type=int, default=32, help="of those, samples for the paper's "
-                        "procedure, which is slow (default 32)")  # fmt: skip
+    parser.add_argument(
+        "--model",
+        default="outputs/quickstart/model",
+        help="model trained by hf_ecg (default: the quickstart's, outputs/quickstart/model)",
+    )
+    parser.add_argument(
+        "--num-samples",
+        type=int,
+        default=256,
+        help="samples for the batched decoder (default 256, one shard of generate_dataset)",
+    )
+    parser.add_argument(
+        "--paper-samples",
+        type=int,
+        default=32,
+        help="of those, samples for the paper's procedure, which is slow (default 32)",
+    )
     batch = DecodingConfig().batch_size
-    parser.add_argument("--batch-size", type=int, default=batch, help="batch size of the decoder and of raw "
-                        f"generate (default {batch}, the decoder's)")  # fmt: skip
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=batch,
+        help=f"batch size of the decoder and of raw generate (default {batch}, the decoder's)",
+    )
     parser.add_argument("--raw-batches", type=int, default=4, help="raw generate calls to time (default 4)")
     parser.add_argument("--max-block-tokens", type=int, default=64, help="block limit (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    parser.add_argument("--dtype", choices=INFERENCE_DTYPES, default="auto", help="dtype of the three "
-                        "procedures (default auto, as hf-ecg generate: bfloat16 where the hardware computes it "
-                        "natively)")  # fmt: skip
-    parser.add_argument("--compare", nargs="*", default=[], metavar="DIR", help="more models for the float32 vs "
-                        "faster-dtype table (e.g. a barely trained one and a converged one)")  # fmt: skip
-    parser.add_argument("--compare-samples", type=int, default=128, help="samples per model and dtype in that "
-                        "table (default 128; 0 skips it)")  # fmt: skip
+    parser.add_argument(
+        "--dtype",
+        choices=INFERENCE_DTYPES,
+        default="auto",
+        help="dtype of the three "
+        "procedures (default auto, as hf-ecg generate: bfloat16 where the hardware computes it "
+        "natively)",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs="*",
+        default=[],
+        metavar="DIR",
+        help="more models for the float32 vs faster-dtype table (e.g. a barely trained one and a converged one)",
+    )
+    parser.add_argument(
+        "--compare-samples",
+        type=int,
+        default=128,
+        help="samples per model and dtype in that table (default 128; 0 skips it)",
+    )
     args = parser.parse_args()
     for folder in [args.model, *args.compare]:
         if not Path(folder).is_dir():
@@ -90,8 +119,11 @@ def main() -> None:
     sequences = make_sampler("gold", stats).sample(args.num_samples, random.Random(args.seed))
     settings = {"max_block_tokens": args.max_block_tokens, "seed": args.seed}
     mean_entities = sum(map(len, sequences)) / len(sequences)
-    print(f"model {args.model}; {args.num_samples} gold-sampled entity sequences (mean {mean_entities:.2f} "
-          f"entities); torch threads {torch.get_num_threads()}", flush=True)  # fmt: skip
+    print(
+        f"model {args.model}; {args.num_samples} gold-sampled entity sequences (mean {mean_entities:.2f} "
+        f"entities); torch threads {torch.get_num_threads()}",
+        flush=True,
+    )
 
     # Warm-up (allocator, kernels: oneDNN builds them per shape, bfloat16 ones especially) outside every timing,
     # for each procedure at its own batch size; the warm-up sequences come from beyond the timed ones.
@@ -129,9 +161,16 @@ def main() -> None:
         for batch in range(args.raw_batches + 1):  # the first one warms up
             start = time.perf_counter()
             out = model.generate(
-                input_ids, attention_mask=attention_mask.to(model.device), do_sample=True, top_k=50, top_p=1.0,
-                temperature=1.0, max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=pad,
-            )  # fmt: skip
+                input_ids,
+                attention_mask=attention_mask.to(model.device),
+                do_sample=True,
+                top_k=50,
+                top_p=1.0,
+                temperature=1.0,
+                max_new_tokens=new_tokens,
+                min_new_tokens=new_tokens,
+                pad_token_id=pad,
+            )
             if not batch:
                 continue
             raw_s += time.perf_counter() - start
@@ -147,16 +186,22 @@ def main() -> None:
     for name, n, seconds, tokens in rows:
         per_sample = f"{n / seconds:10.3f}" if n else f"{'-':>10}"
         print(f"{name:<20} {n or '-':>8} {seconds:9.1f} {per_sample} {tokens / seconds:9.1f}")
-    print(f"batched: {sum(r.attempts for r in results)} block draws for {blocks} blocks, {forced} tags forced at "
-          f"the block limit, {discarded} tokens of blocks drawn again ({discarded / (discarded + batched_tokens):.0%} "
-          f"of those drawn; redraw budget {batched.config.redraw_budget}); batch size {args.batch_size}")  # fmt: skip
+    print(
+        f"batched: {sum(r.attempts for r in results)} block draws for {blocks} blocks, {forced} tags forced at "
+        f"the block limit, {discarded} tokens of blocks drawn again ({discarded / (discarded + batched_tokens):.0%} "
+        f"of those drawn; redraw budget {batched.config.redraw_budget}); batch size {args.batch_size}"
+    )
     computed = positions["prefill"] + positions["step"]
-    print(f"batched: the model computed {computed} positions ({positions['step']} in decode steps, "
-          f"{positions['prefill']} in prompt prefills, padding included) for {batched_tokens} kept tokens: "
-          f"{computed / batched_tokens:.2f} per kept token; raw generate {raw_positions / raw_tokens:.2f} "
-          "per token")  # fmt: skip
-    print(f"paper: {attempts} block generations for {paper_blocks} blocks "
-          f"({sum(r.forced_tags for r in paper_results)} forced after {paper.config.max_attempts} tries)")  # fmt: skip
+    print(
+        f"batched: the model computed {computed} positions ({positions['step']} in decode steps, "
+        f"{positions['prefill']} in prompt prefills, padding included) for {batched_tokens} kept tokens: "
+        f"{computed / batched_tokens:.2f} per kept token; raw generate {raw_positions / raw_tokens:.2f} "
+        "per token"
+    )
+    print(
+        f"paper: {attempts} block generations for {paper_blocks} blocks "
+        f"({sum(r.forced_tags for r in paper_results)} forced after {paper.config.max_attempts} tries)"
+    )
     print(f"raw generate: batch {args.batch_size}, {new_tokens} new tokens per row (the decoder's mean per sample)")
     if args.compare_samples:
         del model
@@ -211,20 +256,29 @@ def decoder_run(model: Any, tokenizer: Any, ecg_config: Any, sequences: list, se
     start = time.perf_counter()
     filler.fill(results, random.Random(settings["seed"]), settings["seed"])
     return {
-        "seconds": seconds, "samples": len(results), "kept": decoder.budget.kept, "redrawn": decoder.budget.redrawn,
-        "positions": sum(positions.values()), "complete": sum(r.complete for r in results),
-        "fill_seconds": time.perf_counter() - start, "mentions": filler.mentions,
-    }  # fmt: skip
+        "seconds": seconds,
+        "samples": len(results),
+        "kept": decoder.budget.kept,
+        "redrawn": decoder.budget.redrawn,
+        "positions": sum(positions.values()),
+        "complete": sum(r.complete for r in results),
+        "fill_seconds": time.perf_counter() - start,
+        "mentions": filler.mentions,
+    }
 
 
 def compare_dtypes(models: list[str], fast: str, num_samples: int, settings: dict, batch_size: int, seed: int) -> None:
     """The batched decoder alone per model, float32 then ``fast``, on the model's first gold-sampled sequences, and
     the default path (templates, then their slots filled as ``hf-ecg generate`` fills them by default)."""
     dtypes = ["float32"] + ([fast] if fast != "float32" else [])
-    print(f"\nbatched decoder alone, {num_samples} samples per model and dtype, batch {batch_size}; then the default "
-          "path: the templates' slots filled as `hf-ecg generate` does by default (mentions):")  # fmt: skip
-    print(f"{'model':<40} {'dtype':<9} {'samples/s':>9} {'kept tok/s':>10} {'redrawn':>8} {'pos/kept':>8} "
-          f"{'complete':>8} {'vs f32':>7} {'mentions':>9} {'path/s':>7} {'filling':>7}")  # fmt: skip
+    print(
+        f"\nbatched decoder alone, {num_samples} samples per model and dtype, batch {batch_size}; then the default "
+        "path: the templates' slots filled as `hf-ecg generate` does by default (mentions):"
+    )
+    print(
+        f"{'model':<40} {'dtype':<9} {'samples/s':>9} {'kept tok/s':>10} {'redrawn':>8} {'pos/kept':>8} "
+        f"{'complete':>8} {'vs f32':>7} {'mentions':>9} {'path/s':>7} {'filling':>7}"
+    )
     for folder in models:
         base = None
         for dtype in dtypes:
@@ -238,10 +292,13 @@ def compare_dtypes(models: list[str], fast: str, num_samples: int, settings: dic
             base = base or rate
             drawn = run["kept"] + run["redrawn"]
             path = run["seconds"] + run["fill_seconds"]
-            print(f"{folder[-40:]:<40} {dtype:<9} {rate:9.3f} {run['kept'] / run['seconds']:10.1f} "
-                  f"{run['redrawn'] / drawn:8.1%} {run['positions'] / run['kept']:8.2f} "
-                  f"{run['complete'] / run['samples']:8.1%} {rate / base:6.2f}x {run['mentions']:>9} "
-                  f"{run['samples'] / path:7.3f} {run['fill_seconds'] / path:7.1%}", flush=True)  # fmt: skip
+            print(
+                f"{folder[-40:]:<40} {dtype:<9} {rate:9.3f} {run['kept'] / run['seconds']:10.1f} "
+                f"{run['redrawn'] / drawn:8.1%} {run['positions'] / run['kept']:8.2f} "
+                f"{run['complete'] / run['samples']:8.1%} {rate / base:6.2f}x {run['mentions']:>9} "
+                f"{run['samples'] / path:7.3f} {run['fill_seconds'] / path:7.1%}",
+                flush=True,
+            )
             del model
     print()
 

@@ -94,10 +94,18 @@ class PerSlotGenerateWriter(MentionWriter):
         input_ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in prompts], device=device)
         attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
         output = self.model.generate(
-            input_ids=input_ids, attention_mask=attention, do_sample=True, temperature=self.temperature,
-            top_p=self.top_p, top_k=0, max_new_tokens=self.max_tokens + 1, min_new_tokens=1,
-            eos_token_id=self.endtext_id, pad_token_id=self.pad_id, suppress_tokens=self.banned,
-        )  # fmt: skip
+            input_ids=input_ids,
+            attention_mask=attention,
+            do_sample=True,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=0,
+            max_new_tokens=self.max_tokens + 1,
+            min_new_tokens=1,
+            eos_token_id=self.endtext_id,
+            pad_token_id=self.pad_id,
+            suppress_tokens=self.banned,
+        )
         return output[:, width:].tolist()
 
 
@@ -105,13 +113,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="a generator trained with mention samples")
     parser.add_argument("-n", type=int, default=256, help="templates to write (default 256, a shard of generate)")
-    parser.add_argument("--dtype", choices=INFERENCE_DTYPES, default="float32", help="dtype of the model "
-                        "(default float32; 'auto' as `hf-ecg generate`: bfloat16 where computed natively)")  # fmt: skip
-    parser.add_argument("--batch-size", type=int, default=None, help="templates per writer batch (default: the "
-                        "writer's); the baseline's prompts per generate call (default 64, as it was)")  # fmt: skip
+    parser.add_argument(
+        "--dtype",
+        choices=INFERENCE_DTYPES,
+        default="float32",
+        help="dtype of the model (default float32; 'auto' as `hf-ecg generate`: bfloat16 where computed natively)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="templates per writer batch (default: the "
+        "writer's); the baseline's prompts per generate call (default 64, as it was)",
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--no-baseline", action="store_true", help="skip the per-slot generate writer (it takes "
-                        "about as long as the templates; without it there is no speedup_vs_generate line)")  # fmt: skip
+    parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the per-slot generate writer (it takes "
+        "about as long as the templates; without it there is no speedup_vs_generate line)",
+    )
     args = parser.parse_args()
 
     dtype = inference_dtype(args.dtype)
@@ -141,12 +162,19 @@ def main() -> None:
             result = writer.write(templates, seed=args.seed)
             seconds = time.perf_counter() - start
         record = result.to_dict()
-        mentions = [(label, m) for t, row in zip(templates, result.mentions, strict=True)
-                    for label, m in zip(t.entity_types, row, strict=True) if m is not None]  # fmt: skip
+        mentions = [
+            (label, m)
+            for t, row in zip(templates, result.mentions, strict=True)
+            for label, m in zip(t.entity_types, row, strict=True)
+            if m is not None
+        ]
         new = sum(m not in known.get(label, ()) for label, m in mentions) / max(len(mentions), 1)
         name = "writer" if writer_class is MentionWriter else "per-slot generate"
-        print(f"{name:<18} {seconds:8.1f} {result.written / seconds:8.2f} {sum(positions.values()):>10,} "
-              f"{record['rejected_share']:9.1%} {new:6.1%}", flush=True)  # fmt: skip
+        print(
+            f"{name:<18} {seconds:8.1f} {result.written / seconds:8.2f} {sum(positions.values()):>10,} "
+            f"{record['rejected_share']:9.1%} {new:6.1%}",
+            flush=True,
+        )
         return seconds
 
     writer_options = {"batch_size": args.batch_size} if args.batch_size else {}

@@ -40,9 +40,11 @@ def main() -> None:
 
     train, test = load_source(args.train), load_source(args.test)
     config = NERConfig(model=args.model, max_steps=args.steps, learning_rate=args.learning_rate, seeds=[args.seed])
-    print(f"device: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads; {len(train)} training sentences, {args.steps} updates of "
-          f"{config.batch_size}; {len(test)} test sentences")  # fmt: skip
+    print(
+        f"device: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads; {len(train)} training sentences, {args.steps} updates of "
+        f"{config.batch_size}; {len(test)} test sentences"
+    )
 
     def run(bf16: bool, steps: int) -> tuple[float, float, float]:
         run_config = replace(config, bf16=bf16, max_steps=steps)

@@ -28,8 +28,21 @@ def build_wheel(output: Path) -> Path:
     # setuptools copies into build/lib and never removes what is there: modules renamed or deleted since an
     # earlier build would ship in the wheel beside their new selves.
     shutil.rmtree(ROOT / "build" / "lib", ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "--wheel-dir", str(output), str(ROOT)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(output),
+            str(ROOT),
+        ],
+        check=True,
+    )
     (wheel,) = output.glob("hf_ecg-*.whl")
     return wheel
 
@@ -69,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", args.model):
         parser.error(f"--model must be a Hub id ORG/NAME, got {args.model!r}")
     output = build_space(args.model, args.output)
-    print(f"wrote {output}/: app.py, README.md (models: {args.model}), requirements.txt, "
-          f"{next(output.glob('hf_ecg-*.whl')).name}")  # fmt: skip
+    print(
+        f"wrote {output}/: app.py, README.md (models: {args.model}), requirements.txt, "
+        f"{next(output.glob('hf_ecg-*.whl')).name}"
+    )
     return 0
 
 

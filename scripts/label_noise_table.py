@@ -66,9 +66,12 @@ def main() -> int:
         "--only", default=None, metavar="NAME", help="only the table's row whose set is NAME ('none': --extra only)"
     )
     parser.add_argument(
-        "--extra", action="append", default=[], metavar="LABEL=SET[=NER.json]",
+        "--extra",
+        action="append",
+        default=[],
+        metavar="LABEL=SET[=NER.json]",
         help="also measure a set not in the table (a path), e.g. a repaired one",
-    )  # fmt: skip
+    )
     parser.add_argument("--examples", type=int, default=20, help="disagreeing sentences kept per set")
     args = parser.parse_args()
 
@@ -83,8 +86,10 @@ def main() -> int:
     gold = load_source(setting["gold"])
     out_dir = RESULTS / "label-noise" / args.setting
     out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"| {args.setting}: source | sentences | label P | label R | label F1 | "
-          f"{' | '.join(ERROR_KINDS)} | new mentions | downstream F1 (10x) |")  # fmt: skip
+    print(
+        f"| {args.setting}: source | sentences | label P | label R | label F1 | "
+        f"{' | '.join(ERROR_KINDS)} | new mentions | downstream F1 (10x) |"
+    )
     print("|---" * (7 + len(ERROR_KINDS)) + "|")
     by_origin = []
     for label, set_path, ner_path in rows:
@@ -99,21 +104,27 @@ def main() -> int:
         share = report.get("new_mention_share")
         if report.get("by_origin"):
             by_origin.append((label, report["by_origin"]))
-        print(f"| {label} | {report['sentences']} | {report['precision']:.3f} | {report['recall']:.3f} | "
-              f"{report['f1']:.3f} | {' | '.join(str(report['errors'][k]) for k in ERROR_KINDS)} | "
-              f"{'–' if share is None else f'{share:.0%}'} | {downstream} |")  # fmt: skip
+        print(
+            f"| {label} | {report['sentences']} | {report['precision']:.3f} | {report['recall']:.3f} | "
+            f"{report['f1']:.3f} | {' | '.join(str(report['errors'][k]) for k in ERROR_KINDS)} | "
+            f"{'–' if share is None else f'{share:.0%}'} | {downstream} |"
+        )
     if by_origin:  # a reference knows the gold names best: the same scores apart for gold and new mentions
         print("\n| source | gold mentions | P | R (reference's gold names) | new mentions | P | R (its other names) |")
         print("|---" * 7 + "|")
         for label, origin in by_origin:
             gold_part, new_part = origin["gold"], origin["new"]
-            print(f"| {label} | {gold_part['entities']} | {_score(gold_part['precision'])} | "
-                  f"{_score(gold_part['recall'])} | {new_part['entities']} | {_score(new_part['precision'])} | "
-                  f"{_score(new_part['recall'])} |")  # fmt: skip
+            print(
+                f"| {label} | {gold_part['entities']} | {_score(gold_part['precision'])} | "
+                f"{_score(gold_part['recall'])} | {new_part['entities']} | {_score(new_part['precision'])} | "
+                f"{_score(new_part['recall'])} |"
+            )
     ceiling = reference.record.get("test", {})
     if ceiling:
-        print(f"\nceiling: the reference's entity F1 on {ceiling['name']} ({ceiling['sentences']} sentences): "
-              f"{ceiling['entity_f1']:.3f}")  # fmt: skip
+        print(
+            f"\nceiling: the reference's entity F1 on {ceiling['name']} ({ceiling['sentences']} sentences): "
+            f"{ceiling['entity_f1']:.3f}"
+        )
     return 0
 
 

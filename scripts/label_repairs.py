@@ -29,8 +29,10 @@ def main() -> int:
 
     gold = load_source(args.gold)
     seeds = [int(s) for s in args.tagger_seeds.split(",")]
-    configs = [SelectionConfig(rules=v.split(","), tagger_seeds=seeds, tagger_learning_rate=args.tagger_learning_rate)
-               for v in args.variant]  # fmt: skip
+    configs = [
+        SelectionConfig(rules=v.split(","), tagger_seeds=seeds, tagger_learning_rate=args.tagger_learning_rate)
+        for v in args.variant
+    ]
     taggers = train_gold_taggers(gold, configs[0], progress_bar=True)
     for config in configs:
         output = Path(args.output_dir) / f"{Path(args.generated).name}-{'+'.join(config.rules)}"

@@ -36,8 +36,10 @@ def main() -> int:
     lists = {label: read_mention_list(path) for label, path in mention_list_files(args.lists).items()}
     test_names = Counter(tokens for sentence in load_source(args.test) for _, tokens in sentence.mentions)
     held, distinct, occurrences_held, occurrences = coverage(lists, test_names)
-    print(f"{args.lists}: {held} of the {distinct} distinct names of {args.test} ({held / distinct:.1%}), "
-          f"{occurrences_held / occurrences:.1%} of its {occurrences} name occurrences")  # fmt: skip
+    print(
+        f"{args.lists}: {held} of the {distinct} distinct names of {args.test} ({held / distinct:.1%}), "
+        f"{occurrences_held / occurrences:.1%} of its {occurrences} name occurrences"
+    )
     if args.output:
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)

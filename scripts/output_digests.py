@@ -61,16 +61,35 @@ def main() -> int:
         gen = ["generate", "--model", str(args.model), "-n", str(args.n), "--samples-per-shard", "12"]
         commands = {
             "blocks": ["blocks", str(args.corpus), "--output", str(root / "blocks")],
-            "train": ["train", "--data", str(args.corpus), "--first-n", "20", "--model", "smollm2-135m",
-                      "--output", str(root / "train"), "--max-steps", "2"],
+            "train": [
+                "train",
+                "--data",
+                str(args.corpus),
+                "--first-n",
+                "20",
+                "--model",
+                "smollm2-135m",
+                "--output",
+                str(root / "train"),
+                "--max-steps",
+                "2",
+            ],
             "generate-written": [*gen, "-o", str(root / "generate-written")],
             "generate-bank": [*gen, "--mentions", "random", "-o", str(root / "generate-bank")],
             "generate-lists": [*gen, "--mentions", str(lists), "-o", str(root / "generate-lists")],
             "generate-mixture": [*gen, "--mention-shares", "generated=1,bank=1", "-o", str(root / "generate-mixture")],
-            "baseline": ["baseline", "mention-replacement", "--data", f"{args.corpus}:40", "-n", "40",
-                         "-o", str(root / "baseline")],
+            "baseline": [
+                "baseline",
+                "mention-replacement",
+                "--data",
+                f"{args.corpus}:40",
+                "-n",
+                "40",
+                "-o",
+                str(root / "baseline"),
+            ],
             "export": ["export", "--data", str(root / "generate-written"), "-o", str(root / "export.conll")],
-        }  # fmt: skip
+        }
         for name, argv in commands.items():
             hf_ecg(*argv)
             out = root / (name if name != "export" else "export.conll")

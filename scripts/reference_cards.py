@@ -36,9 +36,12 @@ def main() -> int:
     parser.add_argument("--num-samples", type=int, default=456, help="synthetic samples (default: as many as gold)")
     parser.add_argument("--output", type=Path, default=ROOT / "outputs" / "reference", help="work folder")
     parser.add_argument("--cards", type=Path, default=ROOT / "model_cards", help="where the cards go")
-    parser.add_argument("--license", default="cc-by-4.0",
-                        help="license of the cards' metadata (default cc-by-4.0, the default corpus's: BC5CDR as "
-                        "distributed by cambridgeltl/MTL-Bioinformatics-2016)")  # fmt: skip
+    parser.add_argument(
+        "--license",
+        default="cc-by-4.0",
+        help="license of the cards' metadata (default cc-by-4.0, the default corpus's: BC5CDR as "
+        "distributed by cambridgeltl/MTL-Bioinformatics-2016)",
+    )
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data} not found: give --data (a CoNLL/TSV or JSONL corpus)")
@@ -49,14 +52,26 @@ def main() -> int:
         print(f"{model_dir} exists: training skipped (delete it to train again)")
     else:
         training = ECGTrainingArguments(
-            output_dir=str(model_dir), lora=True, max_steps=args.max_steps, max_length=128, learning_rate=1e-3,
-            save_strategy="no", logging_steps=10,
-        )  # fmt: skip
+            output_dir=str(model_dir),
+            lora=True,
+            max_steps=args.max_steps,
+            max_length=128,
+            learning_rate=1e-3,
+            save_strategy="no",
+            logging_steps=10,
+        )
         train_ecg_model(args.data, "smollm2-135m", training, first_n=args.first_n, corpus_name=args.name)
     generate_dataset(model_dir, data_dir, args.num_samples, overwrite=True)
     push_model(model_dir, model_id, local_dir=hub / "model", overwrite=True, license=args.license)
-    push_dataset(data_dir, dataset_id, local_dir=hub / "dataset", overwrite=True, generator=model_id,
-                 pretty_name=f"{args.name.upper()} synthetic NER data (ECG-QALM)", license=args.license)  # fmt: skip
+    push_dataset(
+        data_dir,
+        dataset_id,
+        local_dir=hub / "dataset",
+        overwrite=True,
+        generator=model_id,
+        pretty_name=f"{args.name.upper()} synthetic NER data (ECG-QALM)",
+        license=args.license,
+    )
     for repo_id, folder in ((model_id, hub / "model"), (dataset_id, hub / "dataset")):
         target = args.cards / repo_id.split("/")[1] / "README.md"
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -39,9 +39,12 @@ def main() -> int:
     parser.add_argument("--first-n", type=int, default=None, help="the first N gold sentences it was trained on")
     parser.add_argument("--num-samples", type=int, default=192, help="samples per setting (default 192)")
     parser.add_argument(
-        "--setting", action="append", default=None, metavar="T,K,P,END",
+        "--setting",
+        action="append",
+        default=None,
+        metavar="T,K,P,END",
         help="temperature,top_k,top_p,block_end[,no-redraw] (repeat; default: a grid of 7)",
-    )  # fmt: skip
+    )
     parser.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     parser.add_argument(
         "--end-at-sentence-end", action="store_true", help="every setting with end_at_sentence_end=True"

@@ -40,8 +40,9 @@ def main() -> int:
     parser.add_argument("--rules", action="append", choices=sorted(RULE_SETS), help="rule set (repeat; default all)")
     parser.add_argument("--seed", type=int, default=1, help="entity sequences and decoding seed (default 1)")
     parser.add_argument("--output", type=Path, default=None, help="also write the results as JSON here")
-    parser.add_argument("--dtype", action="append", choices=("float32", "bfloat16"), help="dtype (repeat; "
-                        "default float32)")  # fmt: skip
+    parser.add_argument(
+        "--dtype", action="append", choices=("float32", "bfloat16"), help="dtype (repeat; default float32)"
+    )
     args = parser.parse_args()
 
     import torch

@@ -56,8 +56,9 @@ def held_out_loss_by_kind(args: argparse.Namespace) -> dict[int, dict[str, float
     builder = ECGBlocksBuilder(data_files={"train": str(args.data)}, first_n=args.first_n, mention_samples=True)
     builder.download_and_prepare()
     defaults = ECGTrainingArguments(output_dir=str(args.output / "final"), report_to="none")
-    held_out = hold_out_sentences(builder.as_dataset(), len(builder.corpus("train")), defaults.validation_split,
-                                  defaults.seed)["validation"]  # fmt: skip
+    held_out = hold_out_sentences(
+        builder.as_dataset(), len(builder.corpus("train")), defaults.validation_split, defaults.seed
+    )["validation"]
     kinds = ["mention" if MENTION_TOKEN in context else "block" for context in held_out["context"]]
     # Every epoch's copy saved the same tokenizer: the held-out samples are encoded once.
     encoded = encode_blocks(held_out[:], AutoTokenizer.from_pretrained(args.output / "epoch-1"), defaults.max_length)
@@ -87,8 +88,12 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("-o", "--output", type=Path, required=True)
-    parser.add_argument("--by-kind", action="store_true", help="only the held-out loss of blocks and mention "
-                        "samples apart, per epoch copy of an earlier run (OUT/by-kind.json)")  # fmt: skip
+    parser.add_argument(
+        "--by-kind",
+        action="store_true",
+        help="only the held-out loss of blocks and mention "
+        "samples apart, per epoch copy of an earlier run (OUT/by-kind.json)",
+    )
     args = parser.parse_args()
     if args.by_kind:
         losses = held_out_loss_by_kind(args)
@@ -96,10 +101,17 @@ def main() -> None:
         return
     final = args.output / "final"
     if not (final / CONFIG_NAME).is_file():
-        training = ECGTrainingArguments(output_dir=str(final), num_train_epochs=args.epochs, save_strategy="no",
-                                        logging_steps=5, report_to="none")  # fmt: skip
-        train_ecg_model(args.data, args.model, training, first_n=args.first_n, callbacks=[KeepEachEpoch(args.output)],
-                        overwrite=True)  # fmt: skip
+        training = ECGTrainingArguments(
+            output_dir=str(final), num_train_epochs=args.epochs, save_strategy="no", logging_steps=5, report_to="none"
+        )
+        train_ecg_model(
+            args.data,
+            args.model,
+            training,
+            first_n=args.first_n,
+            callbacks=[KeepEachEpoch(args.output)],
+            overwrite=True,
+        )
     card = json.loads((final / CARD_DATA_NAME).read_text())
     held_out = {round(row["epoch"]): row["eval_loss"] for row in card["training_logs"] if "eval_loss" in row}
     steps = {round(row["epoch"]): row["step"] for row in card["training_logs"] if "eval_loss" in row}
@@ -111,17 +123,29 @@ def main() -> None:
         out = args.output / f"generated-{epoch}"
         generate_dataset(folder, out, args.samples, mentions="random", overwrite=True)
         cost = json.loads((out / "ecg_generation.json").read_text())["generation_cost"]
-        rows.append({"epoch": epoch, "updates": steps.get(epoch), "held_out_loss": held_out.get(epoch),
-                     "redrawn_share": cost["redrawn_share"], "refused_redraws": cost["refused_redraws"],
-                     "blocks": cost["blocks"], "undertrained": cost["undertrained"]})  # fmt: skip
+        rows.append(
+            {
+                "epoch": epoch,
+                "updates": steps.get(epoch),
+                "held_out_loss": held_out.get(epoch),
+                "redrawn_share": cost["redrawn_share"],
+                "refused_redraws": cost["refused_redraws"],
+                "blocks": cost["blocks"],
+                "undertrained": cost["undertrained"],
+            }
+        )
         print(rows[-1], flush=True)
     (args.output / "curve.json").write_text(json.dumps(rows, indent=2) + "\n")
-    lines = ["| epoch | updates | held-out loss | redrawn | blocks kept by the budget | undertrained |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| epoch | updates | held-out loss | redrawn | blocks kept by the budget | undertrained |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in rows:
         loss = f"{row['held_out_loss']:.3f}" if row["held_out_loss"] is not None else "-"
-        lines.append(f"| {row['epoch']} | {row['updates']} | {loss} | {row['redrawn_share']:.0%} | "
-                     f"{row['refused_redraws']} of {row['blocks']} | {row['undertrained']} |")  # fmt: skip
+        lines.append(
+            f"| {row['epoch']} | {row['updates']} | {loss} | {row['redrawn_share']:.0%} | "
+            f"{row['refused_redraws']} of {row['blocks']} | {row['undertrained']} |"
+        )
     (args.output / "curve.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

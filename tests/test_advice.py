@@ -25,9 +25,11 @@ def card(epochs: int, updates_per_epoch: int, losses: list[float] | None, max_st
     logs.sort(key=lambda row: row["step"])
     hyperparameters = {"training_steps": max_steps} if max_steps else {"num_epochs": float(epochs)}
     return ECGModelCardData(
-        training_logs=logs, total_steps=total, hyperparameters=hyperparameters,
+        training_logs=logs,
+        total_steps=total,
+        hyperparameters=hyperparameters,
         corpus_statistics={"num_sentences": 54},
-    )  # fmt: skip
+    )
 
 
 def suggested(advice: str) -> int:

@@ -23,8 +23,12 @@ def as_corpus(items):
     return Corpus([Sentence(tuple(tokens), tuple(spans)) for tokens, spans in items], name="gen")
 
 
-@given(st.lists(labelled_sentences(), min_size=1, max_size=5), st.integers(1, 12), st.integers(0, 99),
-       st.sampled_from([0.0, 0.5, 1.0]))  # fmt: skip
+@given(
+    st.lists(labelled_sentences(), min_size=1, max_size=5),
+    st.integers(1, 12),
+    st.integers(0, 99),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)
 def test_mention_replacement_keeps_labels_aligned(items, num_samples, seed, probability):
     corpus = as_corpus(items)
     bank = MentionBank.from_sentences(corpus)
@@ -79,8 +83,23 @@ def test_folders_of_one_name_read_as_their_own_rows(tmp_path):
     gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
     folders = [tmp_path / "first" / "synthetic", tmp_path / "second" / "synthetic"]
     for seed, out in enumerate(folders):
-        assert main(["baseline", "mention-replacement", "--data", f"{gold}:3", "-n", "6", "--seed", str(seed),
-                     "-o", str(out)]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "baseline",
+                    "mention-replacement",
+                    "--data",
+                    f"{gold}:3",
+                    "-n",
+                    "6",
+                    "--seed",
+                    str(seed),
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         (out / "README.md").write_text(DATA_FILES_HEADER)  # the header of the cards generate and filter write
     for out in folders:
         _, table = read_generated(out)
@@ -111,14 +130,32 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
     data = toy_corpus(tmp_path / "toy.tsv", repeat=3)
     out = tmp_path / "lm"
     base = save_tiny_model(tmp_path / "base")
-    code = main(["train", "--data", str(data), "--model", str(base), "--output", str(out), "--max-steps", "2",
-                 "--layout", "lm", "--save_strategy", "no", "--use_cpu", "true"])  # fmt: skip
+    code = main(
+        [
+            "train",
+            "--data",
+            str(data),
+            "--model",
+            str(base),
+            "--output",
+            str(out),
+            "--max-steps",
+            "2",
+            "--layout",
+            "lm",
+            "--save_strategy",
+            "no",
+            "--use_cpu",
+            "true",
+        ]
+    )
     assert code == 0
     assert json.loads((out / "ecg_config.json").read_text())["layout"] == "lm"
     requested = [["Disease", "Chemical", "Disease"], [], ["Chemical"]] * 3
     decoding = DecodingConfig(batch_size=4, max_block_tokens=5)
-    generated = generate_dataset(out, tmp_path / "synthetic", len(requested), entities=requested, seed=1,
-                                 decoding=decoding, progress_bar=False)  # fmt: skip
+    generated = generate_dataset(
+        out, tmp_path / "synthetic", len(requested), entities=requested, seed=1, decoding=decoding, progress_bar=False
+    )
     rows = datasets.load_dataset(str(generated), split="train")
     names = rows.features["ner_tags"].feature.names
     for row, sequence in zip(rows, requested, strict=True):

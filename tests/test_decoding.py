@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
 from hf_ecg.runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
-from hf_ecg.runtime.decoding_base import TemplateRow
-from hf_ecg.runtime.decoding_cache import PASS_OVERHEAD_TOKENS, RowBatch, SlotLayer, length_groups, live_columns
+from hf_ecg.runtime.decoding_cache import (
+    PASS_OVERHEAD_TOKENS,
+    RowBatch,
+    SlotLayer,
+    TemplateRow,
+    length_groups,
+    live_columns,
+)
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks
 
@@ -24,8 +30,9 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
     """Reference: one row, the whole prompt re-encoded every step, no cache, the same constraint."""
     vocab = tokenizer.get_vocab()
     tags = {vocab[t] for t in config.tag_tokens.values()} | {vocab[ENDTEXT]}
-    banned = sorted(tags | {vocab[CONTEXT_TOKEN], vocab[QUESTION_TOKEN], vocab[ANSWER_TOKEN]} | set(
-        tokenizer.all_special_ids))  # fmt: skip
+    banned = sorted(
+        tags | {vocab[CONTEXT_TOKEN], vocab[QUESTION_TOKEN], vocab[ANSWER_TOKEN]} | set(tokenizer.all_special_ids)
+    )
     words: list[str] = []
     for k, target in enumerate([*(config.tag_tokens[t] for t in sequence), ENDTEXT]):
         context = tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
@@ -96,15 +103,21 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
     model, tokenizer, config = tiny
     decoder = ChainedDecoder(model, tokenizer, config, DecodingConfig(do_sample=False))
     before = [["aspirin", "cures", "<Chemical>"], ["severe", "<Disease>"], [], ["no", "effect", "<Gene>"]]
-    after = [[*before[0], "the", "<Disease>"], [*before[1], "in", "young", "rats", "<Gene>"], ["x", "<Gene>"],
-             ["unrelated", "<Chemical>"]]  # fmt: skip
+    after = [
+        [*before[0], "the", "<Disease>"],
+        [*before[1], "in", "young", "rats", "<Gene>"],
+        ["x", "<Gene>"],
+        ["unrelated", "<Chemical>"],
+    ]
     targets = [decoder.tag_ids[t] for t in ("Disease", "Gene", "Chemical", "Disease")]
     captured = {}  # row index -> (logits, live keys/values per layer, cache entry, length)
 
     def capture(rows, logits, caches, lengths, rng, finish_block):
         for row, row_logits, (source, j, columns), length in zip(rows, logits, caches, lengths, strict=True):
-            states = [(live_columns(layer.keys, j, length, columns), live_columns(layer.values, j, length, columns))
-                      for layer in source.layers]  # fmt: skip
+            states = [
+                (live_columns(layer.keys, j, length, columns), live_columns(layer.values, j, length, columns))
+                for layer in source.layers
+            ]
             captured[row.index] = (row_logits, states, (source, j, columns), length)
         return []
 
@@ -146,11 +159,15 @@ def test_the_constraint_as_a_logits_processor_keeps_generate_to_the_requested_ta
     prompts = [decoder.block_prompt([], t) for t in targets]  # each row's first block
     torch.manual_seed(0)
     out = model.generate(
-        torch.tensor(prompts), attention_mask=torch.ones(len(prompts), len(prompts[0]), dtype=torch.long),
+        torch.tensor(prompts),
+        attention_mask=torch.ones(len(prompts), len(prompts[0]), dtype=torch.long),
         logits_processor=LogitsProcessorList([decoder.logits_processor(targets, max_block_tokens=max_block_tokens)]),
-        eos_token_id=decoder.stop_ids, pad_token_id=decoder.pad_id, max_new_tokens=max_block_tokens,
-        do_sample=True, top_k=0,
-    )  # fmt: skip
+        eos_token_id=decoder.stop_ids,
+        pad_token_id=decoder.pad_id,
+        max_new_tokens=max_block_tokens,
+        do_sample=True,
+        top_k=0,
+    )
     banned = set(decoder.constraint.banned.tolist())
     for target, row in zip(targets, out[:, len(prompts[0]) :].tolist(), strict=True):
         expected = decoder.endtext_id if target is None else decoder.tag_ids[target]
@@ -209,8 +226,9 @@ def test_the_redraw_budget_bounds_the_tokens_thrown_away(tiny, mode):
     sequences = [("Chemical", "Disease"), ("Gene",), ()] * 4
 
     def run(budget: float | None) -> tuple[list, ChainedDecoder]:
-        settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=4, max_attempts=6, seed=1,
-                                  redraw_budget=budget)  # fmt: skip
+        settings = DecodingConfig(
+            mode=mode, batch_size=4, max_block_tokens=4, max_attempts=6, seed=1, redraw_budget=budget
+        )
         decoder = ChainedDecoder(model, tokenizer, config, settings)
         return decoder.decode(sequences), decoder
 
@@ -287,8 +305,9 @@ def test_a_block_that_begins_a_second_sentence_is_drawn_again(tiny):
         return sentence_breaks(tokens, ["."], entities)
 
     def run(ecg_config: ECGConfig, mode: str = "batched", **options: bool) -> list[DecodedTemplate]:
-        settings = DecodingConfig(mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=3,
-                                  redraw_budget=None, **options)  # fmt: skip
+        settings = DecodingConfig(
+            mode=mode, batch_size=4, max_block_tokens=16, max_attempts=60, seed=3, redraw_budget=None, **options
+        )
         decoded = ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences)
         assert [r.template.entity_types for r in decoded] == sequences
         return decoded
@@ -326,11 +345,13 @@ def test_prefill_groups_partition_the_rows_at_the_least_padded_cost(lengths, max
 
     sizes = sorted(lengths)
     best = min(
-        (cost([sizes[a:b] for a, b in zip((0, *cuts), (*cuts, len(sizes)), strict=True)])
-         for n in range(min(max_groups, len(sizes)))
-         for cuts in combinations(range(1, len(sizes)), n)),
+        (
+            cost([sizes[a:b] for a, b in zip((0, *cuts), (*cuts, len(sizes)), strict=True)])
+            for n in range(min(max_groups, len(sizes)))
+            for cuts in combinations(range(1, len(sizes)), n)
+        ),
         default=0,
-    )  # fmt: skip
+    )
     assert cost([[lengths[j] for j in group] for group in groups]) == best
 
 
@@ -349,8 +370,9 @@ def test_a_block_that_writes_a_line_break_is_drawn_again(tiny):
     written = []
     try:
         for run_on in (False, True):
-            settings = DecodingConfig(batch_size=4, max_block_tokens=16, max_attempts=40, seed=4, redraw_budget=None,
-                                      redraw_run_on=run_on)  # fmt: skip
+            settings = DecodingConfig(
+                batch_size=4, max_block_tokens=16, max_attempts=40, seed=4, redraw_budget=None, redraw_run_on=run_on
+            )
             decoder = ChainedDecoder(model, tokenizer, config, settings)
             feed = decoder._block_words
             blocks = []

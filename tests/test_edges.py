@@ -42,14 +42,47 @@ def models(tmp_path_factory):
 @pytest.fixture(scope="module")
 def generated(models, tmp_path_factory):
     out = tmp_path_factory.mktemp("generated") / "synthetic"
-    assert main(["generate", "--model", str(models["ecg"]), "-n", "6", "-o", str(out), "--samples-per-shard", "3",
-                 "--max-block-tokens", "6", "--license", "cc-by-4.0", "--source-dataset", "org/toy"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                "--model",
+                str(models["ecg"]),
+                "-n",
+                "6",
+                "-o",
+                str(out),
+                "--samples-per-shard",
+                "3",
+                "--max-block-tokens",
+                "6",
+                "--license",
+                "cc-by-4.0",
+                "--source-dataset",
+                "org/toy",
+            ]
+        )
+        == 0
+    )
     return out
 
 
 def generate_argv(models, out: Path, n: int = 20) -> list[str]:
-    return ["generate", "--model", str(models["ecg"]), "-n", str(n), "-o", str(out), "--samples-per-shard", "5",
-            "--max-block-tokens", "6", "--seed", "3"]  # fmt: skip
+    return [
+        "generate",
+        "--model",
+        str(models["ecg"]),
+        "-n",
+        str(n),
+        "-o",
+        str(out),
+        "--samples-per-shard",
+        "5",
+        "--max-block-tokens",
+        "6",
+        "--seed",
+        "3",
+    ]
 
 
 # 1. export never replaces a file silently
@@ -98,11 +131,38 @@ def test_a_killed_generation_is_no_dataset_and_resumes_to_the_identical_one(mode
     assert main(["export", "--data", str(killed), "-o", str(tmp_path / "x.tsv")]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == f"hf-ecg export: error: {message}"
     assert not (tmp_path / "x.tsv").exists()
-    assert main(["filter", "--generated", str(killed), "--gold", str(models["corpus"]), "-o", str(tmp_path / "f"),
-                 "--rule", "duplicate"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(killed),
+                "--gold",
+                str(models["corpus"]),
+                "-o",
+                str(tmp_path / "f"),
+                "--rule",
+                "duplicate",
+            ]
+        )
+        == 2
+    )
     assert message in capsys.readouterr().err and not (tmp_path / "f").exists()
-    assert main(["evaluate", "quality", "--generated", str(killed), "--reference", str(models["corpus"]),
-                 "--ref-model", "none"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "quality",
+                "--generated",
+                str(killed),
+                "--reference",
+                str(models["corpus"]),
+                "--ref-model",
+                "none",
+            ]
+        )
+        == 2
+    )
     assert message in capsys.readouterr().err
     assert "Resume it with" in (killed / "README.md").read_text()
 
@@ -119,8 +179,21 @@ def test_a_resume_with_a_model_changed_in_place_is_refused_and_the_folder_kept(m
     model = tmp_path / "model"
     shutil.copytree(models["ecg"], model)
     killed = tmp_path / "killed"
-    argv = ["generate", "--model", str(model), "-n", "10", "-o", str(killed), "--samples-per-shard", "5",
-            "--max-block-tokens", "6", "--seed", "3"]  # fmt: skip
+    argv = [
+        "generate",
+        "--model",
+        str(model),
+        "-n",
+        "10",
+        "-o",
+        str(killed),
+        "--samples-per-shard",
+        "5",
+        "--max-block-tokens",
+        "6",
+        "--seed",
+        "3",
+    ]
     driver = textwrap.dedent(f"""
         import os, signal, sys
         import hf_ecg.synthetic.generate as generate
@@ -170,8 +243,21 @@ def no_token(monkeypatch, tmp_path):
 
 def test_train_push_to_hub_without_a_token_fails_before_training(models, tmp_path, capsys, no_token):
     out = tmp_path / "model"
-    argv = ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
-            "--max-steps", "1", "--max-length", "128", "--push_to_hub", "true"]  # fmt: skip
+    argv = [
+        "train",
+        "--data",
+        str(models["corpus"]),
+        "--model",
+        str(models["base"]),
+        "-o",
+        str(out),
+        "--max-steps",
+        "1",
+        "--max-length",
+        "128",
+        "--push_to_hub",
+        "true",
+    ]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"hf-ecg train: error: no Hugging Face token to push model: set HF_TOKEN or run `hf auth login` (or train "
@@ -239,9 +325,19 @@ def test_a_model_path_that_is_no_folder_and_no_hub_id_is_one_line(command, model
     argv = {
         "generate": ["generate", "--model", "outputs/quickstart/model", "-n", "2", "-o", "out"],
         "push-model": ["push-model", "--model", "outputs/quickstart/model", "--repo-id", "org/x", "--local-dir", "out"],
-        "evaluate": ["evaluate", "ner", "--model", "/missing", "--train", str(models["corpus"]), "--test",
-                     str(models["corpus"]), "-o", "out"],
-    }[command]  # fmt: skip
+        "evaluate": [
+            "evaluate",
+            "ner",
+            "--model",
+            "/missing",
+            "--train",
+            str(models["corpus"]),
+            "--test",
+            str(models["corpus"]),
+            "-o",
+            "out",
+        ],
+    }[command]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"hf-ecg {argv[0]}: error: ") and "Traceback" not in "\n".join(err)
@@ -264,8 +360,22 @@ def test_corrupt_json_names_its_file_and_line(models, generated, tmp_path, capsy
     assert len(err) == 1 and f"{model / 'ecg_config.json'}:2:3: not valid JSON" in err[0]
     quality = tmp_path / "quality.json"
     quality.write_text("not json")
-    assert main(["push-dataset", "--data", str(generated), "--repo-id", "org/x", "--local-dir", str(tmp_path / "p"),
-                 "--quality", str(quality)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "push-dataset",
+                "--data",
+                str(generated),
+                "--repo-id",
+                "org/x",
+                "--local-dir",
+                str(tmp_path / "p"),
+                "--quality",
+                str(quality),
+            ]
+        )
+        == 2
+    )
     assert f"{quality}:1:1: not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "p").exists()
 
@@ -275,17 +385,57 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
     filtered nothing, a repo id the Hub refuses went into a card, ':abc' after a file said it did not exist."""
     corpus = models["corpus"]
     cases = [
-        (["train", "--data", str(corpus), "--model", str(models["base"]), "-o", str(tmp_path / "m"), "--max-steps",
-          "0"], "--max-steps must be at least 1, got 0"),
-        (["filter", "--generated", str(generated), "--gold", str(corpus), "--rule", "near-copy",
-          "--near-copy-threshold", "2", "-o", str(tmp_path / "f")], "near_copy_threshold is a ROUGE-L score"),
-        (["push-dataset", "--data", str(generated), "--repo-id", "not a repo id", "--local-dir", str(tmp_path / "p")],
-         "'not a repo id' is not a valid Hub repo id"),
-        (["filter", "--generated", str(generated), "--gold", f"{corpus}:abc", "-o", str(tmp_path / "f")],
-         f"{corpus}:abc: 'abc' after the file name is not a number of sentences"),
-        (["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(tmp_path / "g"), "--temperature", "0"],
-         "(for greedy decoding: do_sample=False, `--no-do-sample`)"),
-    ]  # fmt: skip
+        (
+            [
+                "train",
+                "--data",
+                str(corpus),
+                "--model",
+                str(models["base"]),
+                "-o",
+                str(tmp_path / "m"),
+                "--max-steps",
+                "0",
+            ],
+            "--max-steps must be at least 1, got 0",
+        ),
+        (
+            [
+                "filter",
+                "--generated",
+                str(generated),
+                "--gold",
+                str(corpus),
+                "--rule",
+                "near-copy",
+                "--near-copy-threshold",
+                "2",
+                "-o",
+                str(tmp_path / "f"),
+            ],
+            "near_copy_threshold is a ROUGE-L score",
+        ),
+        (
+            [
+                "push-dataset",
+                "--data",
+                str(generated),
+                "--repo-id",
+                "not a repo id",
+                "--local-dir",
+                str(tmp_path / "p"),
+            ],
+            "'not a repo id' is not a valid Hub repo id",
+        ),
+        (
+            ["filter", "--generated", str(generated), "--gold", f"{corpus}:abc", "-o", str(tmp_path / "f")],
+            f"{corpus}:abc: 'abc' after the file name is not a number of sentences",
+        ),
+        (
+            ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(tmp_path / "g"), "--temperature", "0"],
+            "(for greedy decoding: do_sample=False, `--no-do-sample`)",
+        ),
+    ]
     for argv, message in cases:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
@@ -322,8 +472,10 @@ def test_corpus_paths_say_what_is_wrong(command, models, tmp_path, capsys):
     folder, missing = tmp_path / "adir", tmp_path / "nofile.tsv"
     folder.mkdir()
     out = tmp_path / "out"
-    for data, expected in ((folder, " is a folder: give a corpus file (CoNLL/TSV or JSONL)"),
-                           (missing, ": no such file")):  # fmt: skip
+    for data, expected in (
+        (folder, " is a folder: give a corpus file (CoNLL/TSV or JSONL)"),
+        (missing, ": no such file"),
+    ):
         argv = {
             "train": ["train", "--data", str(data), "--model", str(models["base"]), "-o", str(out)],
             "blocks": ["blocks", str(data), "-o", str(out)],
@@ -357,8 +509,19 @@ def test_strict_says_it_rejects(tmp_path, capsys):
 def test_train_notes_repaired_tags_as_blocks_does(models, tmp_path, capsys):
     data = tmp_path / "train.tsv"
     data.write_text(models["corpus"].read_text() + "\nx\tI-Disease\n.\tO\n")
-    argv = ["train", "--data", str(data), "--model", str(models["base"]), "-o", str(tmp_path / "m"),
-            "--max-steps", "1", "--max-length", "128"]  # fmt: skip
+    argv = [
+        "train",
+        "--data",
+        str(data),
+        "--model",
+        str(models["base"]),
+        "-o",
+        str(tmp_path / "m"),
+        "--max-steps",
+        "1",
+        "--max-length",
+        "128",
+    ]
     assert main(argv) == 0
     assert "note: 1 tags did not fit IOB2 and were repaired (use --strict to reject them)" in capsys.readouterr().out
 
@@ -371,8 +534,13 @@ def test_generate_refuses_a_folder_of_foreign_files(overwrite, models, tmp_path,
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "notes.txt").write_text("mine\n")
-    assert main(["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(folder)]
-                + (["--overwrite"] if overwrite else [])) == 2  # fmt: skip
+    assert (
+        main(
+            ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(folder)]
+            + (["--overwrite"] if overwrite else [])
+        )
+        == 2
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"hf-ecg generate: error: {folder} holds files hf_ecg did not write (notes.txt): give a new or empty folder "
         "(--overwrite replaces only a dataset hf_ecg wrote)"
@@ -405,8 +573,9 @@ def users_folder(root: Path) -> Path:
 
 @pytest.mark.parametrize("overwrite", [False, True])
 @pytest.mark.parametrize("command", ["baseline", "blocks", "train", "generate", "filter", "push-dataset", "push-model"])
-def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(command, overwrite, models, generated,
-                                                                            tmp_path, capsys):  # fmt: skip
+def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(
+    command, overwrite, models, generated, tmp_path, capsys
+):
     folder = users_folder(tmp_path)
     before = snapshot(folder)
     argv = {
@@ -414,11 +583,20 @@ def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(comm
         "blocks": ["blocks", str(models["corpus"]), "-o", str(folder)],
         "train": ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(folder)],
         "generate": ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(folder)],
-        "filter": ["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "--rule", "whole",
-                   "-o", str(folder)],
+        "filter": [
+            "filter",
+            "--generated",
+            str(generated),
+            "--gold",
+            str(models["corpus"]),
+            "--rule",
+            "whole",
+            "-o",
+            str(folder),
+        ],
         "push-dataset": ["push-dataset", "--data", str(generated), "--repo-id", "org/x", "--local-dir", str(folder)],
         "push-model": ["push-model", "--model", str(models["ecg"]), "--repo-id", "org/x", "--local-dir", str(folder)],
-    }[command]  # fmt: skip
+    }[command]
     assert main(argv + (["--overwrite"] if overwrite else [])) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert f"{folder} holds files hf_ecg did not write (README.md, data)" in err, err
@@ -468,8 +646,22 @@ def test_outputs_inside_their_inputs_are_refused(models, generated, tmp_path, ca
     assert main(["export", "--data", str(generated), "-o", str(manifest), "--overwrite"]) == 2
     assert f"{manifest} is inside the input {generated}" in capsys.readouterr().err
     inner = generated / "kept"
-    assert main(["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "--rule", "whole",
-                 "-o", str(inner)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(generated),
+                "--gold",
+                str(models["corpus"]),
+                "--rule",
+                "whole",
+                "-o",
+                str(inner),
+            ]
+        )
+        == 2
+    )
     assert "is, holds or is inside the input" in capsys.readouterr().err
     assert snapshot(generated) == before
 
@@ -506,8 +698,24 @@ def test_generate_and_filter_write_the_dataset_card_with_its_metadata(generated,
     assert datasets.load_dataset(str(generated), split="train").num_rows == 6  # the card's header reads data/
 
     kept = tmp_path / "kept"
-    assert main(["filter", "--generated", str(generated), "--gold", str(models["corpus"]), "-o", str(kept),
-                 "--rule", "duplicate", "--language", "en,de"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(generated),
+                "--gold",
+                str(models["corpus"]),
+                "-o",
+                str(kept),
+                "--rule",
+                "duplicate",
+                "--language",
+                "en,de",
+            ]
+        )
+        == 0
+    )
     meta = front_matter(kept / "README.md")
     assert "license" not in meta and meta["language"] == ["en", "de"]  # none stated: not "other" with no name
     assert "that corpus's license applies" in " ".join((kept / "README.md").read_text().split())
@@ -515,9 +723,28 @@ def test_generate_and_filter_write_the_dataset_card_with_its_metadata(generated,
 
 def test_the_model_card_gets_license_datasets_and_spans(models, tmp_path):
     out = tmp_path / "model"
-    assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
-                 "--max-steps", "1", "--max-length", "128", "--license", "apache-2.0",
-                 "--dataset-id", "org/gold"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(models["corpus"]),
+                "--model",
+                str(models["base"]),
+                "-o",
+                str(out),
+                "--max-steps",
+                "1",
+                "--max-length",
+                "128",
+                "--license",
+                "apache-2.0",
+                "--dataset-id",
+                "org/gold",
+            ]
+        )
+        == 0
+    )
     meta = front_matter(out / "README.md")
     assert meta["license"] == "apache-2.0" and meta["datasets"] == ["org/gold"]
     assert "`spans` (each entity as character offsets into `text`" in (out / "README.md").read_text()
@@ -530,8 +757,24 @@ def test_generate_and_lora_training_raise_no_future_warning(models, tmp_path, ca
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
         assert main(generate_argv(models, tmp_path / "g", n=4)) == 0
-        assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o",
-                     str(tmp_path / "m"), "--max-steps", "1", "--max-length", "128"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "train",
+                    "--data",
+                    str(models["corpus"]),
+                    "--model",
+                    str(models["base"]),
+                    "-o",
+                    str(tmp_path / "m"),
+                    "--max-steps",
+                    "1",
+                    "--max-length",
+                    "128",
+                ]
+            )
+            == 0
+        )
     assert "deprecated" not in capsys.readouterr().err
     assert json.loads((tmp_path / "g" / "ecg_generation.json").read_text())["num_samples"] == 4
 
@@ -547,9 +790,12 @@ def test_the_demo_trains_on_readable_tweets_and_takes_other_corpora_as_they_are(
         return "\n".join(f"{w}\t{'B-person' if w == 'Ann' else 'O'}" for w in words) + "\n\n"
 
     tweet = "Ann is watching the game tonight with friends !".split()
-    noise = [["Ann", "http://bit.ly/x", "#a", "#b", "#c", "#d"], ["@a", "Ann", "says", "hi", "there", "now"],
-             ["no", "entity", "in", "this", "one", "at", "all"],
-             "Ann is watching the game tonight with".split()]  # fmt: skip  # the last one stops mid-phrase
+    noise = [
+        ["Ann", "http://bit.ly/x", "#a", "#b", "#c", "#d"],
+        ["@a", "Ann", "says", "hi", "there", "now"],
+        ["no", "entity", "in", "this", "one", "at", "all"],
+        "Ann is watching the game tonight with".split(),
+    ]  #  # the last one stops mid-phrase
     path = tmp_path / "tweets.tsv"
     path.write_text("".join(line(words) for words in noise * 40 + [tweet] * MIN_READABLE), encoding="utf-8")
     kept = readable_sentences(read_conll(path), 500)
@@ -570,9 +816,28 @@ def test_a_push_that_fails_after_training_says_where_the_model_is(models, tmp_pa
     monkeypatch.setattr(hf_ecg.hub.push, "_upload", refuse)
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
     out = tmp_path / "model"
-    assert main(["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out),
-                 "--max-steps", "1", "--max-length", "128", "--push_to_hub", "true", "--hub_model_id",
-                 "org/m"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(models["corpus"]),
+                "--model",
+                str(models["base"]),
+                "-o",
+                str(out),
+                "--max-steps",
+                "1",
+                "--max-length",
+                "128",
+                "--push_to_hub",
+                "true",
+                "--hub_model_id",
+                "org/m",
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"hf-ecg train: error: could not upload to the model repo org/m (403); the trained model is in {out}/: "
         f"push it with `hf-ecg push-model --model {out} --repo-id org/m`"

@@ -21,8 +21,14 @@ from tiny import save_tiny_ecg_model, toy_corpus
 def generated(tmp_path_factory):
     directory = tmp_path_factory.mktemp("export")
     model = save_tiny_ecg_model(directory / "model")
-    return generate_dataset(model, directory / "generated", 7, samples_per_shard=3, progress_bar=False,
-                            decoding=DecodingConfig(max_block_tokens=4, batch_size=4))  # fmt: skip
+    return generate_dataset(
+        model,
+        directory / "generated",
+        7,
+        samples_per_shard=3,
+        progress_bar=False,
+        decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+    )
 
 
 def rows(folder):

@@ -58,10 +58,15 @@ GOLD_LABELS = ["O", "B-Gene", "I-Gene", "B-Disease", "I-Disease", "B-MISC", "I-M
 
 
 def gold_dataset() -> datasets.Dataset:
-    features = datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
-                                  "ner_tags": datasets.Sequence(datasets.ClassLabel(names=GOLD_LABELS))})  # fmt: skip
-    return datasets.Dataset.from_dict({"tokens": [["BRCA1", "causes", "fever", "."]], "ner_tags": [[1, 0, 3, 0]]},
-                                      features=features)  # fmt: skip
+    features = datasets.Features(
+        {
+            "tokens": datasets.Sequence(datasets.Value("string")),
+            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=GOLD_LABELS)),
+        }
+    )
+    return datasets.Dataset.from_dict(
+        {"tokens": [["BRCA1", "causes", "fever", "."]], "ner_tags": [[1, 0, 3, 0]]}, features=features
+    )
 
 
 def tag_strings(dataset: datasets.Dataset) -> list[list[str]]:
@@ -99,8 +104,13 @@ def test_the_readme_mixing_example_runs_as_written(model_dir, tmp_path, monkeypa
     assert len(example.strip().splitlines()) == 5
     monkeypatch.chdir(tmp_path)
     gold_dataset().save_to_disk("my-gold")
-    written = generate_dataset(model_dir, "outputs/quickstart/synthetic", 4, progress_bar=False,
-                               decoding=DecodingConfig(max_block_tokens=4, batch_size=4))  # fmt: skip
+    written = generate_dataset(
+        model_dir,
+        "outputs/quickstart/synthetic",
+        4,
+        progress_bar=False,
+        decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+    )
     namespace: dict = {}
     exec(example, namespace)
     mixed = namespace["mixed"]
@@ -157,11 +167,17 @@ def test_a_folder_begun_before_the_spans_column_resumes_with_its_columns(model_d
 
 
 def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tmp_path):
-    old_rules = {"redraw_unended": False, "redraw_repetition": False, "redraw_run_on": False,
-                 "redraw_tag_pieces": False}  # an older hf_ecg: none of these rules  # fmt: skip
+    old_rules = {
+        "redraw_unended": False,
+        "redraw_repetition": False,
+        "redraw_run_on": False,
+        "redraw_tag_pieces": False,
+    }  # an older hf_ecg: none of these rules
     settings = {
-        "samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=2, **old_rules)
-    }  # fmt: skip
+        "samples_per_shard": 3,
+        "seed": 2,
+        "decoding": DecodingConfig(max_block_tokens=4, batch_size=2, **old_rules),
+    }
     generate_dataset(model_dir, tmp_path / "old", 3, **settings)
     manifest_path = tmp_path / "old" / "ecg_generation.json"
     manifest = json.loads(manifest_path.read_text())
@@ -216,11 +232,37 @@ def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys
     mentions = tmp_path / "mentions.json"
     mentions.write_text(json.dumps({"Chemical": ["zz-chem"], "Disease": ["zz-dis"]}))
     out = tmp_path / "gen"
-    code = main(["generate", "--model", str(model_dir), "-n", "5", "-o", str(out), "--entities", "Chemical,Disease",
-                 "--entities", "", "--mentions", str(mentions), "--max-block-tokens", "5",
-                 "--batch-size", "2", "--block-end", "target", "--max-attempts", "2",
-                 "--no-redraw-unended", "--no-redraw-run-on", "--redraw-budget", "none",
-                 "--dtype", "float32"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(model_dir),
+            "-n",
+            "5",
+            "-o",
+            str(out),
+            "--entities",
+            "Chemical,Disease",
+            "--entities",
+            "",
+            "--mentions",
+            str(mentions),
+            "--max-block-tokens",
+            "5",
+            "--batch-size",
+            "2",
+            "--block-end",
+            "target",
+            "--max-attempts",
+            "2",
+            "--no-redraw-unended",
+            "--no-redraw-run-on",
+            "--redraw-budget",
+            "none",
+            "--dtype",
+            "float32",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert f"wrote 5 samples to {out}/data/" in printed
@@ -253,8 +295,24 @@ def test_cli_generate_and_filter_take_the_label_order_of_a_gold_dataset(model_di
     gold_file = tmp_path / "gold.tsv"
     gold_file.write_text("BRCA1\tB-Gene\ncauses\tO\nfever\tB-Disease\n.\tO\n\n")
     names = ",".join(GOLD_LABELS)
-    assert main(["filter", "--generated", str(sorted_out), "--gold", str(gold_file), "--output",
-                 str(tmp_path / "kept"), "--rule", "duplicate", "--label-names", names]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(sorted_out),
+                "--gold",
+                str(gold_file),
+                "--output",
+                str(tmp_path / "kept"),
+                "--rule",
+                "duplicate",
+                "--label-names",
+                names,
+            ]
+        )
+        == 0
+    )
     kept = load(tmp_path / "kept")
     assert kept.features["ner_tags"].feature.names == GOLD_LABELS
     assert tag_strings(kept) == tag_strings(load(sorted_out).sort("id"))[: len(kept)]
@@ -267,17 +325,67 @@ def test_accelerate_two_processes_split_the_shards(model_dir, tmp_path):
     out = tmp_path / "parallel"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
-         "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hf_ecg.cli", "generate", "--model",
-         str(model_dir), "-n", "10", "-o", str(out), "--samples-per-shard", "3", "--seed", "4",
-         "--max-block-tokens", "5", "--batch-size", "2"],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--cpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            "-m",
+            "hf_ecg.cli",
+            "generate",
+            "--model",
+            str(model_dir),
+            "-n",
+            "10",
+            "-o",
+            str(out),
+            "--samples-per-shard",
+            "3",
+            "--seed",
+            "4",
+            "--max-block-tokens",
+            "5",
+            "--batch-size",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.count("wrote 10 samples") == 1
     single = tmp_path / "single"
-    assert main(["generate", "--model", str(model_dir), "-n", "10", "-o", str(single), "--samples-per-shard", "3",
-                 "--seed", "4", "--max-block-tokens", "5", "--batch-size", "2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                "--model",
+                str(model_dir),
+                "-n",
+                "10",
+                "-o",
+                str(single),
+                "--samples-per-shard",
+                "3",
+                "--seed",
+                "4",
+                "--max-block-tokens",
+                "5",
+                "--batch-size",
+                "2",
+            ]
+        )
+        == 0
+    )
     parallel = load(out).sort("id")
     assert parallel["id"] == list(range(10))
     assert parallel.to_list() == load(single).sort("id").to_list()  # the same dataset, whoever wrote it
@@ -293,8 +401,12 @@ def test_a_high_redrawn_share_alone_is_not_called_undertrained(tmp_path):
     from hf_ecg.synthetic.generation_report import generation_cost
 
     def shard(refused: int) -> None:
-        rows = {"model_tokens": [40, 40], "redrawn_tokens": [60, 50], "refused_redraws": [refused, 0],
-                "entities": [["Chemical"], ["Disease", "Chemical"]]}  # fmt: skip
+        rows = {
+            "model_tokens": [40, 40],
+            "redrawn_tokens": [60, 50],
+            "refused_redraws": [refused, 0],
+            "entities": [["Chemical"], ["Disease", "Chemical"]],
+        }
         pq.write_table(pa.table(rows), tmp_path / "train-00000.parquet")
 
     shard(refused=0)

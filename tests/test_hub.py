@@ -55,8 +55,21 @@ def front_matter(readme: Path) -> dict:
 
 def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(generated, tmp_path, capsys):
     local = tmp_path / "repo"
-    code = main(["push-dataset", "--data", str(generated), "--repo-id", "org/toy-synth", "--local-dir", str(local),
-                 "--license", "cc-by-4.0", "--language", "en,de"])  # fmt: skip
+    code = main(
+        [
+            "push-dataset",
+            "--data",
+            str(generated),
+            "--repo-id",
+            "org/toy-synth",
+            "--local-dir",
+            str(local),
+            "--license",
+            "cc-by-4.0",
+            "--language",
+            "en,de",
+        ]
+    )
     assert code == 0
     assert "nothing uploaded" in capsys.readouterr().out
     assert sorted(p.name for p in (local / "data").iterdir()) == [f"train-0000{i}.parquet" for i in range(3)]
@@ -92,14 +105,19 @@ def test_push_dataset_local_dir_loads_with_classlabel_tags_and_a_valid_card(gene
     assert f"| complete (ends like a training sentence) | {complete} | {100 * complete / 10:.1f}% |" in card.text
     short = sum(len(tokens) < 5 for tokens in original["tokens"])
     assert f"| short (under 5 tokens) | {short} | {100 * short / 10:.1f}% |" in card.text
-    endings = set(ECGConfig.from_pretrained(json.loads((generated / "ecg_generation.json").read_text())["model"])
-                  .sentence_endings or [".", "!", "?"])  # fmt: skip
+    endings = set(
+        ECGConfig.from_pretrained(json.loads((generated / "ecg_generation.json").read_text())["model"]).sentence_endings
+        or [".", "!", "?"]
+    )
     names = original.features["ner_tags"].feature.names
     second = sum(
-        any(tokens[i - 1] in endings and (tokens[i][:1].isupper() or tokens[i][:1].isdigit() or names[tags[i]][:2] == "B-")
-            for i in range(1, len(tokens)))
+        any(
+            tokens[i - 1] in endings
+            and (tokens[i][:1].isupper() or tokens[i][:1].isdigit() or names[tags[i]][:2] == "B-")
+            for i in range(1, len(tokens))
+        )
         for tokens, tags in zip(original["tokens"], original["ner_tags"], strict=True)
-    )  # fmt: skip
+    )
     assert f"then a capitalised word, a number or an entity) | {second} | {100 * second / 10:.1f}% |" in card.text
     assert "real names from the generator's training corpus" in card.text  # default mentions: the bank
 
@@ -125,17 +143,44 @@ def test_push_dataset_refuses_an_unfinished_generation_and_a_non_empty_folder(ge
 def test_dataset_card_states_its_metadata_and_facts():
     """The metadata exactly (tools read it), the body as a pattern: each fact in its place, any wording around."""
     card = ECGDatasetCardData(
-        entity_types=["Chemical", "Disease"], num_samples=4, repo_id="org/bc5cdr-synth",
-        pretty_name="BC5CDR synthetic", license="cc-by-4.0", generator="org/bc5cdr-ecg",
-        base_model="HuggingFaceTB/SmolLM2-135M-Instruct", corpus_name="bc5cdr", corpus_sentences=45, sampler="gold",
-        mentions="weighted", seed=7, decoding={"temperature": 1.0, "max_block_tokens": 48}, dtype="bfloat16",
-        generation_cost={"model_tokens": 60, "redrawn_tokens": 20, "redrawn_share": 0.25, "blocks": 8,
-                         "refused_redraws": 0, "redraw_budget": 1.0, "undertrained": False},
-        entity_counts={"Chemical": 3, "Disease": 1}, num_tokens=40, num_blocks=8, forced_tags=2, cut_blocks=1,
-        complete_samples=3, tag_piece_samples=1, short_samples=1, second_sentence_samples=1, num_bytes=1234,
-        quality={"distinct_3": 0.5, "rouge_l_mean": 0.25}, versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
-        source_datasets=["bigbio/bc5cdr"], examples=["**aspirin** *(Chemical)* cures **fever** *(Disease)* ."],
-    )  # fmt: skip
+        entity_types=["Chemical", "Disease"],
+        num_samples=4,
+        repo_id="org/bc5cdr-synth",
+        pretty_name="BC5CDR synthetic",
+        license="cc-by-4.0",
+        generator="org/bc5cdr-ecg",
+        base_model="HuggingFaceTB/SmolLM2-135M-Instruct",
+        corpus_name="bc5cdr",
+        corpus_sentences=45,
+        sampler="gold",
+        mentions="weighted",
+        seed=7,
+        decoding={"temperature": 1.0, "max_block_tokens": 48},
+        dtype="bfloat16",
+        generation_cost={
+            "model_tokens": 60,
+            "redrawn_tokens": 20,
+            "redrawn_share": 0.25,
+            "blocks": 8,
+            "refused_redraws": 0,
+            "redraw_budget": 1.0,
+            "undertrained": False,
+        },
+        entity_counts={"Chemical": 3, "Disease": 1},
+        num_tokens=40,
+        num_blocks=8,
+        forced_tags=2,
+        cut_blocks=1,
+        complete_samples=3,
+        tag_piece_samples=1,
+        short_samples=1,
+        second_sentence_samples=1,
+        num_bytes=1234,
+        quality={"distinct_3": 0.5, "rouge_l_mean": 0.25},
+        versions={"hf-ecg": "0.1.0", "datasets": "5.2.0"},
+        source_datasets=["bigbio/bc5cdr"],
+        examples=["**aspirin** *(Chemical)* cures **fever** *(Disease)* ."],
+    )
     metadata, body = split_card(str(card.to_dataset_card()))
     assert metadata == DATASET_CARD_METADATA
     assert re.fullmatch(DATASET_CARD_PATTERN, body), body
@@ -175,9 +220,25 @@ def test_mentions_record_reads_every_manifest_form():
 def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path, capsys):
     """`hf-ecg train` -> `hf-ecg push-model --local-dir` -> pipeline(trust_remote_code=True) without hf_ecg."""
     trained = tmp_path / "trained"
-    code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
-                 str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2",
-                 "--save_strategy", "no", "--use_cpu", "true", "--learning_rate", "0.003"])  # fmt: skip
+    code = main(
+        [
+            "train",
+            "--data",
+            str(toy_corpus(tmp_path / "toy.tsv", repeat=3)),
+            "--model",
+            str(save_tiny_model(tmp_path / "base")),
+            "--output",
+            str(trained),
+            "--max-steps",
+            "2",
+            "--save_strategy",
+            "no",
+            "--use_cpu",
+            "true",
+            "--learning_rate",
+            "0.003",
+        ]
+    )
     assert code == 0 and (trained / "ecg_card.json").is_file()
     local = tmp_path / "repo"
     code = main(["push-model", "--model", str(trained), "--repo-id", "org/toy-ecg", "--local-dir", str(local)])
@@ -221,18 +282,40 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
     uploaded = {}
 
     def upload(folder, repo_id, repo_type, private, token):  # the network boundary: keep what would go up
-        uploaded.update(repo_id=repo_id, repo_type=repo_type, private=private,
-                        files={p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
-                               if p.is_file()})  # fmt: skip
+        uploaded.update(
+            repo_id=repo_id,
+            repo_type=repo_type,
+            private=private,
+            files={p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()},
+        )
         return f"https://huggingface.co/{repo_id}"
 
     monkeypatch.setattr(hf_ecg.hub.push, "_upload", upload)
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")  # checked before training; the upload above never sends it
     trained = tmp_path / "trained"
-    code = main(["train", "--data", str(toy_corpus(tmp_path / "toy.tsv", repeat=3)), "--model",
-                 str(save_tiny_model(tmp_path / "base")), "--output", str(trained), "--max-steps", "2",
-                 "--save_strategy", "no", "--use_cpu", "true", "--push_to_hub", "true", "--hub_model_id",
-                 "org/toy-ecg", "--hub_private_repo", "true"])  # fmt: skip
+    code = main(
+        [
+            "train",
+            "--data",
+            str(toy_corpus(tmp_path / "toy.tsv", repeat=3)),
+            "--model",
+            str(save_tiny_model(tmp_path / "base")),
+            "--output",
+            str(trained),
+            "--max-steps",
+            "2",
+            "--save_strategy",
+            "no",
+            "--use_cpu",
+            "true",
+            "--push_to_hub",
+            "true",
+            "--hub_model_id",
+            "org/toy-ecg",
+            "--hub_private_repo",
+            "true",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert "pushed it as hf-ecg push-model does to the model repo org/toy-ecg" in capsys.readouterr().out
     assert uploaded["repo_id"] == "org/toy-ecg" and uploaded["repo_type"] == "model" and uploaded["private"]
@@ -247,18 +330,43 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
 
 def test_push_model_puts_a_downstream_ner_report_in_the_model_index(model_dir, tmp_path, capsys):
     report = {
-        "train": [{"name": "train.tsv", "sentences": 45}], "synthetic": [{"name": "synthetic", "sentences": 45}],
-        "test": {"name": "bc5cdr-test", "sentences": 4797}, "config": {"model": "minilm-l6", "epochs": 20.0,
-        "recipe": "concat"}, "runs": [{"seed": 1}, {"seed": 2}], "entity_f1_mean": 0.4712, "entity_f1_std": 0.01,
-        "per_type": {"Chemical": {"f1_mean": 0.6, "f1_std": 0.02, "support": 5385},
-                     "Disease": {"f1_mean": 0.3, "f1_std": 0.01, "support": 4424}},
-    }  # fmt: skip
+        "train": [{"name": "train.tsv", "sentences": 45}],
+        "synthetic": [{"name": "synthetic", "sentences": 45}],
+        "test": {"name": "bc5cdr-test", "sentences": 4797},
+        "config": {"model": "minilm-l6", "epochs": 20.0, "recipe": "concat"},
+        "runs": [{"seed": 1}, {"seed": 2}],
+        "entity_f1_mean": 0.4712,
+        "entity_f1_std": 0.01,
+        "per_type": {
+            "Chemical": {"f1_mean": 0.6, "f1_std": 0.02, "support": 5385},
+            "Disease": {"f1_mean": 0.3, "f1_std": 0.01, "support": 4424},
+        },
+    }
     path = tmp_path / "ner.json"
     path.write_text(json.dumps(report))
     local = tmp_path / "repo"
-    assert main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(local),
-                 "--ner-report", str(path), "--license", "apache-2.0", "--language", "en,de",
-                 "--dataset-id", "bigbio/bc5cdr"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "push-model",
+                "--model",
+                str(model_dir),
+                "--repo-id",
+                "org/x",
+                "--local-dir",
+                str(local),
+                "--ner-report",
+                str(path),
+                "--license",
+                "apache-2.0",
+                "--language",
+                "en,de",
+                "--dataset-id",
+                "bigbio/bc5cdr",
+            ]
+        )
+        == 0
+    )
     card = ModelCard.load(local / "README.md")
     assert (card.data.license, card.data.language) == ("apache-2.0", ["en", "de"])
     assert card.data.datasets == ["bigbio/bc5cdr"]
@@ -266,23 +374,48 @@ def test_push_model_puts_a_downstream_ner_report_in_the_model_index(model_dir, t
     assert index["name"] == "org/x"
     metrics = index["results"][0]["metrics"]
     assert [(m["name"], m["value"]) for m in metrics] == [
-        ("entity micro F1, mean of 2 seed(s)", 0.4712), ("Chemical F1, mean of 2 seed(s)", 0.6),
+        ("entity micro F1, mean of 2 seed(s)", 0.4712),
+        ("Chemical F1, mean of 2 seed(s)", 0.6),
         ("Disease F1, mean of 2 seed(s)", 0.3),
-    ]  # fmt: skip
+    ]
     assert index["results"][0]["dataset"]["name"] == "bc5cdr-test"
     assert (
         "| all (entity micro F1) | 0.471 ± 0.010 | |" in card.text and "| Disease | 0.300 ± 0.010 | 4424 |" in card.text
     )
     path.write_text("{}")
-    assert main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(tmp_path / "r2"),
-                 "--ner-report", str(path)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "push-model",
+                "--model",
+                str(model_dir),
+                "--repo-id",
+                "org/x",
+                "--local-dir",
+                str(tmp_path / "r2"),
+                "--ner-report",
+                str(path),
+            ]
+        )
+        == 2
+    )
     assert "the NER report lacks ['entity_f1_mean'" in capsys.readouterr().err
 
 
 def test_push_model_can_leave_the_mention_bank_out(model_dir, tmp_path):
     local = tmp_path / "repo"
-    code = main(["push-model", "--model", str(model_dir), "--repo-id", "org/x", "--local-dir", str(local),
-                 "--drop-mention-bank"])  # fmt: skip
+    code = main(
+        [
+            "push-model",
+            "--model",
+            str(model_dir),
+            "--repo-id",
+            "org/x",
+            "--local-dir",
+            str(local),
+            "--drop-mention-bank",
+        ]
+    )
     assert code == 0
     assert json.loads((local / "ecg_config.json").read_text())["mention_bank"] is None
     assert "is not included" in (local / "README.md").read_text()
@@ -311,8 +444,10 @@ def test_upload_errors_are_one_line_and_never_show_the_token(generated, tmp_path
 
 def test_the_card_modules_load_without_torch_or_transformers():
     """Rendering a card needs neither: a Space or a CI job can write cards without a deep-learning stack."""
-    code = "import sys, hf_ecg.hub.model_card, hf_ecg.hub.dataset_card; " \
-        "print(sorted({'torch', 'transformers'} & set(sys.modules)))"  # fmt: skip
+    code = (
+        "import sys, hf_ecg.hub.model_card, hf_ecg.hub.dataset_card; "
+        "print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
 
@@ -339,12 +474,21 @@ def test_one_hub_id_check_for_both_cards(name, hub_id, tmp_path):
 def test_model_card_states_its_metadata_and_facts():
     """The model card as a pattern (tests/card_patterns.py): metadata exactly, each fact in its place."""
     card = ECGModelCardData(
-        base_model="HuggingFaceTB/SmolLM2-135M", model_id="org/bc5cdr-ecg", entity_types=["Chemical", "Disease"],
-        dataset_name="bc5cdr", license="cc-by-4.0", hyperparameters={"lora": True, "learning_rate": 0.001},
-        corpus_statistics={"num_sentences": 45, "num_blocks": 96, "num_entities": 110,
-                           "entity_type_counts": {"Chemical": 60, "Disease": 50}},
-        versions={"hf-ecg": "0.1.0"}, has_pipeline_code=True,
-    )  # fmt: skip
+        base_model="HuggingFaceTB/SmolLM2-135M",
+        model_id="org/bc5cdr-ecg",
+        entity_types=["Chemical", "Disease"],
+        dataset_name="bc5cdr",
+        license="cc-by-4.0",
+        hyperparameters={"lora": True, "learning_rate": 0.001},
+        corpus_statistics={
+            "num_sentences": 45,
+            "num_blocks": 96,
+            "num_entities": 110,
+            "entity_type_counts": {"Chemical": 60, "Disease": 50},
+        },
+        versions={"hf-ecg": "0.1.0"},
+        has_pipeline_code=True,
+    )
     metadata, body = split_card(str(card.to_model_card()))
     assert metadata == MODEL_CARD_METADATA
     assert re.fullmatch(MODEL_CARD_PATTERN, body), body

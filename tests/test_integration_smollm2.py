@@ -18,10 +18,26 @@ def test_train_smollm2_lora_offline_on_bc5cdr_45(shared_data, tmp_path, capsys):
     pytest.importorskip("gguf")
     out = tmp_path / "m"
     code = main(
-        ["train", "--data", str(shared_data / "bc5cdr" / "train.tsv"), "--first-n", "45", "--model", "smollm2-135m",
-         "--max-steps", "1", "--output", str(out), "--per-device-train-batch-size", "4",
-         "--save_strategy", "no", "--max-length", "64"]
-    )  # fmt: skip
+        [
+            "train",
+            "--data",
+            str(shared_data / "bc5cdr" / "train.tsv"),
+            "--first-n",
+            "45",
+            "--model",
+            "smollm2-135m",
+            "--max-steps",
+            "1",
+            "--output",
+            str(out),
+            "--per-device-train-batch-size",
+            "4",
+            "--save_strategy",
+            "no",
+            "--max-length",
+            "64",
+        ]
+    )
     assert code == 0
     assert "for 1 steps" in capsys.readouterr().out
     model = AutoModelForCausalLM.from_pretrained(out)

@@ -47,8 +47,9 @@ def reference(tmp_path_factory):
     directory = tmp_path_factory.mktemp("reference")
     corpus = read_conll(toy_corpus(directory / "toy.tsv", repeat=8))
     test = read_conll(toy_corpus(directory / "test.tsv"))
-    config = NERConfig(model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3,
-                       seeds=[1])  # fmt: skip
+    config = NERConfig(
+        model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3, seeds=[1]
+    )
     report = evaluate_ner([corpus], test, config, save_taggers=directory / "taggers")
     assert report["entity_f1_mean"] == 1.0, report
     return directory / "taggers" / "seed-1"
@@ -86,8 +87,13 @@ def test_gold_labels_agree_fully_and_noisy_ones_are_counted_by_kind(reference, t
     assert report["precision"] == pytest.approx(3 / 5) and report["recall"] == pytest.approx(3 / 6)
     assert report["errors"] == {"wrong-type": 1, "boundary": 0, "not-an-entity": 1, "left-O": 2}
     assert report["per_type"]["Chemical"]["support"] == 3 and report["per_type"]["Chemical"]["recall"] == 0.0
-    assert report["ceiling"] == {"name": "toy.tsv", "sentences": 4, "entity_f1": 1.0, "entity_precision": 1.0,
-                                 "entity_recall": 1.0}  # fmt: skip
+    assert report["ceiling"] == {
+        "name": "toy.tsv",
+        "sentences": 4,
+        "entity_f1": 1.0,
+        "entity_precision": 1.0,
+        "entity_recall": 1.0,
+    }
     assert [example["sentence"] for example in report["examples"]] == [0, 1, 2]  # every sentence disagrees
     assert report["examples"][0] == {
         "sentence": 0,
@@ -124,8 +130,9 @@ def test_errors_account_for_every_entity_that_does_not_match(data):
     """Every set entity is matched by the reference or is one error of the set's kinds; every reference entity
     is matched, overlapped by a set entity, or left O: the counts tie back to precision and recall."""
     labelled = data.draw(_TAGS)
-    reference = data.draw(st.lists(st.sampled_from(["O", "B-A", "I-A", "B-B", "I-B"]), min_size=len(labelled),
-                                   max_size=len(labelled)))  # fmt: skip
+    reference = data.draw(
+        st.lists(st.sampled_from(["O", "B-A", "I-A", "B-B", "I-B"]), min_size=len(labelled), max_size=len(labelled))
+    )
     ours = tags_to_spans(labelled, "IOB2")[0]
     theirs = tags_to_spans(reference, "IOB2")[0]
     errors = label_errors(labelled, reference)
@@ -144,8 +151,22 @@ def test_cli_evaluate_labels_and_its_named_errors(reference, tmp_path, capsys):
     toy = toy_corpus(tmp_path / "toy.tsv")
     (tmp_path / "noisy.tsv").write_text(NOISY, encoding="utf-8")
     out = tmp_path / "labels.json"
-    code = main(["evaluate", "labels", "--data", str(tmp_path / "noisy.tsv"), "--reference", str(reference),
-                 "--examples", "2", "--gold", f"{toy}:2", "-o", str(out)])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "labels",
+            "--data",
+            str(tmp_path / "noisy.tsv"),
+            "--reference",
+            str(reference),
+            "--examples",
+            "2",
+            "--gold",
+            f"{toy}:2",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())

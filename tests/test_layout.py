@@ -35,8 +35,11 @@ def sentences(draw):
 
 
 def _rows(samples) -> dict[str, list[str]]:
-    return {"context": [s.context for s in samples], "question": [s.question for s in samples],
-            "answer": [s.answer for s in samples]}  # fmt: skip
+    return {
+        "context": [s.context for s in samples],
+        "question": [s.question for s in samples],
+        "answer": [s.answer for s in samples],
+    }
 
 
 @settings(max_examples=60, deadline=None)

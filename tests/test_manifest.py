@@ -34,8 +34,14 @@ def test_a_folder_from_before_the_records_reads_as_its_run_behaved():
     assert manifest.label_names == bio_labels(["Chemical", "Disease"])
     assert manifest.model_fingerprint is None  # unchecked when resumed
     # options added later read as the behaviour before them: the redraw rules off, no budget, the rest default
-    assert manifest.decoding == {**DECODING_DEFAULTS, "redraw_unended": False, "redraw_repetition": False,
-                                 "redraw_run_on": False, "redraw_tag_pieces": False, "redraw_budget": None}  # fmt: skip
+    assert manifest.decoding == {
+        **DECODING_DEFAULTS,
+        "redraw_unended": False,
+        "redraw_repetition": False,
+        "redraw_run_on": False,
+        "redraw_tag_pieces": False,
+        "redraw_budget": None,
+    }
     assert manifest.format_version == MANIFEST_VERSION
 
 

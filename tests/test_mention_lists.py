@@ -158,8 +158,23 @@ def test_cli_generate_with_mention_lists_and_their_errors(model_dir, tmp_path, c
     diseases = write_list(tmp_path / "diseases.txt", DISEASES)
     genes = write_list(tmp_path / "genes.txt", ["BRCA2\t3", "TP53"])
     out = tmp_path / "gen"
-    code = main(["generate", "--model", str(model_dir), "-n", "6", "-o", str(out), "--mentions",
-                 f"Disease={diseases}", "--mentions", f"Gene={genes}", "--mentions", "weighted"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(model_dir),
+            "-n",
+            "6",
+            "-o",
+            str(out),
+            "--mentions",
+            f"Disease={diseases}",
+            "--mentions",
+            f"Gene={genes}",
+            "--mentions",
+            "weighted",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     record = read_manifest(out).mentions.to_dict()
     assert record["lists"] == {"Disease": str(diseases), "Gene": str(genes)} and record["strategy"] == "weighted"
@@ -196,8 +211,20 @@ def test_mention_replacement_draws_from_the_same_lists(tmp_path, capsys):
     corpus = toy_corpus(tmp_path / "gold.tsv", repeat=2)
     diseases = write_list(tmp_path / "Disease.txt", DISEASES)
     out = tmp_path / "mr"
-    code = main(["baseline", "mention-replacement", "--data", str(corpus), "-n", "12", "-o", str(out),
-                 "--mentions", f"Disease={diseases}"])  # fmt: skip
+    code = main(
+        [
+            "baseline",
+            "mention-replacement",
+            "--data",
+            str(corpus),
+            "-n",
+            "12",
+            "-o",
+            str(out),
+            "--mentions",
+            f"Disease={diseases}",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     data = datasets.load_dataset(str(out), split="train")
     assert mentions_of(data, "Disease") and mentions_of(data, "Disease") <= {tuple(WordSplitter()(m)) for m in DISEASES}
@@ -239,8 +266,16 @@ def test_one_mention_check_for_lists_json_dicts_and_the_baseline(line, problem, 
     from tiny import toy_corpus
 
     out = tmp_path / "mr"
-    argv = ["baseline", "mention-replacement", "--data", str(toy_corpus(tmp_path / "gold.tsv")), "-o", str(out),
-            "--mentions", f"Disease={path}"]  # fmt: skip
+    argv = [
+        "baseline",
+        "mention-replacement",
+        "--data",
+        str(toy_corpus(tmp_path / "gold.tsv")),
+        "-o",
+        str(out),
+        "--mentions",
+        f"Disease={path}",
+    ]
     assert main(argv) == 2
     assert "Disease.txt:2:" in capsys.readouterr().err and not out.exists()
 

@@ -94,9 +94,13 @@ def test_a_mixture_fills_each_slot_from_its_share_and_every_sample_says_where(mo
     assert ("Disease", "lists") in seen and ("Disease", "bank") in seen  # both shares drew Diseases
     manifest = read_manifest(out)
     assert manifest.mentions.to_dict() == {
-        "source": "mixture", "strategy": "random", "bank": "generator", "digest": manifest.mentions.digest,
-        "lists": {"Disease": str(diseases)}, "shares": {"lists": 0.5, "bank": 0.5},
-    }  # fmt: skip
+        "source": "mixture",
+        "strategy": "random",
+        "bank": "generator",
+        "digest": manifest.mentions.digest,
+        "lists": {"Disease": str(diseases)},
+        "shares": {"lists": 0.5, "bank": 0.5},
+    }
     counts = manifest.mention_sources
     assert counts == {origin: sum(o == origin for _, o in seen) for origin in ("lists", "bank") if counts.get(origin)}
     assert sum(counts.values()) == len(seen)
@@ -150,8 +154,23 @@ def test_the_pipeline_takes_a_mixture(gen, tmp_path):
 def test_cli_mention_shares_and_their_errors(model_dir, tmp_path, capsys):
     diseases = write_list(tmp_path / "diseases.txt", DISEASES)
     out = tmp_path / "gen"
-    code = main(["generate", "--model", str(model_dir), "-n", "12", "-o", str(out), "--mention-shares",
-                 "lists=3,bank=1", "--mentions", f"Disease={diseases}", "--mentions", "weighted"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(model_dir),
+            "-n",
+            "12",
+            "-o",
+            str(out),
+            "--mention-shares",
+            "lists=3,bank=1",
+            "--mentions",
+            f"Disease={diseases}",
+            "--mentions",
+            "weighted",
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     record = read_manifest(out).mentions.to_dict()

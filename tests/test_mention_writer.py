@@ -72,10 +72,19 @@ def writer_model(tmp_path_factory):
     root = tmp_path_factory.mktemp("mention-model")
     data = toy_corpus(root / "toy.tsv", repeat=8)
     args = ECGTrainingArguments(
-        output_dir=str(root / "model"), lora=False, max_steps=600, learning_rate=5e-3, per_device_train_batch_size=8,
-        use_cpu=True, save_strategy="no", disable_tqdm=True, seed=3, mention_samples=True, validation_split=0,
+        output_dir=str(root / "model"),
+        lora=False,
+        max_steps=600,
+        learning_rate=5e-3,
+        per_device_train_batch_size=8,
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=3,
+        mention_samples=True,
+        validation_split=0,
         report_to=[],
-    )  # fmt: skip
+    )
     train_ecg_model(data, str(save_tiny_model(root / "base")), args)
     return root / "model"
 
@@ -216,16 +225,34 @@ def test_a_slots_prompt_holds_the_mentions_written_before_it_and_the_tags_after_
 def test_a_writer_refuses_a_model_not_trained_with_mention_samples(model_dir, tmp_path, capsys):
     with pytest.raises(ValueError, match="mention_samples"):
         load_writer(model_dir)
-    code = main(["generate", "--model", str(model_dir), "--output", str(tmp_path / "o"), "-n", "2",
-                 "--mentions", "generated"])  # fmt: skip
+    code = main(
+        ["generate", "--model", str(model_dir), "--output", str(tmp_path / "o"), "-n", "2", "--mentions", "generated"]
+    )
     assert code == 2 and "mention_samples" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
 def test_generated_mentions_fill_every_requested_entity_and_the_manifest_says_so(writer_model, tmp_path, capsys):
     out = tmp_path / "gen"
-    code = main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "10", "--seed", "2",
-                 "--mentions", "generated", "--samples-per-shard", "4", "--max-block-tokens", "12"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(writer_model),
+            "--output",
+            str(out),
+            "-n",
+            "10",
+            "--seed",
+            "2",
+            "--mentions",
+            "generated",
+            "--samples-per-shard",
+            "4",
+            "--max-block-tokens",
+            "12",
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "the generator wrote" in printed.out and "not in the training mention bank" in printed.out
@@ -244,8 +271,28 @@ def test_generated_mentions_fill_every_requested_entity_and_the_manifest_says_so
     assert "written by the generator" in card
     # the same command resumes (the writing record is not a setting) and changes nothing
     before = sorted(p.read_bytes() for p in (out / "data").glob("*.parquet"))
-    assert main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "10", "--seed", "2",
-                 "--mentions", "generated", "--samples-per-shard", "4", "--max-block-tokens", "12"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                "--model",
+                str(writer_model),
+                "--output",
+                str(out),
+                "-n",
+                "10",
+                "--seed",
+                "2",
+                "--mentions",
+                "generated",
+                "--samples-per-shard",
+                "4",
+                "--max-block-tokens",
+                "12",
+            ]
+        )
+        == 0
+    )
     assert sorted(p.read_bytes() for p in (out / "data").glob("*.parquet")) == before
 
 
@@ -253,8 +300,9 @@ def test_the_pipeline_writes_mentions_when_asked(writer_model):
     from hf_ecg.modeling import load_ecg_model
 
     model, tokenizer, config = load_ecg_model(writer_model)
-    gen = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=config, device="cpu",
-                                             max_block_tokens=12)  # fmt: skip
+    gen = EntityControlledGenerationPipeline(
+        model=model, tokenizer=tokenizer, ecg_config=config, device="cpu", max_block_tokens=12
+    )
     first = gen(["Chemical", "Disease"], num_return_sequences=3, seed=4, mentions="generated")
     again = gen(["Chemical", "Disease"], num_return_sequences=3, seed=4, mentions="generated")
     assert first == again
@@ -272,9 +320,16 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
     settings = {"temperature": 0.8, "top_p": 0.95, "max_block_tokens": 12, "batch_size": 3}
     requests = [["Chemical", "Disease"], ["Disease"], []]
     out = generate_dataset(
-        writer_model, tmp_path / "set", 6, entities=[r for r in requests for _ in range(2)], seed=11,
-        samples_per_shard=6, decoding=DecodingConfig(**settings), dtype="float32", progress_bar=False,
-    )  # fmt: skip
+        writer_model,
+        tmp_path / "set",
+        6,
+        entities=[r for r in requests for _ in range(2)],
+        seed=11,
+        samples_per_shard=6,
+        decoding=DecodingConfig(**settings),
+        dtype="float32",
+        progress_bar=False,
+    )
     written = load_data_folder(out).sort("id")
     names = written.features["ner_tags"].feature.names
     model, tokenizer, config = load_ecg_model(writer_model)
@@ -291,8 +346,9 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
 
 def test_generate_dataset_rejects_generated_mentions_for_a_model_without_them(model_dir, tmp_path):
     with pytest.raises(ValueError, match="mention_samples"):
-        generate_dataset(model_dir, tmp_path / "x", 2, mentions="generated",
-                         decoding=DecodingConfig(max_block_tokens=6))  # fmt: skip
+        generate_dataset(
+            model_dir, tmp_path / "x", 2, mentions="generated", decoding=DecodingConfig(max_block_tokens=6)
+        )
 
 
 @pytest.mark.parametrize(("flags", "expected"), [([], True), (["--no-mention-samples"], False)])
@@ -307,9 +363,16 @@ def test_cli_train_takes_mention_samples_as_a_named_flag(flags, expected, tmp_pa
 
 @pytest.mark.parametrize(
     ("words", "loose"),
-    [(("pain", "-"), True), (("L", "-", "dopa", ","), True), ((",", "fever"), True), (("fever",), False),
-     (("IL-2", "receptor", "(", "IL-2R", ")"), False), (("PD", ")"), True), (("-induced",), False)],
-)  # fmt: skip
+    [
+        (("pain", "-"), True),
+        (("L", "-", "dopa", ","), True),
+        ((",", "fever"), True),
+        (("fever",), False),
+        (("IL-2", "receptor", "(", "IL-2R", ")"), False),
+        (("PD", ")"), True),
+        (("-induced",), False),
+    ],
+)
 def test_a_mention_that_runs_past_the_name_is_rejected(words, loose):
     from hf_ecg.runtime.mention_writer import _loose_edge
 
@@ -338,8 +401,11 @@ def test_given_mentions_are_kept_read_in_context_and_not_counted(writer_model):
     assert result.slots == 4  # only the None slots are written and counted
     for row, kept in zip(result.mentions, given, strict=True):
         assert all(k is None or m == k for m, k in zip(row, kept, strict=True))
-    assert result.written == sum(m is not None and k is None for row, g in zip(result.mentions, given, strict=True)
-                                 for m, k in zip(row, g, strict=True))  # fmt: skip
+    assert result.written == sum(
+        m is not None and k is None
+        for row, g in zip(result.mentions, given, strict=True)
+        for m, k in zip(row, g, strict=True)
+    )
     # a slot written after a given one reads it in its prompt
     assert writer.prompt(templates[0], [("Aspirin",)], 1) != writer.prompt(templates[0], [None], 1)
 
@@ -348,9 +414,25 @@ def test_a_mixture_with_generated_mentions_writes_only_its_share(writer_model, t
     diseases = tmp_path / "diseases.txt"
     diseases.write_text("acute asthma\nmigraine\n", encoding="utf-8")
     out = tmp_path / "mix"
-    code = main(["generate", "--model", str(writer_model), "--output", str(out), "-n", "16", "--seed", "1",
-                 "--mention-shares", "generated=1,lists=1", "--mentions", f"Disease={diseases}",
-                 "--max-block-tokens", "12"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(writer_model),
+            "--output",
+            str(out),
+            "-n",
+            "16",
+            "--seed",
+            "1",
+            "--mention-shares",
+            "generated=1,lists=1",
+            "--mentions",
+            f"Disease={diseases}",
+            "--max-block-tokens",
+            "12",
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     rows = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))
@@ -364,7 +446,9 @@ def test_a_mixture_with_generated_mentions_writes_only_its_share(writer_model, t
             origins.append(origin)
     manifest = json.loads((out / "ecg_generation.json").read_text())
     assert manifest["mentions"]["source"] == "mixture" and manifest["mentions"]["shares"] == {
-        "generated": 0.5, "lists": 0.5}  # fmt: skip
+        "generated": 0.5,
+        "lists": 0.5,
+    }
     writing = manifest["mention_writing"]
     assert writing["written"] == origins.count("generated") > 0
     assert writing["slots"] < len(origins)  # the lists' share was not written

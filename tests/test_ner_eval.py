@@ -85,8 +85,14 @@ def test_predictions_stay_with_their_sentences(tmp_path, group_by_length):
     # prediction, Trainer's length-grouped sampler) that is not undone scores well below 1.0.
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     encoder = save_tiny_bert(tmp_path / "bert")
-    config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, eval_batch_size=3,
-                       group_by_length=group_by_length)  # fmt: skip
+    config = NERConfig(
+        model=str(encoder),
+        epochs=15,
+        batch_size=4,
+        learning_rate=5e-3,
+        eval_batch_size=3,
+        group_by_length=group_by_length,
+    )
     scores = train_and_test([corpus], corpus, config, seed=1)
     assert scores["entity_f1"] == 1.0 and scores["token_macro_f1"] == 1.0, scores
 
@@ -97,8 +103,14 @@ def test_bf16_tagger_learns_and_predicts_under_autocast_with_float32_weights(tmp
     from hf_ecg.evaluation.ner import score_tagger, train_tagger
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
-    config = NERConfig(model=str(save_tiny_bert(tmp_path / "bert")), epochs=15, batch_size=4, learning_rate=5e-3,
-                       eval_batch_size=3, bf16=True)  # fmt: skip
+    config = NERConfig(
+        model=str(save_tiny_bert(tmp_path / "bert")),
+        epochs=15,
+        batch_size=4,
+        learning_rate=5e-3,
+        eval_batch_size=3,
+        bf16=True,
+    )
     tagger = train_tagger([corpus], config, seed=1)
     assert {p.dtype for p in tagger.model.parameters()} == {torch.float32}  # autocast, not a bfloat16 model
     seen = []
@@ -112,13 +124,35 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     from hf_ecg.runtime.decoding import DecodingConfig
     from hf_ecg.synthetic.generate import generate_dataset
 
-    generated = generate_dataset(save_tiny_ecg_model(tmp_path / "gen"), tmp_path / "synthetic", 5,
-                                 decoding=DecodingConfig(max_block_tokens=4), progress_bar=False)  # fmt: skip
+    generated = generate_dataset(
+        save_tiny_ecg_model(tmp_path / "gen"),
+        tmp_path / "synthetic",
+        5,
+        decoding=DecodingConfig(max_block_tokens=4),
+        progress_bar=False,
+    )
     gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
     out = tmp_path / "ner.json"
-    code = main(["evaluate", "ner", "--train", f"{gold}:3", "--train", str(generated), "--test", str(gold),
-                 "--model", str(save_tiny_bert(tmp_path / "bert")), "--epochs", "1", "--seeds", "4",
-                 "-o", str(out)])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "ner",
+            "--train",
+            f"{gold}:3",
+            "--train",
+            str(generated),
+            "--test",
+            str(gold),
+            "--model",
+            str(save_tiny_bert(tmp_path / "bert")),
+            "--epochs",
+            "1",
+            "--seeds",
+            "4",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0
     report = json.loads(out.read_text())
     printed = capsys.readouterr()
@@ -132,17 +166,55 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     }
     assert report["runs"][0]["seed"] == 4 and report["entity_f1_std"] == 0.0
     assert 0.0 <= report["entity_f1_mean"] <= 1.0
-    code = main(["evaluate", "ner", "--train", f"{gold}:3", "--synthetic", f"{generated}:4", "--recipe", "two-stage",
-                 "--test", str(gold), "--model", str(save_tiny_bert(tmp_path / "bert")), "--epochs", "1",
-                 "--seeds", "4", "-o", str(out)])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "ner",
+            "--train",
+            f"{gold}:3",
+            "--synthetic",
+            f"{generated}:4",
+            "--recipe",
+            "two-stage",
+            "--test",
+            str(gold),
+            "--model",
+            str(save_tiny_bert(tmp_path / "bert")),
+            "--epochs",
+            "1",
+            "--seeds",
+            "4",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0
     report = json.loads(out.read_text())
     assert [t["sentences"] for t in report["train"]] == [3] and [t["sentences"] for t in report["synthetic"]] == [4]
     assert report["config"]["recipe"] == "two-stage"
     assert [stage["sentences"] for stage in report["stages"]] == [4, 3] and report["stages"][1]["epochs"] == 1
-    code = main(["evaluate", "ner", "--train", f"{gold}:3", "--dev", f"{gold}:3:6", "--patience", "1", "--test",
-                 f"{gold}:2", "--model", str(save_tiny_bert(tmp_path / "bert")), "--epochs", "2", "--seeds", "4",
-                 "-o", str(out)])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "ner",
+            "--train",
+            f"{gold}:3",
+            "--dev",
+            f"{gold}:3:6",
+            "--patience",
+            "1",
+            "--test",
+            f"{gold}:2",
+            "--model",
+            str(save_tiny_bert(tmp_path / "bert")),
+            "--epochs",
+            "2",
+            "--seeds",
+            "4",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0
     report = json.loads(out.read_text())
     assert report["dev"]["sentences"] == 3 and report["test"]["sentences"] == 2 and report["config"]["patience"] == 1
@@ -195,16 +267,24 @@ def _mentions_corpus(mentions, name):
     from hf_ecg.data.corpus import Corpus, Sentence
     from hf_ecg.runtime.tags import Span
 
-    return Corpus([Sentence(tokens=("the", *words, "here"), spans=(Span(1, 1 + len(words), label),))
-                   for label, words in mentions], name=name)  # fmt: skip
+    return Corpus(
+        [
+            Sentence(tokens=("the", *words, "here"), spans=(Span(1, 1 + len(words), label),))
+            for label, words in mentions
+        ],
+        name=name,
+    )
 
 
 GOLD_MENTIONS = [("Chemical", ("aspirin",)), ("Disease", ("heart", "failure")), ("Chemical", ("dopa",))]
 
 
-@given(st.lists(st.sampled_from(GOLD_MENTIONS), min_size=1, max_size=40),
-       st.lists(st.sampled_from([("Chemical", ("heparin",)), ("Disease", ("aspirin",)), ("Disease", ("heart",))]),
-                max_size=40))  # fmt: skip
+@given(
+    st.lists(st.sampled_from(GOLD_MENTIONS), min_size=1, max_size=40),
+    st.lists(
+        st.sampled_from([("Chemical", ("heparin",)), ("Disease", ("aspirin",)), ("Disease", ("heart",))]), max_size=40
+    ),
+)
 def test_new_mention_share_counts_the_mentions_no_gold_sentence_holds(recycled, new):
     from hf_ecg.evaluation.ner import new_mention_share
 
@@ -253,18 +333,21 @@ def test_two_stage_ends_on_gold_and_knows_the_synthetic_types(tmp_path):
     from hf_ecg.runtime.tags import Span
 
     gold = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
-    noise = Corpus([Sentence(tokens=("Aspirin", "cures", "headache", "."),
-                             spans=(Span(0, 1, "Drug"),))] * 16, name="noise")  # fmt: skip
+    noise = Corpus(
+        [Sentence(tokens=("Aspirin", "cures", "headache", "."), spans=(Span(0, 1, "Drug"),))] * 16, name="noise"
+    )
     encoder = save_tiny_bert(tmp_path / "bert")
-    config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, recipe="two-stage",
-                       synthetic_epochs=2)  # fmt: skip
+    config = NERConfig(
+        model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, recipe="two-stage", synthetic_epochs=2
+    )
     from hf_ecg.evaluation.ner import train_tagger
 
     tagger = train_tagger([gold], config, seed=1, synthetic=[noise])
     assert "B-Drug" in tagger.labels
     assert tagger.predict([s.tokens for s in gold[:4]]) == [s.tags for s in gold[:4]]
-    report = evaluate_ner([gold], read_conll(toy_corpus(tmp_path / "test.tsv")), replace(config, seeds=[1]),
-                          synthetic=[noise])  # fmt: skip
+    report = evaluate_ner(
+        [gold], read_conll(toy_corpus(tmp_path / "test.tsv")), replace(config, seeds=[1]), synthetic=[noise]
+    )
     assert report["synthetic"] == [{"name": "noise", "sentences": 16}] and report["entity_f1_mean"] == 1.0
 
 
@@ -360,8 +443,9 @@ def test_self_training_labels_the_unlabelled_text_with_a_gold_tagger_per_seed(tm
     from hf_ecg.evaluation.ner import train_tagger
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
-    config = NERConfig(model=str(save_tiny_bert(tmp_path / "bert")), epochs=15, batch_size=4, learning_rate=5e-3,
-                       seeds=[1])  # fmt: skip
+    config = NERConfig(
+        model=str(save_tiny_bert(tmp_path / "bert")), epochs=15, batch_size=4, learning_rate=5e-3, seeds=[1]
+    )
     teacher = train_tagger([corpus], config, seed=1)
     sentences = [("Ibuprofen", "cures", "fever", "."), ("Patients", "with", "headache", "received", "aspirin", ".")]
     labelled = teacher.label(sentences, name="mine")
@@ -377,6 +461,25 @@ def test_self_training_labels_the_unlabelled_text_with_a_gold_tagger_per_seed(tm
     text.write_text("Ibuprofen cures fever .\nAspirin relieves pain .\n", encoding="utf-8")
     gold = toy_corpus(tmp_path / "gold.tsv")
     capsys.readouterr()
-    assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--unlabelled", str(text), "--model",
-                 config.model, "--epochs", "1", "--seeds", "1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "ner",
+                "--train",
+                str(gold),
+                "--test",
+                str(gold),
+                "--unlabelled",
+                str(text),
+                "--model",
+                config.model,
+                "--epochs",
+                "1",
+                "--seeds",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["unlabelled"] == {"sentences": 2}

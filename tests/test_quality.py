@@ -105,8 +105,11 @@ def test_leave_one_out_nearest_rouge_l_equals_brute_force(reference):
 
 
 def test_gold_self_report_by_hand():
-    gold = [(["a", "b", "c", "."], ["B-X", "O", "O", "O"]), (["d", "b", "c", "."], ["B-X", "O", "O", "O"]),
-            (["e", "f", "g", "h"], ["O", "O", "O", "O"])]  # fmt: skip
+    gold = [
+        (["a", "b", "c", "."], ["B-X", "O", "O", "O"]),
+        (["d", "b", "c", "."], ["B-X", "O", "O", "O"]),
+        (["e", "f", "g", "h"], ["O", "O", "O", "O"]),
+    ]
     report = gold_self_report(gold)
     # the first two share "b c ." (LCS 3 of 4 + 4 tokens) and their template "<X> b c ."
     assert report["rouge_l_max"] == pytest.approx(0.75) and report["rouge_l_mean"] == pytest.approx(0.5)
@@ -116,8 +119,10 @@ def test_gold_self_report_by_hand():
 
 
 def test_templates_copy_rate_and_type_distance_by_hand():
-    rows = [("Aspirin cures pain".split(), ["B-Chemical", "O", "B-Disease"]),
-            ("severe pain hurts".split(), ["B-Disease", "I-Disease", "O"])]  # fmt: skip
+    rows = [
+        ("Aspirin cures pain".split(), ["B-Chemical", "O", "B-Disease"]),
+        ("severe pain hurts".split(), ["B-Disease", "I-Disease", "O"]),
+    ]
     assert templates(rows) == ["<Chemical> cures <Disease>", "<Disease> hurts"]
     assert template_copy_rate(["<Chemical> cures <Disease>", "x <Disease>"], templates(rows)) == 0.5
     assert entity_type_tvd(Counter(A=3, B=1), Counter(A=1, B=1)) == 0.25
@@ -146,13 +151,26 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
     from hf_ecg.synthetic.generate import generate_dataset
 
     model_dir = save_tiny_ecg_model(tmp_path / "gen-model")
-    generated = generate_dataset(model_dir, tmp_path / "synthetic", 6, decoding=DecodingConfig(max_block_tokens=5),
-                                 progress_bar=False)  # fmt: skip
+    generated = generate_dataset(
+        model_dir, tmp_path / "synthetic", 6, decoding=DecodingConfig(max_block_tokens=5), progress_bar=False
+    )
     gold = toy_corpus(tmp_path / "gold.tsv")
     ref_model = save_tiny_model(tmp_path / "ref-lm")
     out = tmp_path / "quality.json"
-    code = main(["evaluate", "quality", "--generated", str(generated), "--reference", str(gold), "--ref-model",
-                 str(ref_model), "--output", str(out)])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "quality",
+            "--generated",
+            str(generated),
+            "--reference",
+            str(gold),
+            "--ref-model",
+            str(ref_model),
+            "--output",
+            str(out),
+        ]
+    )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report == json.loads(out.read_text())

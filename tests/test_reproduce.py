@@ -25,15 +25,51 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     reference = tmp_path / "reference.json"
     reference.write_text(json.dumps({"bc5cdr-8": {"gold": [0.5, 0.1], "gold+daga": [0.6, 0.01]}}))
     output = tmp_path / "run"
-    argv = ["--dataset", "bc5cdr", "--first-n", "8", "--tables", "extended", "--scales", "1,3", "--seeds", "1,2",
-            "--generator-model", str(save_tiny_model(tmp_path / "gpt2")), "--no-lora", "--generator-max-steps", "2",
-            "--max-block-tokens", "4", "--max-attempts", "1", "--generation-batch-size", "8",
-            "--rule", "duplicate", "--ner-model", str(save_tiny_bert(tmp_path / "bert")), "--ner-epochs", "1",
-            "--dev-first-n", "4", "--workers", "1", "--data-dir", str(tmp_path / "data"), "--output", str(output),
-            "--reference", str(reference)]  # fmt: skip
+    argv = [
+        "--dataset",
+        "bc5cdr",
+        "--first-n",
+        "8",
+        "--tables",
+        "extended",
+        "--scales",
+        "1,3",
+        "--seeds",
+        "1,2",
+        "--generator-model",
+        str(save_tiny_model(tmp_path / "gpt2")),
+        "--no-lora",
+        "--generator-max-steps",
+        "2",
+        "--max-block-tokens",
+        "4",
+        "--max-attempts",
+        "1",
+        "--generation-batch-size",
+        "8",
+        "--rule",
+        "duplicate",
+        "--ner-model",
+        str(save_tiny_bert(tmp_path / "bert")),
+        "--ner-epochs",
+        "1",
+        "--dev-first-n",
+        "4",
+        "--workers",
+        "1",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--output",
+        str(output),
+        "--reference",
+        str(reference),
+    ]
     # The extended selections, with rules that a tiny generator's samples can pass; "whole" keeps none of them.
-    variants = {"dup": (("duplicate",), False), "pair": (("duplicate", "near-copy"), True),
-                "none-kept": (("whole",), False)}  # fmt: skip
+    variants = {
+        "dup": (("duplicate",), False),
+        "pair": (("duplicate", "near-copy"), True),
+        "none-kept": (("whole",), False),
+    }
 
     def reproduce(*more: str) -> None:
         assert run_protocol(parse_reproduce_config([*argv, *more]), selection_variants=variants) == output
@@ -104,8 +140,13 @@ def test_reproduce_runs_every_stage_on_tiny_models_and_resumes(tmp_path, capsys)
     assert "over 2 invocations" in capsys.readouterr().out
 
     # --rows picks rows by key or pattern; without the verdict's rows there is no verdict.
-    assert [row.key for row in ner_rows("concat", ("concat",), [1]) if wanted(row, "gold,*-only")] \
-        == ["gold", "mr-only", "lm-only", "qalm-only", "sel-only"]  # fmt: skip
+    assert [row.key for row in ner_rows("concat", ("concat",), [1]) if wanted(row, "gold,*-only")] == [
+        "gold",
+        "mr-only",
+        "lm-only",
+        "qalm-only",
+        "sel-only",
+    ]
     reproduce("--rows", "gold,gold+sel-dup")
     assert "no verdict" in capsys.readouterr().out
 
@@ -121,8 +162,12 @@ def test_verdict_compares_selected_data_with_gold_and_every_mention_replacement_
     def runs(*scores):
         return [{"entity_f1": score} for score in scores]
 
-    results = {"gold": runs(0.45, 0.46, 0.44), "gold+mr": runs(0.46, 0.47, 0.45),
-               "gold+mr-two-stage": runs(0.47, 0.49, 0.45), "gold+sel": runs(0.48, 0.49, 0.47)}  # fmt: skip
+    results = {
+        "gold": runs(0.45, 0.46, 0.44),
+        "gold+mr": runs(0.46, 0.47, 0.45),
+        "gold+mr-two-stage": runs(0.47, 0.49, 0.45),
+        "gold+sel": runs(0.48, 0.49, 0.47),
+    }
     lines = verdict(results, {"gold": [0.48, 0.01], "gold+daga": [0.472, 0.0]})
     assert lines[0] == "gold 0.450 against the reference 0.480: NOT within 0.02"
     assert "vs gold 0.450: +0.030, above the larger std 0.010" in lines[1]
@@ -163,9 +208,20 @@ def test_the_options_parse_into_a_typed_config_with_the_scripts_spellings():
         ],
         data_dir="/data",
     )
-    assert config == ReproduceConfig(dataset="jnlpba", first_n=186, lora=False, rule=["duplicate", "whole"],
-                                     ner_learning_rate=5e-5, generator_epochs=2.0, data_dir="/data")  # fmt: skip
-    assert parse_reproduce_config(["--dataset", "bc5cdr", "--first-n", "45", "--data-dir", "/mine"], data_dir="/d")\
-        .data_dir == "/mine"  # fmt: skip
+    assert config == ReproduceConfig(
+        dataset="jnlpba",
+        first_n=186,
+        lora=False,
+        rule=["duplicate", "whole"],
+        ner_learning_rate=5e-5,
+        generator_epochs=2.0,
+        data_dir="/data",
+    )
+    assert (
+        parse_reproduce_config(
+            ["--dataset", "bc5cdr", "--first-n", "45", "--data-dir", "/mine"], data_dir="/d"
+        ).data_dir
+        == "/mine"
+    )
     with pytest.raises(SystemExit):
         parse_reproduce_config(["--dataset", "conll", "--first-n", "45"])

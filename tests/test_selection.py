@@ -48,8 +48,15 @@ def tagger(tmp_path_factory):
 
 
 def kept(tokens, tags, gold, rule, taggers=None, flags=None, tag_pieces=None, **settings):
-    selection = select_samples(tokens, tags, gold, SelectionConfig(rules=[rule], **settings), flags=flags,
-                               taggers=taggers, tag_pieces=tag_pieces)  # fmt: skip
+    selection = select_samples(
+        tokens,
+        tags,
+        gold,
+        SelectionConfig(rules=[rule], **settings),
+        flags=flags,
+        taggers=taggers,
+        tag_pieces=tag_pieces,
+    )
     assert len(selection.kept) + sum(selection.dropped.values()) == len(tokens)
     assert set(selection.dropped) <= {rule}
     return selection.kept
@@ -187,8 +194,9 @@ def test_relabel_labels_what_the_taggers_read_and_never_touches_a_requested_enti
     }
     for i, new in selection.relabelled.items():  # the requested entities are all still there
         assert all(new[j] == tag for j, tag in enumerate(tags[i]) if tag != "O")
-    unsure = select_samples(tokens, tags, gold, SelectionConfig(rules=["relabel"], extra_threshold=1.0),
-                            taggers=[tagger])  # fmt: skip
+    unsure = select_samples(
+        tokens, tags, gold, SelectionConfig(rules=["relabel"], extra_threshold=1.0), taggers=[tagger]
+    )
     assert unsure.kept == [0, 1, 2, 3] and unsure.relabelled == {}  # nothing is that sure: nothing changes
 
 
@@ -204,8 +212,7 @@ def test_unlabel_makes_a_mention_the_taggers_read_as_o_text_and_relabel_then_rep
     assert unlabelled.relabelled == {1: tags[0], 2: ["O"] * 5}
     both = select_samples(tokens, tags, gold, SelectionConfig(rules=["unlabel", "relabel"]), taggers=[tagger])
     assert both.kept == [0, 1, 2] and both.relabelled == {1: tags[0], 2: tags[0]}
-    sure = select_samples(tokens, tags, gold, SelectionConfig(rules=["unlabel"], extra_threshold=1.0),
-                          taggers=[tagger])  # fmt: skip
+    sure = select_samples(tokens, tags, gold, SelectionConfig(rules=["unlabel"], extra_threshold=1.0), taggers=[tagger])
     assert sure.relabelled == {}  # no word is O with probability 1: nothing changes
 
 
@@ -238,8 +245,7 @@ def test_relabel_never_labels_punctuation_or_fragments(words, predicted, repaire
     assert relabel(words, ["O"] * len(words), _probabilities(predicted, 0.9), LABELS, 0.5) == repaired.split()
 
 
-@given(st.lists(st.sampled_from(["cells", "IL-2", "(", ")", ",", "-", "of"]), min_size=1, max_size=8),
-       st.data())  # fmt: skip
+@given(st.lists(st.sampled_from(["cells", "IL-2", "(", ")", ",", "-", "of"]), min_size=1, max_size=8), st.data())
 def test_relabel_keeps_requested_entities_and_labels_no_mark(words, data):
     tags = data.draw(st.lists(st.sampled_from(["O", "O", "B-A", "I-A"]), min_size=len(words), max_size=len(words)))
     tags = [tag if tag != "I-A" or (j and tags[j - 1] != "O") else "B-A" for j, tag in enumerate(tags)]
@@ -259,10 +265,19 @@ def test_the_self_teacher_judges_each_fold_with_taggers_that_never_saw_it(gold, 
     """Self-training's teacher: one tagger per fold and seed, trained on gold and the other folds' samples; a
     sample's probabilities are the ensemble of its own fold's taggers."""
     tokens = [IBUPROFEN, "Aspirin cures fever .".split(), "Patients with headache received aspirin .".split()]
-    tags = [["B-Chemical", "O", "B-Disease", "I-Disease", "O"], ["B-Chemical", "O", "B-Disease", "O"],
-            ["O", "O", "B-Disease", "O", "O", "O"]]  # fmt: skip
-    config = SelectionConfig(rules=["relabel"], teacher="self", tagger_model=tagger.config.model, tagger_epochs=1,
-                             tagger_batch_size=4, tagger_seeds=[1, 2])  # fmt: skip
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],
+        ["B-Chemical", "O", "B-Disease", "O"],
+        ["O", "O", "B-Disease", "O", "O", "O"],
+    ]
+    config = SelectionConfig(
+        rules=["relabel"],
+        teacher="self",
+        tagger_model=tagger.config.model,
+        tagger_epochs=1,
+        tagger_batch_size=4,
+        tagger_seeds=[1, 2],
+    )
     taggers = teacher_taggers(tokens, tags, gold, config)
     assert len(taggers) == 4 and all(t.labels == tagger.labels for t in taggers)  # fold-major: fold 0 seeds 1, 2
     probabilities = teacher_probabilities(taggers, tokens, [0, 1, 2], config)
@@ -348,19 +363,40 @@ def generated(tmp_path_factory):
 
     directory = tmp_path_factory.mktemp("generated")
     model = save_tiny_ecg_model(directory / "model")
-    output = generate_dataset(model, directory / "synthetic", 12, seed=3, samples_per_shard=5, progress_bar=False,
-                              decoding=DecodingConfig(max_block_tokens=6, max_attempts=2))  # fmt: skip
+    output = generate_dataset(
+        model,
+        directory / "synthetic",
+        12,
+        seed=3,
+        samples_per_shard=5,
+        progress_bar=False,
+        decoding=DecodingConfig(max_block_tokens=6, max_attempts=2),
+    )
     features = dataset_features(["Chemical", "Disease"])
     names = features["ner_tags"].feature.names
     rows = []
     for i, (text, tags) in enumerate(SAMPLES):
         tokens, tags = text.split(), tags.split()
         entities = [t[2:] for t in tags if t.startswith("B-")]
-        rows.append({"id": i, "tokens": tokens, "ner_tags": [names.index(t) for t in tags], "entities": entities,
-                     "template": text, "text": text, "spans": text_spans(tokens, tags_to_spans(tags)[0]),
-                     "forced_tags": 0, "cut_blocks": 0, "complete": tokens[-1] == ".", "tag_pieces": 0,
-                     "model_tokens": 0, "redrawn_tokens": 0, "refused_redraws": 0,
-                     "mention_sources": ["bank"] * len(entities)})  # fmt: skip
+        rows.append(
+            {
+                "id": i,
+                "tokens": tokens,
+                "ner_tags": [names.index(t) for t in tags],
+                "entities": entities,
+                "template": text,
+                "text": text,
+                "spans": text_spans(tokens, tags_to_spans(tags)[0]),
+                "forced_tags": 0,
+                "cut_blocks": 0,
+                "complete": tokens[-1] == ".",
+                "tag_pieces": 0,
+                "model_tokens": 0,
+                "redrawn_tokens": 0,
+                "refused_redraws": 0,
+                "mention_sources": ["bank"] * len(entities),
+            }
+        )
     for shard, start in enumerate(range(0, 12, 5)):
         write_shard(rows[start : start + 5], features, output / "data", shard, 0)
     return output
@@ -415,22 +451,69 @@ def test_filter_refuses_an_unfinished_generation(generated, gold, tmp_path):
 def test_cli_filter_and_generate_with_over_generation(generated, tmp_path, capsys):
     gold = toy_corpus(tmp_path / "toy.tsv")
     out = tmp_path / "kept"
-    code = main(["filter", "--generated", str(generated), "--gold", f"{gold}:4", "--output", str(out),
-                 "--rule", "duplicate", "--rule", "whole", "--target-size", "3"])  # fmt: skip
+    code = main(
+        [
+            "filter",
+            "--generated",
+            str(generated),
+            "--gold",
+            f"{gold}:4",
+            "--output",
+            str(out),
+            "--rule",
+            "duplicate",
+            "--rule",
+            "whole",
+            "--target-size",
+            "3",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     selection = json.loads((out / "ecg_generation.json").read_text())["selection"]
     assert "kept 3 of 12 samples (dropped: duplicate 2, whole 4, target-size 3)" in printed
     assert selection["dropped"] == {"duplicate": 2, "whole": 4, "target-size": 3}
-    assert main(["filter", "--generated", str(generated), "--gold", str(gold), "--output", str(tmp_path / "x"),
-                 "--tagger-seeds", "a"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(generated),
+                "--gold",
+                str(gold),
+                "--output",
+                str(tmp_path / "x"),
+                "--tagger-seeds",
+                "a",
+            ]
+        )
+        == 2
+    )
     assert "--tagger-seeds takes comma-separated integers" in capsys.readouterr().err
 
     model = generated.parent / "model"
     target = tmp_path / "over"
-    code = main(["generate", "--model", str(model), "-n", "4", "-o", str(target), "--over-generate", "3",
-                 "--gold", str(gold), "--filter", "duplicate", "--max-block-tokens", "6",
-                 "--max-attempts", "2"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(model),
+            "-n",
+            "4",
+            "-o",
+            str(target),
+            "--over-generate",
+            "3",
+            "--gold",
+            str(gold),
+            "--filter",
+            "duplicate",
+            "--max-block-tokens",
+            "6",
+            "--max-attempts",
+            "2",
+        ]
+    )
     assert code == 0
     assert datasets.load_dataset(str(tmp_path / "over-unfiltered"), split="train").num_rows == 12
     manifest = json.loads((target / "ecg_generation.json").read_text())
@@ -451,12 +534,17 @@ def test_filter_with_relabel_writes_the_repaired_labels_and_counts_them(generate
     names = shard.features["ner_tags"].feature.names
     rows = shard.to_list()
     assert rows[3]["tokens"][0] == "Ibuprofen" and names[rows[3]["ner_tags"][0]] == "B-Chemical"
-    rows[3].update(ner_tags=[0, *rows[3]["ner_tags"][1:]], entities=["Disease"], mention_sources=["bank"],
-                   spans=text_spans(rows[3]["tokens"], [Span(2, 4, "Disease")]))  # fmt: skip
+    rows[3].update(
+        ner_tags=[0, *rows[3]["ner_tags"][1:]],
+        entities=["Disease"],
+        mention_sources=["bank"],
+        spans=text_spans(rows[3]["tokens"], [Span(2, 4, "Disease")]),
+    )
     write_shard(rows, shard.features, unlabelled_name / "data", 0, 0)
     config = SelectionConfig(rules=["relabel"], extra_threshold=0.3)
-    output = filter_generated(unlabelled_name, gold, tmp_path / "repaired", config, taggers=[tagger],
-                              progress_bar=False)  # fmt: skip
+    output = filter_generated(
+        unlabelled_name, gold, tmp_path / "repaired", config, taggers=[tagger], progress_bar=False
+    )
     source = {row["id"]: row for row in datasets.load_dataset(str(unlabelled_name), split="train")}
     rows = datasets.load_dataset(str(output), split="train")
     names = rows.features["ner_tags"].feature.names
@@ -481,8 +569,13 @@ def test_filter_with_relabel_writes_the_repaired_labels_and_counts_them(generate
 
 
 def test_filter_repairs_with_the_self_teacher(generated, gold, tagger, tmp_path):
-    config = SelectionConfig(rules=["unlabel", "relabel"], teacher="self", tagger_model=tagger.config.model,
-                             tagger_epochs=1, tagger_batch_size=4)  # fmt: skip
+    config = SelectionConfig(
+        rules=["unlabel", "relabel"],
+        teacher="self",
+        tagger_model=tagger.config.model,
+        tagger_epochs=1,
+        tagger_batch_size=4,
+    )
     mine = [("Aspirin", "relieves", "fever", "."), ("Patients", "with", "pain", "recovered", ".")]
     output = filter_generated(generated, gold, tmp_path / "self", config, progress_bar=False, unlabelled=mine)
     manifest = json.loads((output / "ecg_generation.json").read_text())
@@ -497,9 +590,28 @@ def test_cli_filter_self_trains_the_gold_taggers_on_unlabelled_text(generated, t
     text = tmp_path / "mine.txt"
     text.write_text("Aspirin relieves fever .\nPatients with pain recovered .\n", encoding="utf-8")
     out = tmp_path / "kept"
-    assert main(["filter", "--generated", str(generated), "--gold", str(gold), "--output", str(out), "--rule",
-                 "unlabel", "--unlabelled", str(text), "--tagger-model", tagger.config.model, "--tagger-epochs",
-                 "1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(generated),
+                "--gold",
+                str(gold),
+                "--output",
+                str(out),
+                "--rule",
+                "unlabel",
+                "--unlabelled",
+                str(text),
+                "--tagger-model",
+                tagger.config.model,
+                "--tagger-epochs",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert json.loads((out / "ecg_generation.json").read_text())["selection"]["unlabelled_sentences"] == 2
 
 
@@ -509,7 +621,8 @@ def test_filter_uses_the_taggers_it_is_given(generated, gold, tagger, tmp_path):
     output = filter_generated(generated, gold, tmp_path / "kept", config, taggers=[tagger], progress_bar=False)
     source = datasets.load_dataset(str(generated), split="train")
     names = source.features["ner_tags"].feature.names
-    expected = select_samples(source["tokens"], [[names[k] for k in row] for row in source["ner_tags"]], gold,
-                              config, taggers=[tagger])  # fmt: skip
+    expected = select_samples(
+        source["tokens"], [[names[k] for k in row] for row in source["ner_tags"]], gold, config, taggers=[tagger]
+    )
     rows = datasets.load_dataset(str(output), split="train")
     assert [row["id"] for row in rows] == [source[i]["id"] for i in expected.kept] and expected.dropped

@@ -48,12 +48,18 @@ def space(app, tmp_path_factory):
 
 
 def test_highlighted_segments_join_mentions_and_keep_every_token(app):
-    sample = {"tokens": ["Aspirin", "eased", "severe", "pain", "and", "fever"],
-              "ner_tags": ["B-Chemical", "O", "B-Disease", "I-Disease", "O", "B-Disease"]}  # fmt: skip
+    sample = {
+        "tokens": ["Aspirin", "eased", "severe", "pain", "and", "fever"],
+        "ner_tags": ["B-Chemical", "O", "B-Disease", "I-Disease", "O", "B-Disease"],
+    }
     segments = app.highlighted(sample)
     assert segments == [
-        ("Aspirin", "Chemical"), (" eased", None), (" severe pain", "Disease"), (" and", None), (" fever", "Disease")
-    ]  # fmt: skip
+        ("Aspirin", "Chemical"),
+        (" eased", None),
+        (" severe pain", "Disease"),
+        (" and", None),
+        (" fever", "Disease"),
+    ]
     assert "".join(text for text, _ in segments).split() == sample["tokens"]
 
 
@@ -90,8 +96,15 @@ def test_page_in_headless_chromium_shows_the_result(space):
     from playwright.sync_api import expect, sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
-    flags = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync"]  # fmt: skip
+    flags = [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=flags)
         try:
@@ -128,7 +141,7 @@ def test_a_built_space_names_its_model_and_its_requirements_resolve_in_a_fresh_v
         [sys.executable, str(ROOT / "scripts" / "build_space.py"), "--model", "org/toy-ecg", "--output", str(folder)],
         capture_output=True,
         text=True,
-    )  # fmt: skip  (the command as the README gives it)
+    )  #  (the command as the README gives it)
     assert built.returncode == 0, built.stderr[-2000:]
     assert f"wrote {folder}/: app.py, README.md (models: org/toy-ecg)" in built.stdout
     (wheel,) = folder.glob("hf_ecg-*.whl")
@@ -142,10 +155,23 @@ def test_a_built_space_names_its_model_and_its_requirements_resolve_in_a_fresh_v
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     resolved = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--dry-run", "--quiet", "--report", "report.json",
-         "-r", "requirements.txt", "torch==2.13.0"],
-        cwd=folder, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--report",
+            "report.json",
+            "-r",
+            "requirements.txt",
+            "torch==2.13.0",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
     assert resolved.returncode == 0, resolved.stderr[-2000:]
     installed = {
         item["metadata"]["name"].lower() for item in json.loads((folder / "report.json").read_text())["install"]

@@ -82,9 +82,17 @@ def make_trainer(tmp_path, *, lora=False, callbacks=None, train_dataset=None, **
     if lora:
         model = apply_lora(model, ids, r=4, alpha=8, dropout=0.0)
     kwargs = dict(
-        output_dir=str(tmp_path / "out"), learning_rate=5e-3, per_device_train_batch_size=8, num_train_epochs=1,
-        lora=lora, use_cpu=True, save_strategy="no", logging_steps=1, seed=0, disable_tqdm=True,
-    )  # fmt: skip
+        output_dir=str(tmp_path / "out"),
+        learning_rate=5e-3,
+        per_device_train_batch_size=8,
+        num_train_epochs=1,
+        lora=lora,
+        use_cpu=True,
+        save_strategy="no",
+        logging_steps=1,
+        seed=0,
+        disable_tqdm=True,
+    )
     kwargs.update(overrides)
     blocks = blocks_of(tmp_path)
     return ECGTrainer(
@@ -170,9 +178,12 @@ def test_trainer_checks_columns_and_tokens(tmp_path):
     add_ecg_tokens(tok, model, TYPES)
     with pytest.raises(ValueError, match=r"lacks column\(s\) \['question', 'answer'\]"):
         ECGTrainer(
-            model=model, args=args, ecg_config=config, processing_class=tok,
+            model=model,
+            args=args,
+            ecg_config=config,
+            processing_class=tok,
             train_dataset=blocks.remove_columns(["question", "answer"]),
-        )  # fmt: skip
+        )
 
 
 def test_training_arguments_parse_from_yaml_with_help(tmp_path):
@@ -198,8 +209,9 @@ def test_train_config_yaml_values_keep_their_types_and_the_command_line_wins(tmp
         "lora_target_modules: [c_attn, c_proj]\nwarmup_steps: 3\nseed: 5\n"
     )
     parser = build_parser()
-    args = parser.parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path / "o"),
-                              "--config", str(config)])  # fmt: skip
+    args = parser.parse_args(
+        ["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path / "o"), "--config", str(config)]
+    )
     training = _training_arguments(args, ["--seed", "7"])
     assert training.lr_scheduler_kwargs == {"num_cycles": 2}
     assert (training.lora_r, training.lora_target_modules, training.warmup_steps) == (4, ["c_attn", "c_proj"], 3)
@@ -216,16 +228,22 @@ def test_the_trainer_leaves_the_callers_arguments_as_they_were(tmp_path):
     caller's push_to_hub and checkpoint settings are not rewritten."""
     from hf_ecg.training.train import _evaluate_and_keep_best
 
-    args = ECGTrainingArguments(output_dir=str(tmp_path / "o"), push_to_hub=True, hub_model_id="org/x",
-                                save_strategy="steps", save_steps=7)  # fmt: skip
+    args = ECGTrainingArguments(
+        output_dir=str(tmp_path / "o"), push_to_hub=True, hub_model_id="org/x", save_strategy="steps", save_steps=7
+    )
     before = args.to_dict()
     kept = _evaluate_and_keep_best(args)
     assert args.to_dict() == before
     tok = tiny_tokenizer()
     model = tiny_gpt2(len(tok))
     add_ecg_tokens(tok, model, TYPES)
-    trainer = ECGTrainer(model=model, args=args, ecg_config=ECGConfig(entity_types=TYPES), processing_class=tok,
-                         train_dataset=blocks_of(tmp_path))  # fmt: skip
+    trainer = ECGTrainer(
+        model=model,
+        args=args,
+        ecg_config=ECGConfig(entity_types=TYPES),
+        processing_class=tok,
+        train_dataset=blocks_of(tmp_path),
+    )
     assert trainer.push_after_training and not trainer.args.push_to_hub  # no checkpoint pushes during training
     assert args.to_dict() == before and args.push_to_hub
     assert kept.load_best_model_at_end and kept.metric_for_best_model == "eval_loss" and kept.save_total_limit == 1
@@ -249,9 +267,26 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     config.write_text("learning_rate: 0.003\nper_device_train_batch_size: 4\nuse_cpu: true\nlogging_steps: 1\n")
     out = tmp_path / "m"
     code = main(
-        ["train", "--data", str(data), "--model", str(model_dir), "--output", str(out), "--max-steps", "3",
-         "--config", str(config), "--save_strategy", "no", "--seed", "3", "--corpus-name", "toy-cdr"]
-    )  # fmt: skip
+        [
+            "train",
+            "--data",
+            str(data),
+            "--model",
+            str(model_dir),
+            "--output",
+            str(out),
+            "--max-steps",
+            "3",
+            "--config",
+            str(config),
+            "--save_strategy",
+            "no",
+            "--seed",
+            "3",
+            "--corpus-name",
+            "toy-cdr",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "for 3 steps" in printed and f"wrote {out}/" in printed
@@ -292,9 +327,17 @@ def test_same_seed_trains_the_same_lora_model(tmp_path):
 
     def weights(name: str, seed: int) -> dict[str, torch.Tensor]:
         args = ECGTrainingArguments(
-            output_dir=str(tmp_path / name), lora=True, lora_r=4, max_steps=2, learning_rate=1e-2,
-            per_device_train_batch_size=4, use_cpu=True, save_strategy="no", disable_tqdm=True, seed=seed,
-        )  # fmt: skip
+            output_dir=str(tmp_path / name),
+            lora=True,
+            lora_r=4,
+            max_steps=2,
+            learning_rate=1e-2,
+            per_device_train_batch_size=4,
+            use_cpu=True,
+            save_strategy="no",
+            disable_tqdm=True,
+            seed=seed,
+        )
         train_ecg_model(data, str(model_dir), args)
         return AutoModelForCausalLM.from_pretrained(tmp_path / name).state_dict()
 
@@ -308,9 +351,16 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
     model_dir = save_tiny_model(tmp_path / "tiny")
     data = toy_corpus(tmp_path / "toy.tsv", repeat=5)  # 20 sentences: 2 held out at the default 10%
     args = ECGTrainingArguments(
-        output_dir=str(tmp_path / "m"), lora=True, lora_r=4, num_train_epochs=3, learning_rate=5e-2,
-        per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True, seed=1,
-    )  # fmt: skip
+        output_dir=str(tmp_path / "m"),
+        lora=True,
+        lora_r=4,
+        num_train_epochs=3,
+        learning_rate=5e-2,
+        per_device_train_batch_size=4,
+        use_cpu=True,
+        disable_tqdm=True,
+        seed=1,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         trainer = train_ecg_model(data, str(model_dir), args)
@@ -343,18 +393,29 @@ def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tm
 
     names = ["O", "B-Disease", "I-Disease", "B-Chemical", "I-Chemical"]  # not the sorted order
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=2))
-    features = datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
-                                  "ner_tags": datasets.Sequence(datasets.ClassLabel(names=names))})  # fmt: skip
+    features = datasets.Features(
+        {
+            "tokens": datasets.Sequence(datasets.Value("string")),
+            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=names)),
+        }
+    )
     gold = datasets.Dataset.from_dict(
         {"tokens": [list(s.tokens) for s in corpus], "ner_tags": [[names.index(t) for t in s.tags] for s in corpus]},
         features=features,
     )
-    args = ECGTrainingArguments(output_dir=str(tmp_path / "m"), max_steps=1, per_device_train_batch_size=4,
-                                use_cpu=True, save_strategy="no", disable_tqdm=True)  # fmt: skip
+    args = ECGTrainingArguments(
+        output_dir=str(tmp_path / "m"),
+        max_steps=1,
+        per_device_train_batch_size=4,
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+    )
     train_ecg_model(gold, str(save_tiny_model(tmp_path / "tiny")), args)
     assert ECGConfig.load(tmp_path / "m").label_names == names
-    generated = generate_dataset(tmp_path / "m", tmp_path / "gen", 3, decoding=DecodingConfig(max_block_tokens=4),
-                                 progress_bar=False)  # fmt: skip
+    generated = generate_dataset(
+        tmp_path / "m", tmp_path / "gen", 3, decoding=DecodingConfig(max_block_tokens=4), progress_bar=False
+    )
     synthetic = datasets.load_dataset(str(generated), split="train", cache_dir=str(tmp_path / "cache"))
     mixed = datasets.concatenate_datasets([gold, synthetic.select_columns(["tokens", "ner_tags"])])
     assert mixed.features["ner_tags"].feature.names == names and len(mixed) == len(gold) + 3
@@ -389,12 +450,40 @@ def test_accelerate_launch_two_cpu_processes(tmp_path):
     out = tmp_path / "m"
     env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
-         "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hf_ecg.cli", "train", "--data", str(data),
-         "--model", str(model_dir), "--output", str(out), "--max-steps", "2", "--save_strategy", "no",
-         "--per-device-train-batch-size", "2"],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--cpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            "-m",
+            "hf_ecg.cli",
+            "train",
+            "--data",
+            str(data),
+            "--model",
+            str(model_dir),
+            "--output",
+            str(out),
+            "--max-steps",
+            "2",
+            "--save_strategy",
+            "no",
+            "--per-device-train-batch-size",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "for 2 steps" in result.stdout
     assert result.stdout.count("wrote ") == 1  # only the main process reports and saves
@@ -481,13 +570,20 @@ def test_model_card_renders_exactly(tmp_path):
         entity_types=TYPES,
         dataset_name="bc5cdr",
         first_n=45,
-        corpus_statistics={"num_sentences": 45, "num_entities": 112, "num_blocks": 157,
-                           "entity_type_counts": {"Chemical": 53, "Disease": 59}},
+        corpus_statistics={
+            "num_sentences": 45,
+            "num_entities": 112,
+            "num_blocks": 157,
+            "entity_type_counts": {"Chemical": 53, "Disease": 59},
+        },
         hyperparameters={"learning_rate": 0.0005, "lora": True, "lora_r": 8, "lora_alpha": 16, "loss_on": "answer"},
-        training_logs=[{"step": 10, "epoch": 0.5, "loss": 2.5}, {"step": 20, "epoch": 1.0, "loss": 1.25,
-                                                                  "eval_loss": 1.75}],
-        best_step=20, best_eval_loss=1.75,
-    )  # fmt: skip
+        training_logs=[
+            {"step": 10, "epoch": 0.5, "loss": 2.5},
+            {"step": 20, "epoch": 1.0, "loss": 1.25, "eval_loss": 1.75},
+        ],
+        best_step=20,
+        best_eval_loss=1.75,
+    )
     text = str(card.to_model_card())
     assert re.fullmatch(CARD_PATTERN, text, flags=re.DOTALL), text
 

@@ -27,8 +27,19 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 def test_punctuation_comes_off_words_as_a_corpus_writes_it():
     split = WordSplitter()
     assert split("the cells. In light, the (IL-2), and") == [
-        "the", "cells", ".", "In", "light", ",", "the", "(", "IL-2", ")", ",", "and",
-    ]  # fmt: skip
+        "the",
+        "cells",
+        ".",
+        "In",
+        "light",
+        ",",
+        "the",
+        "(",
+        "IL-2",
+        ")",
+        ",",
+        "and",
+    ]
     assert split('"NF-kappa B" 3.5 kDa;') == ['"', "NF-kappa", "B", '"', "3.5", "kDa", ";"]
     assert split(". , ( )") == [".", ",", "(", ")"]  # lone punctuation stays as it is
     assert split_word("(...)") == ["(", ".", ".", ".", ")"]

@@ -125,12 +125,22 @@ def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
     trainer = trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials)
     backend.train_from_iterator([" ".join(words)] * 3, trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
         mask_token="[MASK]",
-    )  # fmt: skip
+    )
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)  # fmt: skip
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertModel(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory

@@ -30,18 +30,24 @@ def add_parser(sub: Any) -> None:
         "--num-samples", "-n", type=int, default=None, metavar="N", help="rows to write (default: as many as gold)"
     )
     replacement.add_argument(
-        "--output", "-o", required=True, metavar="DIR",
+        "--output",
+        "-o",
+        required=True,
+        metavar="DIR",
         help="dataset folder: new or empty (or one hf_ecg wrote, with --overwrite)",
-    )  # fmt: skip
+    )
     add_overwrite_option(replacement, "dataset")
     replacement.add_argument("--probability", type=float, default=1.0, help="replacement probability (default 1)")
     replacement.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     replacement.add_argument(
-        "--mentions", action="append", default=None, metavar="TYPE=FILE|DIR",
+        "--mentions",
+        action="append",
+        default=None,
+        metavar="TYPE=FILE|DIR",
         help="swap in mentions from your own lists instead of the gold ones (plain text, one mention per line, one "
         "file per type: TYPE=FILE, repeat for each type, or a folder of TYPE.txt); types without a list keep "
         "drawing gold mentions",
-    )  # fmt: skip
+    )
     replacement.set_defaults(func=_run_mention_replacement)
 
 
@@ -62,11 +68,17 @@ def _run_mention_replacement(args: argparse.Namespace) -> int:
         lists = resolved.lists.files
     bank = replacement_bank(gold, lists)
     rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability, bank=bank)
-    settings = {"method": "mention-replacement", "data": args.data, "num_samples": len(rows),
-                "probability": args.probability, "seed": args.seed}  # fmt: skip
+    settings = {
+        "method": "mention-replacement",
+        "data": args.data,
+        "num_samples": len(rows),
+        "probability": args.probability,
+        "seed": args.seed,
+    }
     if lists is not None:
         settings["mention_lists"] = {label: str(file) for label, file in sorted(mention_list_files(lists).items())}
-    output = write_dataset(rows, gold.entity_types, args.output, settings, overwrite=args.overwrite,
-                           inputs=[source_path(args.data)])  # fmt: skip
+    output = write_dataset(
+        rows, gold.entity_types, args.output, settings, overwrite=args.overwrite, inputs=[source_path(args.data)]
+    )
     print(f"wrote {len(rows)} mention-replacement samples to {output}/data/ (datasets.load_dataset({str(output)!r}))")
     return 0

@@ -34,9 +34,12 @@ def add_parser(sub: Any) -> None:
     add_subset_options(blocks)
     add_corpus_options(blocks)
     blocks.add_argument(
-        "--output", "-o", required=True, metavar="DIR",
+        "--output",
+        "-o",
+        required=True,
+        metavar="DIR",
         help="where to write the DatasetDict: a new or empty folder (or blocks hf_ecg wrote, with --overwrite)",
-    )  # fmt: skip
+    )
     add_overwrite_option(blocks, "blocks output")
     blocks.add_argument(
         "--check",
@@ -61,9 +64,12 @@ def _run_blocks(args: argparse.Namespace) -> int:
     output = prepare_output(args.output, BLOCKS, overwrite=args.overwrite, inputs=data_files.values(), dry_run=True)
     with tempfile.TemporaryDirectory(prefix="hf-ecg-blocks-") as cache_dir:
         builder = ECGBlocksBuilder(
-            cache_dir=cache_dir, data_files=data_files, first_n=args.first_n, fraction=args.fraction,
+            cache_dir=cache_dir,
+            data_files=data_files,
+            first_n=args.first_n,
+            fraction=args.fraction,
             **reader_options(args),
-        )  # fmt: skip
+        )
         if args.check:
             try:
                 checked = builder.verify_roundtrips()

@@ -31,10 +31,11 @@ def corpus_file(path: str, flag: str = "") -> Path:
 def add_overwrite_option(parser: argparse.ArgumentParser, kind: str) -> None:
     """``--overwrite`` under the output rule (:mod:`hf_ecg.data.outputs`), said the same by every command."""
     parser.add_argument(
-        "--overwrite", action="store_true",
+        "--overwrite",
+        action="store_true",
         help=f"replace a {kind} hf_ecg wrote in the output folder (a folder with any file hf_ecg did not write is "
         "refused, --overwrite included, and left as it is)",
-    )  # fmt: skip
+    )
 
 
 def repair_note(num_repairs: int, scheme: str, first_at: str | None) -> str:
@@ -71,15 +72,19 @@ def add_corpus_options(parser: argparse.ArgumentParser) -> None:
 def add_card_metadata_options(parser: Any, license: str | None = None, language: str | None = None) -> None:
     """A card's ``--license`` and ``--language`` (comma-separated codes), with their defaults."""
     parser.add_argument(
-        "--license", default=license, metavar="ID",
+        "--license",
+        default=license,
+        metavar="ID",
         help=f"license id for the card's metadata (default: {license or 'none stated'}; a dataset card without "
         "one says that the training corpus's license applies)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--language", default=language_codes(language) if language else None, type=language_codes,
+        "--language",
+        default=language_codes(language) if language else None,
+        type=language_codes,
         metavar="CODES",
         help=f"comma-separated language codes for the card's metadata (default: {language or 'none stated'})",
-    )  # fmt: skip
+    )
 
 
 def add_dataset_card_options(parser: Any) -> None:
@@ -87,16 +92,21 @@ def add_dataset_card_options(parser: Any) -> None:
     and ``--source-dataset``."""
     add_card_metadata_options(parser, language="en")
     parser.add_argument(
-        "--source-dataset", default=None, metavar="NAME|ORG/NAME",
+        "--source-dataset",
+        default=None,
+        metavar="NAME|ORG/NAME",
         help="the gold corpus the generator learned from, by name or Hub id, for the card's source_datasets "
         "(default: the generator's --dataset-id or --corpus-name, if it has one)",
-    )  # fmt: skip
+    )
 
 
 def dataset_card_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The card fields of :func:`add_dataset_card_options` that were given."""
-    fields = {"license": args.license, "language": args.language,
-              "source_datasets": [args.source_dataset] if args.source_dataset else None}  # fmt: skip
+    fields = {
+        "license": args.license,
+        "language": args.language,
+        "source_datasets": [args.source_dataset] if args.source_dataset else None,
+    }
     return {key: value for key, value in fields.items() if value is not None}
 
 
@@ -130,8 +140,16 @@ def add_subset_options(parser: argparse.ArgumentParser) -> None:
 
 #: The SelectionConfig fields that are options of `filter` and `generate --filter` (``--tagger-seeds`` is parsed
 #: from a comma-separated list, ``--rule`` by each command).
-SELECTION_OPTIONS = ("near_copy_threshold", "extra_threshold", "tagger_model", "tagger_epochs", "tagger_learning_rate",
-                     "tagger_batch_size", "teacher", "teacher_folds")  # fmt: skip
+SELECTION_OPTIONS = (
+    "near_copy_threshold",
+    "extra_threshold",
+    "tagger_model",
+    "tagger_epochs",
+    "tagger_learning_rate",
+    "tagger_batch_size",
+    "teacher",
+    "teacher_folds",
+)
 
 
 def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
@@ -140,8 +158,9 @@ def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
     from ..synthetic.selection import SelectionConfig
 
     add_config_options(parser, SelectionConfig, [*SELECTION_OPTIONS, *(["target_size"] if target_size else [])])
-    add_seeds_option(parser, "--tagger-seeds", SelectionConfig().tagger_seeds,
-                     "one gold tagger per seed, averaged: an ensemble")  # fmt: skip
+    add_seeds_option(
+        parser, "--tagger-seeds", SelectionConfig().tagger_seeds, "one gold tagger per seed, averaged: an ensemble"
+    )
 
 
 def add_seeds_option(parser: Any, flag: str, default: Sequence[int], help: str) -> None:
@@ -192,9 +211,12 @@ def label_names_option(value: str | None) -> list[str] | None:
 def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
     from ..synthetic.selection import SelectionConfig
 
-    values = {"rules": list(args.rules or DEFAULT_RULES), "target_size": getattr(args, "target_size", None),
-              "tagger_seeds": parse_seeds(args.tagger_seeds, "--tagger-seeds"),
-              **config_values(args, SELECTION_OPTIONS)}  # fmt: skip
+    values = {
+        "rules": list(args.rules or DEFAULT_RULES),
+        "target_size": getattr(args, "target_size", None),
+        "tagger_seeds": parse_seeds(args.tagger_seeds, "--tagger-seeds"),
+        **config_values(args, SELECTION_OPTIONS),
+    }
     return SelectionConfig(**{**values, **overrides})
 
 
@@ -206,8 +228,10 @@ def report_selection(output: Path) -> None:
     selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
     print(f"kept {selection['kept']} of {selection['source_samples']} samples (dropped: {dropped})")
-    print(f"wrote {output}/data/, {output}/ecg_generation.json and {output}/README.md (dataset card); "
-          f"load with datasets.load_dataset({str(output)!r})")  # fmt: skip
+    print(
+        f"wrote {output}/data/, {output}/ecg_generation.json and {output}/README.md (dataset card); "
+        f"load with datasets.load_dataset({str(output)!r})"
+    )
 
 
 def add_config_options(parser: Any, config_class: type, names: Sequence[str]) -> None:
@@ -235,8 +259,14 @@ def add_config_options(parser: Any, config_class: type, names: Sequence[str]) ->
         if optional:  # X | None: "none" gives None
             kind = _or_none(kind)
         shown = "none" if default is None else default
-        parser.add_argument(f"--{flag}", dest=name, type=kind, default=default, choices=field.metadata.get("choices"),
-                            help=text if "default" in text else f"{text} (default: {shown})")  # fmt: skip
+        parser.add_argument(
+            f"--{flag}",
+            dest=name,
+            type=kind,
+            default=default,
+            choices=field.metadata.get("choices"),
+            help=text if "default" in text else f"{text} (default: {shown})",
+        )
 
 
 def _or_none(kind: type) -> Any:
@@ -273,8 +303,10 @@ def mention_source(values: list[str]) -> Any:
     files = [v for v in paths if v not in folders]
     if pairs or folders:
         if files or (pairs and folders) or len(folders) > 1:
-            raise CLIError("--mentions: give mention lists as TYPE=FILE pairs or as one folder of TYPE.txt, not both "
-                           "and not with a JSON file")  # fmt: skip
+            raise CLIError(
+                "--mentions: give mention lists as TYPE=FILE pairs or as one folder of TYPE.txt, not both "
+                "and not with a JSON file"
+            )
         lists: dict[str, str] = {}
         for pair in pairs:
             label, _, file = pair.partition("=")

@@ -11,8 +11,21 @@ from ..evaluation.ner import NERConfig
 from .common import CLIError, add_config_options, add_seeds_option, config_values, parse_seeds
 
 #: The NERConfig fields ``hf-ecg evaluate ner`` takes as options (--seeds is parsed apart: a list).
-NER_OPTIONS = ("recipe", "gold_share", "synthetic_epochs", "patience", "freeze_embeddings", "bf16", "model",
-               "epochs", "batch_size", "learning_rate", "max_length", "max_steps", "group_by_length")  # fmt: skip
+NER_OPTIONS = (
+    "recipe",
+    "gold_share",
+    "synthetic_epochs",
+    "patience",
+    "freeze_embeddings",
+    "bf16",
+    "model",
+    "epochs",
+    "batch_size",
+    "learning_rate",
+    "max_length",
+    "max_steps",
+    "group_by_length",
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -42,10 +55,12 @@ def add_parser(sub: Any) -> None:
         "--first-n", type=int, default=None, metavar="N", help="use the first N gold sentences (the training subset)"
     )
     quality.add_argument(
-        "--ref-model", default="smollm2-135m", metavar="NAME",
+        "--ref-model",
+        default="smollm2-135m",
+        metavar="NAME",
         help="reference LM for perplexity: alias, Hub id or folder; 'none' skips perplexity (default: smollm2-135m, "
         "the offline base model)",
-    )  # fmt: skip
+    )
     quality.add_argument("--batch-size", type=int, default=16, help="perplexity batch size (default 16)")
     quality.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     quality.set_defaults(func=_run_evaluate_quality, prints_json=True)
@@ -61,38 +76,51 @@ def add_parser(sub: Any) -> None:
         ),
     )
     ner.add_argument(
-        "--train", action="append", required=True, metavar="DATA[:N]",
+        "--train",
+        action="append",
+        required=True,
+        metavar="DATA[:N]",
         help="training data: a corpus file or a generated dataset folder; ':N' keeps its first N sentences "
         "(repeat for a mix, e.g. --train gold.tsv:45 --train synthetic/)",
-    )  # fmt: skip
+    )
     ner.add_argument(
-        "--synthetic", action="append", default=[], metavar="DATA[:N]",
+        "--synthetic",
+        action="append",
+        default=[],
+        metavar="DATA[:N]",
         help="synthetic training data (a generated folder, or any corpus), mixed with the --train data as "
         "--recipe says; repeat for several",
-    )  # fmt: skip
+    )
     ner.add_argument(
         "--test", required=True, metavar="DATA[:N]", help="test corpus (all of it unless ':N' keeps the first N)"
     )
     ner.add_argument(
-        "--dev", default=None, metavar="DATA[:N|:START:STOP]",
+        "--dev",
+        default=None,
+        metavar="DATA[:N|:START:STOP]",
         help="dev split: each run is scored on it after every epoch and keeps its best epoch (entity F1). "
         "'devel.tsv:186:686' takes sentences 186 to 685 of a pool whose first 186 are the training sentences",
-    )  # fmt: skip
-    add_config_options(ner.add_argument_group("the tagger and its training (hf_ecg.evaluation.NERConfig)"), NERConfig,
-                       NER_OPTIONS)  # fmt: skip
+    )
+    add_config_options(
+        ner.add_argument_group("the tagger and its training (hf_ecg.evaluation.NERConfig)"), NERConfig, NER_OPTIONS
+    )
     add_seeds_option(ner, "--seeds", NERConfig().seeds, "one run per seed")
     ner.add_argument(
-        "--unlabelled", default=None, metavar="TEXT[:N|:START:STOP]",
+        "--unlabelled",
+        default=None,
+        metavar="TEXT[:N|:START:STOP]",
         help="self-training on your own unlabelled text: a .txt file, one sentence per line, or a corpus or dataset "
         "folder whose labels are never read ('train.tsv:45:495': its sentences 45 to 494). Per seed, a tagger "
         "trained on the --train data labels them and they join the synthetic side of --recipe (alone: the "
         "baseline to beat; with --synthetic: both)",
-    )  # fmt: skip
+    )
     ner.add_argument(
-        "--save-taggers", default=None, metavar="DIR",
+        "--save-taggers",
+        default=None,
+        metavar="DIR",
         help="save each seed's tagger to DIR/seed-N with its test scores (e.g. a reference tagger for hf-ecg "
         "evaluate labels, trained on a whole training split)",
-    )  # fmt: skip
+    )
     ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
 
@@ -113,24 +141,31 @@ def add_parser(sub: Any) -> None:
         "--data", required=True, metavar="DATA[:N]", help="the labelled set: a dataset folder or a corpus file"
     )
     labels.add_argument(
-        "--reference", required=True, metavar="MODEL",
+        "--reference",
+        required=True,
+        metavar="MODEL",
         help="a token classifier with IOB2 labels covering the set's types: a folder (e.g. DIR/seed-1 of hf-ecg "
         "evaluate ner --save-taggers on a whole training split) or a Hub id",
-    )  # fmt: skip
+    )
     labels.add_argument(
         "--test", default=None, metavar="DATA[:N]", help="a gold test split: score the reference on it (the ceiling)"
     )
     labels.add_argument(
-        "--gold", default=None, metavar="DATA[:N]",
+        "--gold",
+        default=None,
+        metavar="DATA[:N]",
         help="the gold sentences the set was made from: also report precision and recall apart for the mentions "
         "a gold sentence holds and the new ones, and the new-mention share (a reference knows its training "
         "names best, so recycled gold mentions raise agreement without better labels)",
-    )  # fmt: skip
+    )
     labels.add_argument(
-        "--examples", type=int, default=0, metavar="N",
+        "--examples",
+        type=int,
+        default=0,
+        metavar="N",
         help="also print N sentences with a disagreement, marked as the set labels them and as the reference "
         "reads them (default 0)",
-    )  # fmt: skip
+    )
     labels.add_argument("--batch-size", type=int, default=64, help="prediction batch size (default 64)")
     labels.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
     labels.set_defaults(func=_run_evaluate_labels, prints_json=True)
@@ -170,8 +205,16 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
-    report = evaluate_ner(train, load_source(args.test), config, synthetic=synthetic, dev=dev, progress_bar=True,
-                          save_taggers=args.save_taggers, unlabelled=unlabelled)  # fmt: skip
+    report = evaluate_ner(
+        train,
+        load_source(args.test),
+        config,
+        synthetic=synthetic,
+        dev=dev,
+        progress_bar=True,
+        save_taggers=args.save_taggers,
+        unlabelled=unlabelled,
+    )
     _print_json(report, args)
     return 0
 

@@ -22,9 +22,11 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--format", choices=("conll", "jsonl"), default="conll", help="file format (default conll)")
     export.add_argument("--output", "-o", required=True, metavar="FILE", help="the file to write")
     export.add_argument(
-        "--scheme", default=None, metavar="IOB2|IOB1|BIOES",
+        "--scheme",
+        default=None,
+        metavar="IOB2|IOB1|BIOES",
         help="conll: the tag scheme to write (default: the generator's training corpus's, else IOB2)",
-    )  # fmt: skip
+    )
     export.add_argument("--overwrite", action="store_true", help="replace FILE if it exists (refused otherwise)")
     export.set_defaults(func=_run_export)
 

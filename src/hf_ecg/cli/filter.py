@@ -45,20 +45,29 @@ def add_parser(sub: Any) -> None:
     )
     filter_.add_argument("--generated", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")
     filter_.add_argument(
-        "--gold", required=True, metavar="DATA[:N]",
+        "--gold",
+        required=True,
+        metavar="DATA[:N]",
         help="the gold sentences the generator was trained on ('train.tsv:45' keeps the first 45)",
-    )  # fmt: skip
+    )
     filter_.add_argument("--output", "-o", required=True, metavar="DIR", help="folder for the kept samples")
     filter_.add_argument(
-        "--rule", dest="rules", action="append", choices=RULE_CHOICES, default=None, metavar="RULE",
+        "--rule",
+        dest="rules",
+        action="append",
+        choices=RULE_CHOICES,
+        default=None,
+        metavar="RULE",
         help=f"a rule, repeat for several, in order ({', '.join(RULE_CHOICES)}; default: {' '.join(DEFAULT_RULES)})",
-    )  # fmt: skip
+    )
     add_selection_options(filter_)
     filter_.add_argument(
-        "--unlabelled", default=None, metavar="TEXT[:N|:START:STOP]",
+        "--unlabelled",
+        default=None,
+        metavar="TEXT[:N|:START:STOP]",
         help="your own unlabelled text (a .txt file, one sentence per line, or a corpus whose labels are never "
         "read): the taggers are self-trained on it as well, each labelling it after training on --gold",
-    )  # fmt: skip
+    )
     filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     add_dataset_card_options(filter_.add_argument_group("dataset card (OUTPUT/README.md)"))
     add_overwrite_option(filter_, "dataset")
@@ -70,8 +79,15 @@ def _run_filter(args: argparse.Namespace) -> int:
     from ..synthetic.selection import filter_generated
 
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
-    output = filter_generated(args.generated, load_source(args.gold), args.output, selection_config(args),
-                              overwrite=args.overwrite, label_names=label_names_option(args.label_names),
-                              card_fields=dataset_card_fields(args), unlabelled=unlabelled)  # fmt: skip
+    output = filter_generated(
+        args.generated,
+        load_source(args.gold),
+        args.output,
+        selection_config(args),
+        overwrite=args.overwrite,
+        label_names=label_names_option(args.label_names),
+        card_fields=dataset_card_fields(args),
+        unlabelled=unlabelled,
+    )
     report_selection(Path(output))
     return 0

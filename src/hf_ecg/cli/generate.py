@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,9 @@ from .common import (
     selection_config,
 )
 
-#: The DecodingConfig fields ``hf-ecg generate`` takes as options (its --seed is the generation's).
-DECODING_OPTIONS = ("batch_size", "do_sample", "temperature", "top_k", "top_p", "max_block_tokens", "block_end",
-                    "end_at_sentence_end", "max_attempts", "redraw_unended", "redraw_repetition", "redraw_run_on",
-                    "redraw_unrequested_tag", "redraw_tag_pieces", "redraw_budget",
-                    "mode")  # fmt: skip
+#: The DecodingConfig fields ``hf-ecg generate`` takes as options, from the dataclass: all but ``seed`` (its
+#: --seed is the generation's, each shard's derived from it) and ``max_entities`` (a limit on requests, not a choice).
+DECODING_OPTIONS = tuple(f.name for f in dataclasses.fields(DecodingConfig) if f.name not in ("seed", "max_entities"))
 
 
 def add_parser(sub: Any) -> None:
@@ -52,16 +51,23 @@ def add_parser(sub: Any) -> None:
     generate.add_argument("--num-samples", "-n", required=True, type=int, metavar="N", help="samples to write")
     generate.add_argument("--output", "-o", required=True, metavar="DIR", help="dataset folder")
     generate.add_argument(
-        "--sampler", choices=STATISTICS_SAMPLERS, default=STATISTICS_SAMPLERS[0],
+        "--sampler",
+        choices=STATISTICS_SAMPLERS,
+        default=STATISTICS_SAMPLERS[0],
         help="entity sequences: gold (as in the training data, the paper), urg (favour rare types, paper A.1), "
         "uniform (gold lengths, uniform types); default: gold",
-    )  # fmt: skip
+    )
     generate.add_argument(
-        "--entities", action="append", default=None, metavar="T1,T2,...",
+        "--entities",
+        action="append",
+        default=None,
+        metavar="T1,T2,...",
         help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
-    )  # fmt: skip
+    )
     generate.add_argument(
-        "--mentions", action="append", default=None,
+        "--mentions",
+        action="append",
+        default=None,
         metavar="|".join([*FILL_STRATEGIES, "generated", "TYPE=FILE", "DIR", "JSON"]),
         help="where the tags' mentions come from: generated (the default for a model trained with mention samples, "
         "as `hf-ecg train` does by default): the generator writes each slot's mention in its sentence, new mentions, "
@@ -70,26 +76,32 @@ def add_parser(sub: Any) -> None:
         "with one mention per line (optionally a tab and a count), one file per type: TYPE=FILE (repeat for each "
         "type) or DIR (a folder of TYPE.txt), tokenized the way the training corpus is, types without a list "
         "filled from the bank (add weighted to draw by the counts); or a {type: [mentions]} JSON file",
-    )  # fmt: skip
+    )
     generate.add_argument(
-        "--mention-shares", default=None, metavar="PART=SHARE,...",
+        "--mention-shares",
+        default=None,
+        metavar="PART=SHARE,...",
         help="mix mention sources, one drawn for each slot with these shares (normalized): generated (the "
         "generator writes it in its sentence), lists (the lists or JSON file given with --mentions) and bank (the "
         "training mention bank), e.g. generated=0.7,lists=0.3 --mentions Disease=diseases.txt; each sample's "
         "mention_sources column and the manifest say where every mention came from",
-    )  # fmt: skip
+    )
     generate.add_argument(
-        "--corpus", default=None, metavar="DATA",
+        "--corpus",
+        default=None,
+        metavar="DATA",
         help="training corpus, for mentions and statistics when the model was saved without a mention bank",
-    )  # fmt: skip
+    )
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
     generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
     generate.add_argument(
-        "--dtype", choices=INFERENCE_DTYPES, default="auto",
+        "--dtype",
+        choices=INFERENCE_DTYPES,
+        default="auto",
         help="the generator's dtype: auto (default) is bfloat16 on a CPU with AVX-512 BF16 or AMX and on a GPU that "
         "supports it (about 1.5x the samples/s at the same sentence health and tagger F1: docs/results.md), float32 "
         "elsewhere; recorded in OUTPUT/ecg_generation.json",
-    )  # fmt: skip
+    )
     add_config_options(
         generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS
     )
@@ -97,19 +109,29 @@ def add_parser(sub: Any) -> None:
         "selection", "over-generate, then keep the samples the selection rules pass (see `hf-ecg filter`)"
     )
     selection.add_argument(
-        "--over-generate", type=int, default=1, metavar="K",
+        "--over-generate",
+        type=int,
+        default=1,
+        metavar="K",
         help="write K × NUM samples to OUTPUT-unfiltered, then keep the first NUM that pass the rules in OUTPUT "
         "(default 1: no selection unless --filter is given); needs --gold",
-    )  # fmt: skip
+    )
     selection.add_argument(
-        "--filter", dest="rules", action="append", choices=RULE_CHOICES, default=None, metavar="RULE",
+        "--filter",
+        dest="rules",
+        action="append",
+        choices=RULE_CHOICES,
+        default=None,
+        metavar="RULE",
         help="a selection rule (repeat for several, in order; default with --over-generate: "
         f"{' '.join(DEFAULT_RULES)})",
-    )  # fmt: skip
+    )
     selection.add_argument(
-        "--gold", default=None, metavar="DATA[:N]",
+        "--gold",
+        default=None,
+        metavar="DATA[:N]",
         help="the gold sentences the generator was trained on, to judge copies and train the selection taggers",
-    )  # fmt: skip
+    )
     add_selection_options(selection, target_size=False)
     generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     add_dataset_card_options(generate.add_argument_group("dataset card (OUTPUT/README.md)"))
@@ -140,32 +162,37 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CLIError("--over-generate and --filter need --gold, the sentences the generator was trained on")
     raw = Path(f"{Path(args.output)}-unfiltered") if select else Path(args.output)
     output = generate_dataset(
-        args.model, raw, args.num_samples * args.over_generate, sampler=args.sampler, entities=entities,
-        mentions=mentions, corpus=args.corpus, seed=args.seed, samples_per_shard=args.samples_per_shard,
-        decoding=decoding, overwrite=args.overwrite, trust_remote_code=args.trust_remote_code,
-        label_names=label_names_option(args.label_names), card_fields=dataset_card_fields(args),
-        resume_command=args.command_line, dtype=args.dtype,
-    )  # fmt: skip
+        args.model,
+        raw,
+        args.num_samples * args.over_generate,
+        sampler=args.sampler,
+        entities=entities,
+        mentions=mentions,
+        corpus=args.corpus,
+        seed=args.seed,
+        samples_per_shard=args.samples_per_shard,
+        decoding=decoding,
+        overwrite=args.overwrite,
+        trust_remote_code=args.trust_remote_code,
+        label_names=label_names_option(args.label_names),
+        card_fields=dataset_card_fields(args),
+        resume_command=args.command_line,
+        dtype=args.dtype,
+    )
     from accelerate import PartialState
 
     from ..data.manifest import read_manifest
-    from ..runtime.mention_writer import writing_line
-    from ..synthetic.generation_report import cost_line, novelty_line, origins_line
+    from ..synthetic.generation_report import result_lines
 
     if not PartialState().is_main_process:
         return 0
     written = args.num_samples * args.over_generate
-    print(f"wrote {written} samples to {output}/data/ (Parquet shards), {output}/ecg_generation.json (settings) "
-          f"and {output}/README.md (dataset card)")  # fmt: skip
-    manifest = read_manifest(output)
-    if manifest.generation_cost:
-        print(cost_line(manifest.generation_cost))
-    if manifest.mention_writing:
-        print(writing_line(manifest.mention_writing))
-    if manifest.mention_novelty:
-        print(novelty_line(manifest.mention_novelty))
-    if len(manifest.mention_sources or {}) > 1:
-        print(origins_line(manifest.mention_sources))
+    print(
+        f"wrote {written} samples to {output}/data/ (Parquet shards), {output}/ecg_generation.json (settings) "
+        f"and {output}/README.md (dataset card)"
+    )
+    for line in result_lines(read_manifest(output)):
+        print(line)
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
@@ -173,7 +200,13 @@ def _run_generate(args: argparse.Namespace) -> int:
     from ..synthetic.selection import filter_generated
 
     config = selection_config(args, target_size=args.num_samples)
-    selected = filter_generated(raw, load_source(args.gold), args.output, config, overwrite=args.overwrite,
-                                card_fields=dataset_card_fields(args))  # fmt: skip
+    selected = filter_generated(
+        raw,
+        load_source(args.gold),
+        args.output,
+        config,
+        overwrite=args.overwrite,
+        card_fields=dataset_card_fields(args),
+    )
     report_selection(Path(selected))
     return 0

@@ -34,10 +34,12 @@ def add_parser(sub: Any) -> None:
     add_card_metadata_options(push_dataset, language="en")
     push_dataset.add_argument("--pretty-name", default=None, help="title of the card")
     push_dataset.add_argument(
-        "--generator", default=None, metavar="ORG/NAME",
+        "--generator",
+        default=None,
+        metavar="ORG/NAME",
         help="Hub id the generator model is published under, to name in the card (default: the path it was "
         "generated with)",
-    )  # fmt: skip
+    )
     push_dataset.add_argument(
         "--quality", default=None, metavar="FILE.json", help="quality metrics to show in the card ({name: value})"
     )
@@ -56,22 +58,27 @@ def add_parser(sub: Any) -> None:
     )
     push_model.add_argument("--model", required=True, metavar="MODEL_DIR", help="folder written by hf-ecg train")
     push_model.add_argument(
-        "--drop-mention-bank", action="store_true",
+        "--drop-mention-bank",
+        action="store_true",
         help="leave out the mention bank (real mentions of the training corpus) that ecg_config.json may carry",
-    )  # fmt: skip
+    )
     push_model.add_argument(
         "--trust-remote-code", action="store_true", help="allow custom model code when loading (off by default)"
     )
     push_model.add_argument(
-        "--ner-report", default=None, metavar="NER_JSON",
+        "--ner-report",
+        default=None,
+        metavar="NER_JSON",
         help="the report of `hf-ecg evaluate ner -o NER_JSON` for a tagger trained with this model's data: its "
         "scores (micro and per type) go into the card and its model-index",
-    )  # fmt: skip
+    )
     push_model.add_argument(
-        "--dataset-id", default=None, metavar="ORG/NAME",
+        "--dataset-id",
+        default=None,
+        metavar="ORG/NAME",
         help="Hub id of the gold corpus the model learned from, for the card's datasets metadata (and the source "
         "of the datasets it generates, in their cards)",
-    )  # fmt: skip
+    )
     add_card_metadata_options(push_model)
     _add_push_options(push_model)
     push_model.set_defaults(func=_run_push_model)
@@ -81,9 +88,11 @@ def _add_push_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo-id", required=True, metavar="ORG/NAME", help="the Hub repository")
     parser.add_argument("--private", action="store_true", help="create the repository private")
     parser.add_argument(
-        "--local-dir", default=None, metavar="DIR",
+        "--local-dir",
+        default=None,
+        metavar="DIR",
         help="write exactly the folder that would be uploaded to DIR and touch no network",
-    )  # fmt: skip
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace the contents of a non-empty --local-dir")
 
 
@@ -106,10 +115,17 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
         if not isinstance(quality, dict):
             raise CLIError(f"{args.quality} must hold a JSON object of metric names to values")
     where = push_dataset(
-        args.data, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
-        license=args.license, language=args.language, pretty_name=args.pretty_name, quality=quality,
+        args.data,
+        args.repo_id,
+        private=args.private,
+        local_dir=args.local_dir,
+        overwrite=args.overwrite,
+        license=args.license,
+        language=args.language,
+        pretty_name=args.pretty_name,
+        quality=quality,
         **({"generator": args.generator} if args.generator else {}),
-    )  # fmt: skip
+    )
     _report_push(args, where, "dataset")
     if args.local_dir is not None:
         print(f"load it with: datasets.load_dataset({where!r}, split='train')")
@@ -120,10 +136,18 @@ def _run_push_model(args: argparse.Namespace) -> int:
     from ..hub.push import push_model
 
     where = push_model(
-        args.model, args.repo_id, private=args.private, local_dir=args.local_dir, overwrite=args.overwrite,
-        drop_mention_bank=args.drop_mention_bank, trust_remote_code=args.trust_remote_code,
-        ner_report=args.ner_report, license=args.license, language=args.language, dataset_id=args.dataset_id,
-    )  # fmt: skip
+        args.model,
+        args.repo_id,
+        private=args.private,
+        local_dir=args.local_dir,
+        overwrite=args.overwrite,
+        drop_mention_bank=args.drop_mention_bank,
+        trust_remote_code=args.trust_remote_code,
+        ner_report=args.ner_report,
+        license=args.license,
+        language=args.language,
+        dataset_id=args.dataset_id,
+    )
     _report_push(args, where, "model")
     if args.local_dir is not None:
         print(f"serve it with: pipeline(model={where!r}, trust_remote_code=True)")

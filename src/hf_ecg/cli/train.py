@@ -39,9 +39,11 @@ def add_parser(sub: Any) -> None:
     train.add_argument("--validation", metavar="DATA", default=None, help="validation corpus, evaluated per epoch")
     add_subset_options(train)
     train.add_argument(
-        "--corpus-name", default=None, metavar="NAME",
+        "--corpus-name",
+        default=None,
+        metavar="NAME",
         help="the corpus's name in the model card and statistics (default: the file's name)",
-    )  # fmt: skip
+    )
     add_corpus_options(train)
     train.add_argument("--model", required=True, metavar="NAME", help="base causal LM: Hub id, local folder or alias")
     train.add_argument("--output", "-o", required=True, metavar="DIR", help="output folder (also for checkpoints)")
@@ -54,9 +56,11 @@ def add_parser(sub: Any) -> None:
     card = train.add_argument_group("model card (OUTPUT/README.md)")
     card.add_argument("--license", default=None, metavar="ID", help="license id for the card (default: none stated)")
     card.add_argument(
-        "--dataset-id", default=None, metavar="ORG/NAME",
+        "--dataset-id",
+        default=None,
+        metavar="ORG/NAME",
         help="Hub id of the gold corpus, for the card's datasets metadata and the cards of the data it generates",
-    )  # fmt: skip
+    )
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in the output folder")
     add_overwrite_option(train, "model")
     train.add_argument(

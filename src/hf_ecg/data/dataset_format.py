@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "UNFINISHED_DIR",
     "GenerationManifest",
     "MentionsRecord",
+    "ShardLayout",
     "align_labels",
     "bio_labels",
     "columns_of_folder",
@@ -82,8 +84,9 @@ def ner_label_names(entity_types: Sequence[str], label_names: Sequence[str] | No
     return names
 
 
-def align_labels(dataset: datasets.Dataset, label_names: Sequence[str] | datasets.Dataset,
-                 column: str = "ner_tags") -> datasets.Dataset:  # fmt: skip
+def align_labels(
+    dataset: datasets.Dataset, label_names: Sequence[str] | datasets.Dataset, column: str = "ner_tags"
+) -> datasets.Dataset:
     """``dataset`` with its ``column`` ids re-numbered to ``label_names`` (a list, or a dataset whose
     ``column`` is a sequence of ``ClassLabel``), so that it concatenates with a gold dataset::
 
@@ -114,8 +117,9 @@ def align_labels(dataset: datasets.Dataset, label_names: Sequence[str] | dataset
     new_id = [names.index(name) if name in names else -1 for name in current]
     features = dataset.features.copy()
     features[column] = datasets.Sequence(datasets.ClassLabel(names=names))
-    return dataset.map(lambda row: {column: [new_id[k] for k in row[column]]}, features=features,
-                       desc="Aligning labels")  # fmt: skip
+    return dataset.map(
+        lambda row: {column: [new_id[k] for k in row[column]]}, features=features, desc="Aligning labels"
+    )
 
 
 def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | None = None) -> datasets.Features:
@@ -179,6 +183,27 @@ def shard_rows(path: Path) -> int | None:
         return pq.read_metadata(path).num_rows
     except Exception:  # unreadable: treat as missing and write it again
         return None
+
+
+@dataclass
+class ShardLayout:
+    """A folder's shards: shard ``s`` holds ids ``[s*S, (s+1)*S)``, in ``unfinished/`` until the run ends."""
+
+    output_dir: Path
+    num_samples: int
+    per_shard: int
+
+    @property
+    def count(self) -> int:
+        return (self.num_samples + self.per_shard - 1) // self.per_shard
+
+    def ids(self, shard: int) -> range:
+        return range(shard * self.per_shard, min((shard + 1) * self.per_shard, self.num_samples))
+
+    def done(self, shard: int) -> bool:  # shards of folders begun before unfinished/ may sit in data/
+        name = SHARD_PATTERN.format(shard)
+        places = (self.output_dir / UNFINISHED_DIR / name, self.output_dir / "data" / name)
+        return len(self.ids(shard)) in tuple(shard_rows(path) for path in places)
 
 
 def write_unfinished_card(output_dir: str | os.PathLike, num_samples: int, resume: str) -> None:

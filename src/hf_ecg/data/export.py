@@ -76,7 +76,12 @@ def export_generated(
                 tags = spans_to_tags(spans, len(tokens), scheme)
                 handle.write("".join(f"{token}\t{tag}\n" for token, tag in zip(tokens, tags, strict=True)) + "\n")
             else:
-                record = {"id": sample_id, "tokens": tokens, "ner_tags": spans_to_tags(spans, len(tokens)),
-                          "text": " ".join(tokens), "spans": text_spans(tokens, spans)}  # fmt: skip
+                record = {
+                    "id": sample_id,
+                    "tokens": tokens,
+                    "ner_tags": spans_to_tags(spans, len(tokens)),
+                    "text": " ".join(tokens),
+                    "spans": text_spans(tokens, spans),
+                }
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return output

@@ -20,8 +20,14 @@ from ..runtime.files import read_json
 from ..runtime.mention_sources import MentionSource, resolve_mentions
 from ..runtime.mentions import FILL_STRATEGIES, MentionBank
 
-__all__ = ["MANIFEST_NAME", "MANIFEST_VERSION", "GenerationManifest", "MentionsRecord", "read_manifest",
-           "write_manifest"]  # fmt: skip
+__all__ = [
+    "MANIFEST_NAME",
+    "MANIFEST_VERSION",
+    "GenerationManifest",
+    "MentionsRecord",
+    "read_manifest",
+    "write_manifest",
+]
 
 MANIFEST_NAME = "ecg_generation.json"
 #: 2: the version is recorded, ``mentions`` is a record; 1 (no ``format_version``): the folders before, whose
@@ -77,17 +83,28 @@ class MentionsRecord:
             shares = {part: round(share, 6) for part, share in mentions.normalized().items()}
             part = cls.from_mentions(mentions.source("lists"), bank, from_corpus) if "lists" in shares else None
             uses_bank = "bank" in shares or "generated" in shares or (part is not None and part.real)
-            return cls("mixture", strategy=mentions.strategy, bank=whose if uses_bank else None,
-                       path=part.path if part else None, digest=part.digest if part else None,
-                       lists=part.lists if part else None, shares=shares)  # fmt: skip
+            return cls(
+                "mixture",
+                strategy=mentions.strategy,
+                bank=whose if uses_bank else None,
+                path=part.path if part else None,
+                digest=part.digest if part else None,
+                lists=part.lists if part else None,
+                shares=shares,
+            )
         if resolved.kind in (MentionSource.GENERATED, MentionSource.BANK):
             return cls(resolved.kind.value, strategy=resolved.strategy, bank=whose)
         if resolved.kind is MentionSource.LISTS:
             files = resolved.lists.list_files()
             listed = MentionBank({label: bank.counts(label) for label in files})
             others = set(bank.types) - set(files)
-            return cls("lists", strategy=resolved.strategy, bank=whose if others else None, digest=_digest(listed),
-                       lists={label: str(file) for label, file in sorted(files.items())})  # fmt: skip
+            return cls(
+                "lists",
+                strategy=resolved.strategy,
+                bank=whose if others else None,
+                digest=_digest(listed),
+                lists={label: str(file) for label, file in sorted(files.items())},
+            )
         if resolved.kind is MentionSource.FILE:
             return cls("file", path=str(mentions))
         return cls("user", digest=_digest(bank))
@@ -97,8 +114,7 @@ class MentionsRecord:
         """The record of a generator's folder written before it existed: a strategy name or ``None`` (random),
         ``user mentions DIGEST``, or a file's path."""
         if value is None or value in FILL_STRATEGIES:
-            return cls("bank", strategy=value or FILL_STRATEGIES[0],
-                       bank="corpus" if corpus else "generator")  # fmt: skip
+            return cls("bank", strategy=value or FILL_STRATEGIES[0], bank="corpus" if corpus else "generator")
         if value.startswith("user mentions "):
             return cls("user", digest=value.split()[-1])
         return cls("file", path=value)
@@ -121,8 +137,20 @@ def _digest(bank: MentionBank) -> str:
 RESULT_FIELDS = ("generation_cost", "mention_novelty", "mention_writing", "mention_sources")
 #: Written even when ``None`` in a generator's manifest (the settings a resumed run compares), and a baseline's,
 #: whose keys come in this order.
-_GENERATOR_FIELDS = ("model", "num_samples", "samples_per_shard", "seed", "sampler", "entities", "mentions", "corpus",
-                     "decoding", "dtype", "entity_types", "label_names")  # fmt: skip
+_GENERATOR_FIELDS = (
+    "model",
+    "num_samples",
+    "samples_per_shard",
+    "seed",
+    "sampler",
+    "entities",
+    "mentions",
+    "corpus",
+    "decoding",
+    "dtype",
+    "entity_types",
+    "label_names",
+)
 _BASELINE_FIELDS = ("method", "model", "entity_types", "label_names", "num_samples", "settings")
 
 
@@ -173,8 +201,10 @@ class GenerationManifest:
                 ).to_dict()
             if isinstance(values.get("decoding"), dict):
                 defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"} | _BEFORE_ADDED
-                values["decoding"] = {**{k: v for k, v in defaults.items() if k not in values["decoding"]},
-                                      **values["decoding"]}  # fmt: skip
+                values["decoding"] = {
+                    **{k: v for k, v in defaults.items() if k not in values["decoding"]},
+                    **values["decoding"],
+                }
         if isinstance(values.get("mentions"), Mapping):
             values["mentions"] = MentionsRecord(**values["mentions"])
         known = {f.name for f in fields(cls)} - {"extra", "format_version"}
@@ -188,8 +218,11 @@ class GenerationManifest:
         always = _BASELINE_FIELDS if self.method is not None else _GENERATOR_FIELDS
         if self.method is not None:  # a baseline's keys first, in their order
             values = {**{k: values[k] for k in always}, **values}
-        return {**{k: v for k, v in values.items() if v is not None or k in always}, **self.extra,
-                "format_version": self.format_version}  # fmt: skip
+        return {
+            **{k: v for k, v in values.items() if v is not None or k in always},
+            **self.extra,
+            "format_version": self.format_version,
+        }
 
     def run_settings(self) -> dict[str, Any]:
         """What a resumed run must repeat: everything but the results and the version."""

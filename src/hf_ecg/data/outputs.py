@@ -123,8 +123,10 @@ def check_output(output: str | os.PathLike, kind: OutputKind, *, inputs: Iterabl
         return False
     foreign = kind.foreign(path) if kind.is_own(path) else sorted(e.name for e in path.iterdir())
     if foreign:
-        raise FileExistsError(f"{path} holds files hf_ecg did not write ({_shown(foreign)}): give a new or empty "
-                              f"folder (--overwrite replaces only a {kind.name} hf_ecg wrote)")  # fmt: skip
+        raise FileExistsError(
+            f"{path} holds files hf_ecg did not write ({_shown(foreign)}): give a new or empty "
+            f"folder (--overwrite replaces only a {kind.name} hf_ecg wrote)"
+        )
     return True
 
 
@@ -142,8 +144,10 @@ def prepare_output(
     path = Path(output)
     if check_output(path, kind, inputs=inputs):
         if not overwrite:
-            raise ValueError(f"{path} holds another {kind.name} hf_ecg wrote: use another folder, or "
-                             "overwrite=True (--overwrite) to replace it")  # fmt: skip
+            raise ValueError(
+                f"{path} holds another {kind.name} hf_ecg wrote: use another folder, or "
+                "overwrite=True (--overwrite) to replace it"
+            )
         if not dry_run:
             for entry in path.iterdir():
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()

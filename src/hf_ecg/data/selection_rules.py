@@ -6,9 +6,18 @@ __all__ = ["DEFAULT_RULES", "REPAIR_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGE
 
 #: Every rule, in the order the default applies the cheap ones before the tagger ones.
 RULES = (
-    "duplicate", "near-copy", "tag-leak", "whole", "empty-slot", "mention-type", "consistent", "no-extra", "unlabel",
-    "relabel", "exact",
-)  # fmt: skip
+    "duplicate",
+    "near-copy",
+    "tag-leak",
+    "whole",
+    "empty-slot",
+    "mention-type",
+    "consistent",
+    "no-extra",
+    "unlabel",
+    "relabel",
+    "exact",
+)
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
 DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 #: What each rule drops, in a few words (the dataset card's selection table).

@@ -90,9 +90,15 @@ def build_demo_model(
     source = Path(corpus or shipped_corpus())
     sentences = readable_sentences(load_corpus(source), first_n)
     args = ECGTrainingArguments(
-        output_dir=str(output_dir), lora=True, max_steps=max_steps, learning_rate=1e-3, save_strategy="no",
-        logging_steps=5, validation_split=0.0, mention_samples=False,
-    )  # fmt: skip
+        output_dir=str(output_dir),
+        lora=True,
+        max_steps=max_steps,
+        learning_rate=1e-3,
+        save_strategy="no",
+        logging_steps=5,
+        validation_split=0.0,
+        mention_samples=False,
+    )
     # a demo model from an earlier run is trained again (only what hf_ecg wrote there is replaced)
     train_ecg_model(sentences, DEMO_BASE_MODEL, args, corpus_name=f"{source.name} (readable sentences)", overwrite=True)
     return Path(output_dir)

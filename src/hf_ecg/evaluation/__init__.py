@@ -44,8 +44,9 @@ def _split_spec(spec: str | os.PathLike) -> tuple[str, list[int]]:
         return text, []
     head, _, tail = text.rpartition(":")
     if not numbers and head and Path(head).exists():
-        raise ValueError(f"{text}: {tail!r} after the file name is not a number of sentences (DATA:N or "
-                         "DATA:START:STOP)")  # fmt: skip
+        raise ValueError(
+            f"{text}: {tail!r} after the file name is not a number of sentences (DATA:N or DATA:START:STOP)"
+        )
     return ":".join(parts), numbers
 
 

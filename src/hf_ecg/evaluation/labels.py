@@ -80,8 +80,10 @@ def agreement_by_origin(
     for sentence, tags in zip(data, predicted, strict=True):
         ours = {(s.start, s.end, s.label) for s in sentence.spans}
         theirs = {(s.start, s.end, s.label) for s in tags_to_spans(list(tags), "IOB2")[0]}
-        for spans, total, agreed, other in ((ours, "entities", "precise", theirs),
-                                            (theirs, "reference_entities", "recalled", ours)):  # fmt: skip
+        for spans, total, agreed, other in (
+            (ours, "entities", "precise", theirs),
+            (theirs, "reference_entities", "recalled", ours),
+        ):
             for start, end, label in spans:
                 origin = "gold" if (label, tuple(sentence.tokens[start:end])) in known else "new"
                 counts[origin][total] += 1
@@ -129,9 +131,11 @@ def label_agreement(
     set_types = set(data.entity_types)
     unknown = sorted(set_types - set(reference.entity_types))
     if unknown:
-        raise ValueError(f"the reference does not label {', '.join(unknown)}, which {data.name} has: it labels "
-                         f"{', '.join(reference.entity_types) or 'nothing'}; use a reference trained on every "
-                         f"type of the set")  # fmt: skip
+        raise ValueError(
+            f"the reference does not label {', '.join(unknown)}, which {data.name} has: it labels "
+            f"{', '.join(reference.entity_types) or 'nothing'}; use a reference trained on every "
+            f"type of the set"
+        )
     if not len(data):
         raise ValueError(f"{data.name} has no sentences")
     labelled = [sentence.tags for sentence in data]
@@ -157,11 +161,14 @@ def label_agreement(
         **scores,
         "per_type": per_type_scores(predicted, labelled),
         "errors": dict(errors),
-        "ceiling": None if ceiling is None else {
-            key: ceiling[key] for key in ("name", "sentences", "entity_f1", "entity_precision", "entity_recall")
+        "ceiling": None
+        if ceiling is None
+        else {
+            key: ceiling[key]
+            for key in ("name", "sentences", "entity_f1", "entity_precision", "entity_recall")
             if key in ceiling
         },
-    }  # fmt: skip
+    }
     if gold is not None:
         from .ner import new_mention_share
 

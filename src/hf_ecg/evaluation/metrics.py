@@ -39,8 +39,9 @@ def per_type_scores(gold: Sequence[Tags], predicted: Sequence[Tags]) -> dict[str
         from seqeval.metrics import classification_report
     except ImportError:
         raise ImportError("per-type scores need seqeval: pip install 'hf-ecg[eval]' (or seqeval)") from None
-    report = classification_report([list(g) for g in gold], [list(p) for p in predicted], output_dict=True,
-                                   zero_division=0)  # fmt: skip
+    report = classification_report(
+        [list(g) for g in gold], [list(p) for p in predicted], output_dict=True, zero_division=0
+    )
     measures = {"precision": "precision", "recall": "recall", "f1": "f1-score"}
     return {
         label: {**{name: float(row[key]) for name, key in measures.items()}, "support": int(row["support"])}

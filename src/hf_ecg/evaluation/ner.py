@@ -96,9 +96,11 @@ def training_stages(
     synthetic_sentences = [s for corpus in synthetic for s in corpus]
     if config.recipe == "two-stage" and gold_sentences and synthetic_sentences:
         synthetic_epochs = config.synthetic_epochs or default_synthetic_epochs(
-            config.epochs, len(gold_sentences), len(synthetic_sentences),
+            config.epochs,
+            len(gold_sentences),
+            len(synthetic_sentences),
             recycled=new_mention_share(gold_sentences, synthetic_sentences) == 0,
-        )  # fmt: skip
+        )
         return [(synthetic_sentences, synthetic_epochs), (gold_sentences, config.epochs)]
     if config.recipe == "oversample" and gold_sentences and synthetic_sentences:
         wanted = config.gold_share * len(synthetic_sentences) / (1.0 - config.gold_share)
@@ -183,9 +185,11 @@ def train_tagger(
     def encoded(sentences: Sequence[Sentence]) -> datasets.Dataset:
         rows = {"tokens": [list(s.tokens) for s in sentences], "tags": [s.tags for s in sentences]}
         return datasets.Dataset.from_dict(rows).map(
-            encode_words, batched=True, remove_columns=["tokens", "tags"],
+            encode_words,
+            batched=True,
+            remove_columns=["tokens", "tags"],
             fn_kwargs={"tokenizer": tokenizer, "label_ids": label_ids, "max_length": config.max_length},
-        )  # fmt: skip
+        )
 
     torch.manual_seed(seed)  # the classifier head's initialisation
     model = AutoModelForTokenClassification.from_pretrained(
@@ -200,29 +204,42 @@ def train_tagger(
         selection = _dev_selection(tagger, dev, config.patience) if dev is not None and len(dev) else None
         with tempfile.TemporaryDirectory(prefix="hf-ecg-ner-") as output_dir:
             args = TrainingArguments(
-                output_dir=output_dir, num_train_epochs=epochs, per_device_train_batch_size=config.batch_size,
-                per_device_eval_batch_size=config.eval_batch_size, learning_rate=config.learning_rate, seed=seed,
-                save_strategy="no", eval_strategy="no", logging_strategy="no", report_to=[],
-                disable_tqdm=not progress_bar, dataloader_pin_memory=torch.cuda.is_available(),
+                output_dir=output_dir,
+                num_train_epochs=epochs,
+                per_device_train_batch_size=config.batch_size,
+                per_device_eval_batch_size=config.eval_batch_size,
+                learning_rate=config.learning_rate,
+                seed=seed,
+                save_strategy="no",
+                eval_strategy="no",
+                logging_strategy="no",
+                report_to=[],
+                disable_tqdm=not progress_bar,
+                dataloader_pin_memory=torch.cuda.is_available(),
                 max_steps=config.max_steps,
                 # The fused AdamW step is ~4× faster on CPU than the default foreach one: 0.1 s of a 0.6 s
                 # MiniLM update (the 11.7M-parameter word embeddings get a dense update every step).
                 optim="adamw_torch_fused",
                 train_sampling_strategy="group_by_length" if config.group_by_length else "random",
                 # Trainer's bf16 is autocast; on a machine without CUDA it must be told the CPU is meant.
-                bf16=config.bf16, use_cpu=config.bf16 and not torch.cuda.is_available(),
-            )  # fmt: skip
+                bf16=config.bf16,
+                use_cpu=config.bf16 and not torch.cuda.is_available(),
+            )
             trainer = Trainer(
-                model=model, args=args, train_dataset=encoded(sentences),
-                data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+                model=model,
+                args=args,
+                train_dataset=encoded(sentences),
+                data_collator=DataCollatorForTokenClassification(tokenizer),
+                processing_class=tokenizer,
                 callbacks=[selection] if selection is not None else None,
-            )  # fmt: skip
+            )
             trainer.train()
             model = tagger.model = trainer.model
         if selection is not None:
             model.load_state_dict(selection.best_state)
-            tagger.selection.append({"dev_f1_by_epoch": selection.history, "epoch_kept": selection.best_epoch,
-                                     "dev_f1": selection.best_f1})  # fmt: skip
+            tagger.selection.append(
+                {"dev_f1_by_epoch": selection.history, "epoch_kept": selection.best_epoch, "dev_f1": selection.best_f1}
+            )
     return tagger
 
 
@@ -254,8 +271,9 @@ def train_and_test(
     """Train one token classifier on ``train`` and ``synthetic`` (:func:`train_tagger`, its epoch chosen on
     ``dev`` when given) and score it on ``test``; with ``save_to``, save it there (:meth:`Tagger.save_pretrained`,
     its test scores in the record: a reference tagger for ``hf-ecg evaluate labels``)."""
-    tagger = train_tagger(train, config, seed, synthetic=synthetic, entity_types=test.entity_types, dev=dev,
-                          progress_bar=progress_bar)  # fmt: skip
+    tagger = train_tagger(
+        train, config, seed, synthetic=synthetic, entity_types=test.entity_types, dev=dev, progress_bar=progress_bar
+    )
     scores = {"seed": seed, **score_tagger(tagger, test)}
     if save_to is not None:
         tagger.record = {
@@ -310,8 +328,11 @@ def evaluate_ner(
         raise FileExistsError(f"{', '.join(taken)} already exist: choose another folder to save the taggers in")
     unseen = sorted(set(test.entity_types) - {t for corpus in (*train, *synthetic) for t in corpus.entity_types})
     if unseen:  # scored all the same: F1 0 for each, folded into the micro average
-        logger.warning("the test data has type(s) %s that no training sentence has: the tagger cannot find them, "
-                       "and their F1 of 0 lowers the micro F1", ", ".join(unseen))  # fmt: skip
+        logger.warning(
+            "the test data has type(s) %s that no training sentence has: the tagger cannot find them, "
+            "and their F1 of 0 lowers the micro F1",
+            ", ".join(unseen),
+        )
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)
@@ -319,8 +340,18 @@ def evaluate_ner(
         if unlabelled:
             seed_synthetic.append(self_labelled(train, unlabelled, config, seed, test.entity_types, progress_bar))
             stages = training_stages(train, seed_synthetic, config)
-        runs.append(train_and_test(train, test, config, seed, synthetic=seed_synthetic, dev=dev,
-                                   progress_bar=progress_bar, save_to=save_paths.get(seed)))  # fmt: skip
+        runs.append(
+            train_and_test(
+                train,
+                test,
+                config,
+                seed,
+                synthetic=seed_synthetic,
+                dev=dev,
+                progress_bar=progress_bar,
+                save_to=save_paths.get(seed),
+            )
+        )
     report: dict[str, Any] = {
         "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in train],
         "synthetic": [{"name": corpus.name, "sentences": len(corpus)} for corpus in synthetic],

@@ -259,9 +259,12 @@ def quality_report(
     ``forced_tags`` and ``cut_blocks`` columns, adds the block counts (:func:`block_health`).
     """
     return quality_reports(
-        {"generated": generated}, reference, ref_model=ref_model, batch_size=batch_size,
+        {"generated": generated},
+        reference,
+        ref_model=ref_model,
+        batch_size=batch_size,
         flags=None if flags is None else {"generated": flags},
-    )["generated"]  # fmt: skip
+    )["generated"]
 
 
 def quality_reports(

@@ -168,8 +168,10 @@ class Tagger:
             raise model_load_error(name, error, "tagger") from None
         architectures = list(getattr(model_config, "architectures", None) or [])
         if not any(a.endswith("ForTokenClassification") for a in architectures):
-            raise ValueError(f"{name} is not a token classifier: its config names the architectures "
-                             f"{architectures or 'none'}, none of them ...ForTokenClassification")  # fmt: skip
+            raise ValueError(
+                f"{name} is not a token classifier: its config names the architectures "
+                f"{architectures or 'none'}, none of them ...ForTokenClassification"
+            )
         labels = [model_config.id2label[i] for i in range(len(model_config.id2label))]
         bad = [label for label in labels if label != "O" and label[:2] not in ("B-", "I-")]
         if bad or "O" not in labels:
@@ -190,8 +192,9 @@ class Tagger:
         import numpy as np
         import torch
 
-        encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, truncation=True,
-                                 max_length=self.config.max_length)  # fmt: skip
+        encoded = self.tokenizer(
+            [list(s) for s in sentences], is_split_into_words=True, truncation=True, max_length=self.config.max_length
+        )
         # Predict in order of length so that batches carry little padding; rows are put back after.
         order = sorted(range(len(sentences)), key=lambda i: len(encoded["input_ids"][i]))
         outside = self.labels.index("O")
@@ -223,8 +226,9 @@ class Tagger:
         from ..data.corpus import Corpus, Sentence
 
         predicted = zip(sentences, self.predict(sentences), strict=True)
-        return Corpus([Sentence.from_tags(words, tags, f"{name}[{i}]") for i, (words, tags) in enumerate(predicted)],
-                      name=name)  # fmt: skip
+        return Corpus(
+            [Sentence.from_tags(words, tags, f"{name}[{i}]") for i, (words, tags) in enumerate(predicted)], name=name
+        )
 
     def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
         """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""

@@ -176,8 +176,11 @@ def novelty_lines(dirs: dict[str, Path]) -> list[str]:
             continue
         manifest = read_manifest(folder)
         novelty, writing = manifest.mention_novelty, manifest.mention_writing
-        text = f"{name[6:]}: " + (f"{100 * novelty['share']:.0f}% of mentions not in the training bank" if novelty
-                                  else "new-mention share not recorded")  # fmt: skip
+        text = f"{name[6:]}: " + (
+            f"{100 * novelty['share']:.0f}% of mentions not in the training bank"
+            if novelty
+            else "new-mention share not recorded"
+        )
         if writing:
             text += f"; {100 * writing['rejected_share']:.0f}% of the writer's tries rejected ({writing['rejected']})"
         lines.append(text)
@@ -203,8 +206,15 @@ def plot_mention_curves(
         points = [(m, _mean_std(results.get(f"{stem}-{m}x", []))) for m in scales]
         points = [(0, gold)] * (gold is not None) + [(m, s) for m, s in points if s is not None]
         if len(points) > 1:
-            ax.errorbar([m for m, _ in points], [s[0] for _, s in points], yerr=[s[1] for _, s in points],
-                        linestyle=style, marker="o", capsize=3, label=label)  # fmt: skip
+            ax.errorbar(
+                [m for m, _ in points],
+                [s[0] for _, s in points],
+                yerr=[s[1] for _, s in points],
+                linestyle=style,
+                marker="o",
+                capsize=3,
+                label=label,
+            )
     ax.set_xlabel("synthetic sentences (multiples of gold; 0: gold alone)")
     ax.set_ylabel("entity micro F1")
     ax.set_title(f"{config.dataset.upper()} {config.first_n}: mentions by source")

@@ -313,8 +313,12 @@ class ECGDatasetCardData:
     @property
     def mention_sources_description(self) -> str:
         """``1,234 written by the generator (83%), 250 from the bank (17%)``: where the mentions came from."""
-        names = {"generated": "written by the generator", "bank": "from the training mention bank",
-                 "lists": "from the user's mention lists", "user": "from mentions the user supplied"}  # fmt: skip
+        names = {
+            "generated": "written by the generator",
+            "bank": "from the training mention bank",
+            "lists": "from the user's mention lists",
+            "user": "from mentions the user supplied",
+        }
         counts = self.mention_sources or {}
         total = sum(counts.values()) or 1
         return ", ".join(f"{n:,} {names.get(origin, origin)} ({100 * n / total:.0f}%)" for origin, n in counts.items())

@@ -19,8 +19,14 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from ..citation import CITATION
 from ..runtime.files import read_json
 
-__all__ = ["CARD_DATA_NAME", "MODEL_CARD_TEMPLATE", "ECGModelCardData", "library_versions", "looks_like_hub_id",
-           "method_name"]  # fmt: skip
+__all__ = [
+    "CARD_DATA_NAME",
+    "MODEL_CARD_TEMPLATE",
+    "ECGModelCardData",
+    "library_versions",
+    "looks_like_hub_id",
+    "method_name",
+]
 
 MODEL_CARD_TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
 CARD_DATA_NAME = "ecg_card.json"
@@ -105,13 +111,28 @@ class ECGModelCardData:
             return None
         test = report.get("test", {}).get("name") or "test"
         seeds = len(report.get("runs", [])) or 1
-        common = {"task_type": "token-classification", "task_name": "Named entity recognition (downstream tagger)",
-                  "dataset_type": test, "dataset_name": test, "metric_type": "f1"}  # fmt: skip
-        results = [EvalResult(**common, metric_value=round(report["entity_f1_mean"], 4),
-                              metric_name=f"entity micro F1, mean of {seeds} seed(s)")]  # fmt: skip
+        common = {
+            "task_type": "token-classification",
+            "task_name": "Named entity recognition (downstream tagger)",
+            "dataset_type": test,
+            "dataset_name": test,
+            "metric_type": "f1",
+        }
+        results = [
+            EvalResult(
+                **common,
+                metric_value=round(report["entity_f1_mean"], 4),
+                metric_name=f"entity micro F1, mean of {seeds} seed(s)",
+            )
+        ]
         for label, scores in sorted(report.get("per_type", {}).items()):
-            results.append(EvalResult(**common, metric_value=round(scores["f1_mean"], 4),
-                                      metric_name=f"{label} F1, mean of {seeds} seed(s)"))  # fmt: skip
+            results.append(
+                EvalResult(
+                    **common,
+                    metric_value=round(scores["f1_mean"], 4),
+                    metric_name=f"{label} F1, mean of {seeds} seed(s)",
+                )
+            )
         return results
 
     def card_data(self) -> ModelCardData:

@@ -177,9 +177,11 @@ def _upload(folder: Path, repo_id: str, repo_type: str, private: bool, token: st
     try:
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
         api.upload_folder(
-            folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type=repo_type,
             commit_message=f"Upload {repo_type} with hf_ecg",
-        )  # fmt: skip
+        )
     except Exception as err:  # network, auth, offline mode: one line, and never the token
         message = str(err).replace(token, "***").splitlines()[0] if str(err) else type(err).__name__
         raise HubUploadError(f"could not upload to the {repo_type} repo {repo_id}: {message}") from None
@@ -229,9 +231,15 @@ def push_model(
     With ``local_dir``, only write the folder that would be uploaded there and return its path.
     Otherwise return the repo URL. The other arguments are :func:`prepare_model_folder`'s.
     """
-    options = {"repo_id": repo_id, "drop_mention_bank": drop_mention_bank, "trust_remote_code": trust_remote_code,
-               "ner_report": ner_report, "license": license, "language": language,
-               "dataset_id": dataset_id}  # fmt: skip
+    options = {
+        "repo_id": repo_id,
+        "drop_mention_bank": drop_mention_bank,
+        "trust_remote_code": trust_remote_code,
+        "ner_report": ner_report,
+        "license": license,
+        "language": language,
+        "dataset_id": dataset_id,
+    }
     if local_dir is not None:
         prepare_model_folder(model_dir, local_dir, overwrite=overwrite, **options)
         return str(local_dir)

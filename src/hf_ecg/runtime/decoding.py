@@ -54,8 +54,16 @@ from .decoding_constraint import EntityConstraintLogitsProcessor
 from .decoding_lm import TemplateLMDecoder
 from .ecg_config import ECGConfig
 
-__all__ = ["BLOCK_ENDS", "DECODING_MODES", "ChainedDecoder", "DecodedTemplate", "DecodingConfig",
-           "EntityConstraintLogitsProcessor", "TemplateLMDecoder", "make_decoder"]  # fmt: skip
+__all__ = [
+    "BLOCK_ENDS",
+    "DECODING_MODES",
+    "ChainedDecoder",
+    "DecodedTemplate",
+    "DecodingConfig",
+    "EntityConstraintLogitsProcessor",
+    "TemplateLMDecoder",
+    "make_decoder",
+]
 
 
 def make_decoder(model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None) -> Any:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from transformers import DynamicCache, LogitsProcessorList
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
-from .decoding_cache import new_cache
+from .decoding_cache import TemplateRow, new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
 from .decoding_constraint import EntityConstraintLogitsProcessor, sampling_warpers
 from .ecg_config import ECGConfig
@@ -32,43 +31,7 @@ from .words import (
     visible,
 )
 
-__all__ = ["BlockDecoder", "TemplateRow"]
-
-
-@dataclass(eq=False)
-class TemplateRow:
-    """A sample in flight (batched mode)."""
-
-    index: int
-    targets: list[int]  # tag ids, then <ENDTEXT>
-    block: int = 0
-    words: list[str] = field(default_factory=list)  # template tokens so far
-    block_ids: list[int] = field(default_factory=list)  # ids fed in the current block
-    pending: int = -1  # sampled, not yet fed
-    length: int = 0  # valid cache positions (right-aligned)
-    forced: int = 0
-    cut: int = 0
-    model_tokens: int = 0
-    redrawn_tokens: int = 0  # tokens of blocks drawn again
-    attempts: int = 1  # tries of the current block
-    retries: int = 0  # blocks drawn again so far
-    refused: int = 0  # blocks the redraw budget kept with tries left
-    force_tag: bool = False  # the block broke a rule, the budget refused a redraw: it ends now, its tag forced
-    checked_words: int = 0  # complete words of the current block checked for a loop
-    cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
-    prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
-    prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
-
-    @property
-    def target(self) -> int:
-        return self.targets[self.block]
-
-    def redraw(self, *, tag_sampled: bool) -> None:
-        """Drop the current block, to draw it again from the same prompt (its prefix, if kept, still fits):
-        its tokens, and its tag when the model wrote one, count as redrawn."""
-        self.model_tokens -= len(self.block_ids)
-        self.redrawn_tokens += len(self.block_ids) + tag_sampled
-        self.block_ids, self.attempts, self.checked_words, self.force_tag = [], self.attempts + 1, 0, False
+__all__ = ["BlockDecoder"]
 
 
 #: Words before a block that a repetition through it can reach.
@@ -104,8 +67,11 @@ class BlockDecoder:
         if missing:
             raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
         self.segments = SegmentIds.of(tokenizer)
-        self.context_id, self.question_id, self.answer_id = self.segments.context, self.segments.question, \
-            self.segments.answer  # fmt: skip
+        self.context_id, self.question_id, self.answer_id = (
+            self.segments.context,
+            self.segments.question,
+            self.segments.answer,
+        )
         self.endtext_id = vocab[ENDTEXT]
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
         structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
@@ -119,8 +85,9 @@ class BlockDecoder:
         self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=vocabulary_words(vocab))
         self._stop_set = frozenset(self.stop_ids)
         # Tokens that write a line break (byte-level BPE: "Ċ"; byte fallback: <0x0A>): redraw_run_on.
-        self._line_breaks = frozenset(i for token, i in vocab.items() if "\n" in token or "Ċ" in token
-                                      or token == "<0x0A>")  # fmt: skip
+        self._line_breaks = frozenset(
+            i for token, i in vocab.items() if "\n" in token or "Ċ" in token or token == "<0x0A>"
+        )
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
@@ -137,9 +104,10 @@ class BlockDecoder:
         # of the vocabulary: the same distribution, without a softmax and a multinomial draw over ~50k
         # tokens per row (a tenth of a CPU decode step at batch 32).
         self._warpers = (
-            sampling_warpers(self.config.temperature, self.config.top_p) if self.config.do_sample
+            sampling_warpers(self.config.temperature, self.config.top_p)
+            if self.config.do_sample
             else LogitsProcessorList()
-        )  # fmt: skip
+        )
         self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
         #: What the current (or last) decode call kept and threw away; progress bars read it.
         self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens)
@@ -199,9 +167,12 @@ class BlockDecoder:
             raise ValueError(f"unknown entity types {unknown}; the model knows {', '.join(self.tag_ids)}")
         ids = [self.endtext_id if t is None else self.tag_ids[t] for t in targets]
         return EntityConstraintLogitsProcessor(
-            self.stop_ids, self.constraint.banned.tolist(), targets=ids, max_block_tokens=max_block_tokens,
+            self.stop_ids,
+            self.constraint.banned.tolist(),
+            targets=ids,
+            max_block_tokens=max_block_tokens,
             block_end=self.config.block_end,
-        )  # fmt: skip
+        )
 
     def block_prompt(self, words: Sequence[str], target: str | None) -> list[int]:
         """The prompt ids of the block that follows the sentence so far (``words``, tags as ``<Type>``) and ends
@@ -217,8 +188,13 @@ class BlockDecoder:
         """``<|context|> ctx <|question|> tag <|answer|>``, the context cut from the left to leave room
         for a whole block inside ``ecg_config.max_length`` (as in training)."""
         context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
-        return prompt_ids(self.segments, context, [question_id], max_length=self.ecg_config.max_length,
-                          answer_room=self.config.max_block_tokens)  # fmt: skip
+        return prompt_ids(
+            self.segments,
+            context,
+            [question_id],
+            max_length=self.ecg_config.max_length,
+            answer_room=self.config.max_block_tokens,
+        )
 
     def _block_words(self, ids: list[int]) -> list[str]:
         """The words of a generated block (its tag excluded), split like the training corpus's tokens
@@ -242,12 +218,22 @@ class BlockDecoder:
         refused: int = 0,
     ) -> DecodedTemplate:
         return DecodedTemplate(
-            entities=entities, template=Template(tuple(words)), forced_tags=forced, model_tokens=model_tokens,
-            redrawn_tokens=redrawn_tokens, refused_redraws=refused, attempts=attempts, cut_blocks=cut,
+            entities=entities,
+            template=Template(tuple(words)),
+            forced_tags=forced,
+            model_tokens=model_tokens,
+            redrawn_tokens=redrawn_tokens,
+            refused_redraws=refused,
+            attempts=attempts,
+            cut_blocks=cut,
             complete=bool(words) and words[-1] in self._endings,
-            tag_pieces=len(self._tag_pieces([w for w in words if tag_label(w) is None],
-                                            starts_sentence=bool(words) and tag_label(words[0]) is None)),
-        )  # fmt: skip
+            tag_pieces=len(
+                self._tag_pieces(
+                    [w for w in words if tag_label(w) is None],
+                    starts_sentence=bool(words) and tag_label(words[0]) is None,
+                )
+            ),
+        )
 
     # ------------------------------------------------------------------ sampling
 

@@ -9,8 +9,8 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from .decoding_base import BlockDecoder, TemplateRow
-from .decoding_cache import SlotLayer, encode_after_prefixes, length_groups, live_columns
+from .decoding_base import BlockDecoder
+from .decoding_cache import SlotLayer, TemplateRow, encode_after_prefixes, length_groups, live_columns
 from .decoding_config import DecodedTemplate
 from .decoding_sequential import decode_sequential
 from .layout import context_prefix
@@ -59,9 +59,11 @@ class ChainedDecoder(BlockDecoder):
             tag = None if last else self.ecg_config.tag_tokens[sequences[row.index][row.block]]
             forced = self._full(row)  # its tag was forced: keep it
             if (
-                not forced and self._tries_left(row.attempts) and self._rejects_block(row.words, words, tag=tag)
+                not forced
+                and self._tries_left(row.attempts)
+                and self._rejects_block(row.words, words, tag=tag)
                 and self._budget_allows(row, len(row.block_ids) + 1)
-            ):  # fmt: skip
+            ):
                 row.redraw(tag_sampled=True)
                 waiting.append(row)
                 return
@@ -77,9 +79,15 @@ class ChainedDecoder(BlockDecoder):
                 waiting.append(row)
                 return
             results[row.index] = self._result(
-                sequences[row.index], row.words, forced=row.forced, model_tokens=row.model_tokens, cut=row.cut,
-                attempts=len(row.targets) + row.retries, redrawn_tokens=row.redrawn_tokens, refused=row.refused,
-            )  # fmt: skip
+                sequences[row.index],
+                row.words,
+                forced=row.forced,
+                model_tokens=row.model_tokens,
+                cut=row.cut,
+                attempts=len(row.targets) + row.retries,
+                redrawn_tokens=row.redrawn_tokens,
+                refused=row.refused,
+            )
             in_flight -= 1
             remaining -= 1
             if progress is not None:
@@ -166,9 +174,12 @@ class ChainedDecoder(BlockDecoder):
         placed = []
         for group in length_groups([len(prompt) - past for prompt, past in zip(prompts, pasts, strict=True)]):
             placed += self._prefill_group(
-                [rows[j] for j in group], [prompts[j] for j in group], [pasts[j] for j in group], rng,
+                [rows[j] for j in group],
+                [prompts[j] for j in group],
+                [pasts[j] for j in group],
+                rng,
                 finish_block,
-            )  # fmt: skip
+            )
         return placed
 
     def _prefill_group(
@@ -262,9 +273,12 @@ class ChainedDecoder(BlockDecoder):
             1,
         )
         out = self.model(
-            input_ids=tokens.to(self.device), attention_mask=mask.to(self.device),
-            position_ids=lengths.unsqueeze(1).to(self.device), cache=cache, use_cache=True,
-        )  # fmt: skip
+            input_ids=tokens.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=lengths.unsqueeze(1).to(self.device),
+            cache=cache,
+            use_cache=True,
+        )
         live = [i for i, row in enumerate(slots) if row is not None]
         for i in live:
             slots[i].block_ids.append(slots[i].pending)  # type: ignore[union-attr]
@@ -294,10 +308,12 @@ class ChainedDecoder(BlockDecoder):
         so does the same prompt when the block is drawn again."""
         size = len(row.prefix_ids)
         row.prefix_kv = [
-            (live_columns(layer.keys, j, length, columns)[:, :size].clone(),
-             live_columns(layer.values, j, length, columns)[:, :size].clone())
+            (
+                live_columns(layer.keys, j, length, columns)[:, :size].clone(),
+                live_columns(layer.values, j, length, columns)[:, :size].clone(),
+            )
             for layer in cache.layers
-        ]  # fmt: skip
+        ]
 
     @staticmethod
     def _trim(slots: list[TemplateRow | None], cache: DynamicCache) -> DynamicCache:

@@ -1,9 +1,10 @@
-"""The batched decoder's KV cache: a preallocated slot layer per model layer, and the helpers that
-group prefills by length and read a row's live columns."""
+"""The batched decoder's rows and KV cache: a template in flight (:class:`TemplateRow`), a preallocated slot layer
+per model layer, rows that decode together (:class:`RowBatch`), and the helpers that group prefills by length and
+read a row's live columns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -11,9 +12,16 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 __all__ = [
-    "PASS_OVERHEAD_TOKENS", "KeptStates", "RowBatch", "SlotLayer", "encode_after_prefixes", "length_groups",
-    "live_columns", "new_cache",
-]  # fmt: skip
+    "PASS_OVERHEAD_TOKENS",
+    "KeptStates",
+    "RowBatch",
+    "SlotLayer",
+    "TemplateRow",
+    "encode_after_prefixes",
+    "length_groups",
+    "live_columns",
+    "new_cache",
+]
 
 #: A row's kept keys and values, per layer: ``(keys, values)``, each ``[heads, positions, dim]``.
 KeptStates = list[tuple[torch.Tensor, torch.Tensor]]
@@ -236,9 +244,13 @@ def encode_after_prefixes(
             layer.update(keys, values)
     device = model.device
     out = model(
-        input_ids=input_ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-        cache=cache, use_cache=True, logits_to_keep=1,
-    )  # fmt: skip
+        input_ids=input_ids.to(device),
+        attention_mask=mask.to(device),
+        position_ids=positions.to(device),
+        cache=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
     return out, mask
 
 
@@ -251,3 +263,39 @@ def new_cache(model: Any) -> DynamicCache:
             f"batched decoding needs full-attention cache layers, this model has {sorted(kinds)}; use mode='sequential'"
         )
     return cache
+
+
+@dataclass(eq=False)
+class TemplateRow:
+    """A sample in flight (batched mode)."""
+
+    index: int
+    targets: list[int]  # tag ids, then <ENDTEXT>
+    block: int = 0
+    words: list[str] = field(default_factory=list)  # template tokens so far
+    block_ids: list[int] = field(default_factory=list)  # ids fed in the current block
+    pending: int = -1  # sampled, not yet fed
+    length: int = 0  # valid cache positions (right-aligned)
+    forced: int = 0
+    cut: int = 0
+    model_tokens: int = 0
+    redrawn_tokens: int = 0  # tokens of blocks drawn again
+    attempts: int = 1  # tries of the current block
+    retries: int = 0  # blocks drawn again so far
+    refused: int = 0  # blocks the redraw budget kept with tries left
+    force_tag: bool = False  # the block broke a rule, the budget refused a redraw: it ends now, its tag forced
+    checked_words: int = 0  # complete words of the current block checked for a loop
+    cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
+    prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
+    prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
+
+    @property
+    def target(self) -> int:
+        return self.targets[self.block]
+
+    def redraw(self, *, tag_sampled: bool) -> None:
+        """Drop the current block, to draw it again from the same prompt (its prefix, if kept, still fits):
+        its tokens, and its tag when the model wrote one, count as redrawn."""
+        self.model_tokens -= len(self.block_ids)
+        self.redrawn_tokens += len(self.block_ids) + tag_sampled
+        self.block_ids, self.attempts, self.checked_words, self.force_tag = [], self.attempts + 1, 0, False

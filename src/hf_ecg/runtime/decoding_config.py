@@ -8,8 +8,17 @@ from dataclasses import dataclass, field
 
 from .blocks import Template
 
-__all__ = ["BLOCK_ENDS", "DECODING_MODES", "DEFAULT_REDRAW_BUDGET", "MAX_BLOCK_TOKENS_LIMIT", "MAX_ENTITIES_LIMIT",
-           "DecodedTemplate", "DecodingConfig", "RedrawBudget", "ShardSeeds"]  # fmt: skip
+__all__ = [
+    "BLOCK_ENDS",
+    "DECODING_MODES",
+    "DEFAULT_REDRAW_BUDGET",
+    "MAX_BLOCK_TOKENS_LIMIT",
+    "MAX_ENTITIES_LIMIT",
+    "DecodedTemplate",
+    "DecodingConfig",
+    "RedrawBudget",
+    "ShardSeeds",
+]
 
 DECODING_MODES = ("batched", "sequential")
 BLOCK_ENDS = ("target", "any-stop")

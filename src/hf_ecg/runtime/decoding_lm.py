@@ -8,7 +8,8 @@ from typing import Any
 
 import torch
 
-from .decoding_base import BlockDecoder, TemplateRow
+from .decoding_base import BlockDecoder
+from .decoding_cache import TemplateRow
 from .decoding_config import DecodedTemplate, DecodingConfig
 from .layout import prompt_ids
 
@@ -83,9 +84,11 @@ class TemplateLMDecoder(BlockDecoder):
             mask = torch.cat([mask, step_mask], 1)
             positions = positions[:, -1:] + 1
             out = self.model(
-                input_ids=torch.tensor(feed, device=self.device)[:, None], attention_mask=mask,
-                position_ids=positions, cache=cache,
-            )  # fmt: skip
+                input_ids=torch.tensor(feed, device=self.device)[:, None],
+                attention_mask=mask,
+                position_ids=positions,
+                cache=cache,
+            )
         self.budget.kept += sum(row.model_tokens for row in rows)
         return [
             self._result(sequence, row.words, forced=row.forced, model_tokens=row.model_tokens, cut=row.cut)

@@ -34,9 +34,13 @@ def decode_sequential(
             for attempt in range(1, decoder.config.max_attempts + 1):
                 attempts += 1
                 out = decoder.model.generate(
-                    prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=decoder.config.max_block_tokens,
-                    eos_token_id=decoder.stop_ids, pad_token_id=decoder.pad_id, **sampling,
-                )  # fmt: skip
+                    prompt,
+                    attention_mask=torch.ones_like(prompt),
+                    max_new_tokens=decoder.config.max_block_tokens,
+                    eos_token_id=decoder.stop_ids,
+                    pad_token_id=decoder.pad_id,
+                    **sampling,
+                )
                 new = out[0, prompt.shape[1] :].tolist()
                 ended = bool(new) and new[-1] == target
                 if ended:

@@ -82,9 +82,15 @@ class ECGConfig:
 
     @classmethod
     def from_corpus(
-        cls, corpus: Any, tokenizer: Any, base_model: str, *, mention_samples: bool, save_mention_bank: bool,
+        cls,
+        corpus: Any,
+        tokenizer: Any,
+        base_model: str,
+        *,
+        mention_samples: bool,
+        save_mention_bank: bool,
         **settings: Any,
-    ) -> ECGConfig:  # fmt: skip
+    ) -> ECGConfig:
         """The config of a model trained on ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) with ``tokenizer``:
         how the corpus writes words and ends sentences, the forms of the types' names a model may spell, its
         statistics, the mention writer's limits (``mention_samples``) and the bank (``save_mention_bank``);
@@ -107,8 +113,11 @@ class ECGConfig:
                     mention = sentence.tokens[span.start : span.end]
                     words[span.label] = max(words.get(span.label, 0), len(mention))
                     longest = max(longest, len(tokenizer(" ".join(mention), add_special_tokens=False)["input_ids"]))
-            mentions = {"mention_token": MENTION_TOKEN, "mention_max_words": dict(sorted(words.items())),
-                        "mention_max_tokens": longest}  # fmt: skip
+            mentions = {
+                "mention_token": MENTION_TOKEN,
+                "mention_max_words": dict(sorted(words.items())),
+                "mention_max_tokens": longest,
+            }
         return cls(
             entity_types=corpus.entity_types,
             base_model=str(base_model),

@@ -279,8 +279,10 @@ def _refuse_unknown_types(given: Mapping[str, Any], ecg_config: ECGConfig, what:
     unknown = sorted(set(given) - set(ecg_config.entity_types))
     if unknown:
         sources = "; ".join(str(given[label]) for label in unknown if isinstance(given[label], str | os.PathLike))
-        raise ValueError(f"{what} for type(s) {unknown} this model does not write{f' ({sources})' if sources else ''}; "
-                         f"its types: {', '.join(ecg_config.entity_types)}")  # fmt: skip
+        raise ValueError(
+            f"{what} for type(s) {unknown} this model does not write{f' ({sources})' if sources else ''}; "
+            f"its types: {', '.join(ecg_config.entity_types)}"
+        )
 
 
 def _user_bank(mentions: Mapping[str, Any], ecg_config: ECGConfig, where: str) -> MentionBank:

@@ -19,7 +19,7 @@ own prompt; a row leaves the batch as it writes ``<ENDTEXT>``, and the next trie
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,7 @@ from .layout import SegmentIds, prompt_ids
 from .mentions import MentionBank, mention_problem
 from .words import WordSplitter
 
-__all__ = ["MentionWriter", "WrittenMentions", "writing_line"]
+__all__ = ["MentionWriter", "WrittenMentions"]
 
 #: Prefill passes per draw at most: the rests to encode range from one id (a try drawn again) to a whole
 #: sentence; with 4 passes a JNLPBA generator's padding fell from 84% to 27% of the real positions (2: 84%).
@@ -61,9 +61,9 @@ class WrittenMentions:
 
     def add(self, other: WrittenMentions) -> None:
         """Count ``other``'s slots, tries and rejections in these totals (its mentions are not kept)."""
-        self.slots, self.written, self.redrawn = (
-            self.slots + other.slots, self.written + other.written, self.redrawn + other.redrawn,
-        )  # fmt: skip
+        self.slots += other.slots
+        self.written += other.written
+        self.redrawn += other.redrawn
         for reason, n in other.rejected.items():
             self.rejected[reason] = self.rejected.get(reason, 0) + n
 
@@ -71,10 +71,13 @@ class WrittenMentions:
         """The manifest's ``mention_writing`` record; ``resumed``: the counts cover only the shards this run wrote."""
         tries = self.slots + self.redrawn
         record = {
-            "slots": self.slots, "written": self.written, "written_share": round(self.written / max(self.slots, 1), 4),
-            "tries": tries, "rejected_share": round(sum(self.rejected.values()) / max(tries, 1), 4),
+            "slots": self.slots,
+            "written": self.written,
+            "written_share": round(self.written / max(self.slots, 1), 4),
+            "tries": tries,
+            "rejected_share": round(sum(self.rejected.values()) / max(tries, 1), 4),
             "rejected": dict(sorted(self.rejected.items())),
-        }  # fmt: skip
+        }
         return {**record, "resumed": True} if resumed else record
 
 
@@ -160,8 +163,11 @@ class MentionWriter:
             order.sort(key=lambda i: -len(templates[i].tokens))
         with torch.inference_mode():
             self._write_all(templates, order, given, result, rng)
-        result.written = sum(m is not None and g is None for row, grow in zip(result.mentions, given, strict=True)
-                             for m, g in zip(row, grow, strict=True))  # fmt: skip
+        result.written = sum(
+            m is not None and g is None
+            for row, grow in zip(result.mentions, given, strict=True)
+            for m, g in zip(row, grow, strict=True)
+        )
         return result
 
     def prompt(self, template: Template, written: Sequence[tuple[str, ...] | None], slot: int) -> list[int]:
@@ -176,8 +182,13 @@ class MentionWriter:
             if seen == slot:
                 context = mention_context(words, template.tokens[position + 1 :])
                 context_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"]
-                return prompt_ids(self.segments, context_ids, [self.tag_ids[tag_label(token)]],
-                                  max_length=self.ecg_config.max_length, answer_room=self.max_tokens + 1)  # fmt: skip
+                return prompt_ids(
+                    self.segments,
+                    context_ids,
+                    [self.tag_ids[tag_label(token)]],
+                    max_length=self.ecg_config.max_length,
+                    answer_room=self.max_tokens + 1,
+                )
             words.extend(written[seen] or (token,))
             seen += 1
         raise IndexError(f"the template has {seen} slots, not {slot + 1}")
@@ -261,8 +272,10 @@ class MentionWriter:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
         keys/values."""
-        pasts = [0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
-                 for prompt, k in zip(prompts, kept, strict=True)]  # fmt: skip
+        pasts = [
+            0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
+            for prompt, k in zip(prompts, kept, strict=True)
+        ]
         device = self.model.device
         states: list[KeptStates] = [[] for _ in prompts]
         parts, logits = [], []
@@ -277,8 +290,10 @@ class MentionWriter:
             )
             for row, j in enumerate(group):
                 columns = mask[row].nonzero().squeeze(1).to(device)
-                states[j] = [(layer.keys[row].index_select(1, columns), layer.values[row].index_select(1, columns))
-                             for layer in cache.layers]  # fmt: skip
+                states[j] = [
+                    (layer.keys[row].index_select(1, columns), layer.values[row].index_select(1, columns))
+                    for layer in cache.layers
+                ]
             positions = torch.tensor([len(prompts[j]) for j in group], device=device)
             parts.append(RowBatch([keys[j] for j in group], cache, mask.to(device), positions, [[] for _ in group]))
             logits.append(out.logits[:, -1, :])
@@ -294,18 +309,23 @@ class MentionWriter:
         batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.keys), 1))], 1)
         tokens = torch.tensor([answer[-1] for answer in batch.answers], device=batch.mask.device)
         out = self.model(
-            input_ids=tokens[:, None], attention_mask=batch.mask, position_ids=batch.positions[:, None],
-            cache=batch.cache, use_cache=True,
-        )  # fmt: skip
+            input_ids=tokens[:, None],
+            attention_mask=batch.mask,
+            position_ids=batch.positions[:, None],
+            cache=batch.cache,
+            use_cache=True,
+        )
         batch.positions = batch.positions + 1
-        for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], rng, may_end=True),
-                                 strict=True):  # fmt: skip
+        for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], rng, may_end=True), strict=True):
             answer.append(token)
 
     def _take_ended(self, batch: RowBatch) -> list[tuple[int, list[int]]]:
         """The rows whose answer ended (``<ENDTEXT>``, or the limit), with their answers, out of the batch."""
-        ended = {k for k, answer in enumerate(batch.answers)
-                 if answer[-1] == self.endtext_id or len(answer) > self.max_tokens}  # fmt: skip
+        ended = {
+            k
+            for k, answer in enumerate(batch.answers)
+            if answer[-1] == self.endtext_id or len(answer) > self.max_tokens
+        }
         if not ended:
             return []
         taken = [(batch.keys[k], batch.answers[k]) for k in sorted(ended)]
@@ -329,8 +349,9 @@ class MentionWriter:
         """The mention's words, or ``None`` and why the try is rejected."""
         if self.endtext_id not in ids:
             return None, "unended"
-        text = self.tokenizer.decode(ids[: ids.index(self.endtext_id)], skip_special_tokens=True,
-                                     clean_up_tokenization_spaces=False)  # fmt: skip
+        text = self.tokenizer.decode(
+            ids[: ids.index(self.endtext_id)], skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
         words = tuple(self.split_words(text))
         if not words:
             return None, "empty"
@@ -368,14 +389,3 @@ def _loose_edge(words: tuple[str, ...]) -> bool:
     if not any(ch.isalnum() for ch in first):
         return True
     return not any(ch.isalnum() for ch in last) and _CLOSING.get(last) not in words[:-1]
-
-
-def writing_line(record: Mapping[str, Any]) -> str:
-    """One line for the log of a manifest's ``mention_writing`` record: slots written, tries rejected and why,
-    slots left to the bank."""
-    reasons = ", ".join(f"{n} {reason}" for reason, n in record["rejected"].items()) or "none"
-    return (
-        f"the rng wrote {record['written']} of {record['slots']} mentions "
-        f"({100 * record['written_share']:.0f}%); {100 * record['rejected_share']:.0f}% of {record['tries']} tries "
-        f"rejected ({reasons}); {record['slots'] - record['written']} filled from the bank"
-    )

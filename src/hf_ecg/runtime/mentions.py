@@ -52,8 +52,10 @@ def mention_problem(tokens: Sequence[str]) -> str | None:
         return "punctuation only, no letter or digit"
     if len(tokens) > MAX_MENTION_WORDS or len(text) > MAX_MENTION_CHARACTERS:
         words = f"{len(tokens)} word{'s' if len(tokens) != 1 else ''}"
-        return (f"too long for a name ({words}, {len(text)} characters; at most {MAX_MENTION_WORDS} words, "
-                f"{MAX_MENTION_CHARACTERS} characters)")  # fmt: skip
+        return (
+            f"too long for a name ({words}, {len(text)} characters; at most {MAX_MENTION_WORDS} words, "
+            f"{MAX_MENTION_CHARACTERS} characters)"
+        )
     return None
 
 

@@ -81,10 +81,8 @@ class EntityControlledGenerationPipeline(Pipeline):
     ``{type: "list.txt"}`` dict or a folder of ``TYPE.txt``, one mention per line; or a
     :class:`~hf_ecg.MentionMixture` of generated, list and bank mentions, a share of the slots each; every sample's
     ``mention_sources`` says where each of its mentions came from), and the
-    :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields
-    (``temperature``, ``top_k``, ``top_p``, ``do_sample``, ``block_end``, ``max_block_tokens``,
-    ``max_entities``, ``mode``, ``max_attempts``, ``redraw_unended``, ``redraw_repetition``,
-    ``redraw_run_on``, ``end_at_sentence_end``).
+    :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields but ``seed`` ({decoding_options}), which set the
+    templates' decoding and the written mentions' ``temperature`` and ``top_p`` alike.
 
     Inputs are what other pipelines take: one request, a list, or a stream (a ``datasets.Dataset``
     whose rows have ``entities``, a ``KeyDataset``, a generator), which gives an iterator of results.
@@ -142,9 +140,14 @@ class EntityControlledGenerationPipeline(Pipeline):
         return super().__call__(inputs, batch_size=batch_size, **kwargs)
 
     def get_iterator(
-        self, inputs: Any, num_workers: int, batch_size: int, preprocess_params: dict[str, Any],
-        forward_params: dict[str, Any], postprocess_params: dict[str, Any],
-    ) -> Iterator[list[dict[str, Any]]]:  # fmt: skip
+        self,
+        inputs: Any,
+        num_workers: int,
+        batch_size: int,
+        preprocess_params: dict[str, Any],
+        forward_params: dict[str, Any],
+        postprocess_params: dict[str, Any],
+    ) -> Iterator[list[dict[str, Any]]]:
         """Results in input order, ``batch_size`` requests decoded at a time. Entity sequences need no
         tensors, so the requests are chunked here rather than by a ``DataLoader``; chunk ``k`` is seeded as
         :func:`~hf_ecg.generate_dataset` seeds its shard ``k`` (:class:`~hf_ecg.runtime.decoding_config.ShardSeeds`),
@@ -187,6 +190,12 @@ class EntityControlledGenerationPipeline(Pipeline):
         register_pipeline()  # _registered_impl tells save_pretrained to write custom_pipelines
         super().save_pretrained(save_directory, **kwargs)
         self.ecg_config.save(save_directory)
+
+
+# The options as the dataclass has them, not a list kept by hand.
+EntityControlledGenerationPipeline.__doc__ = (EntityControlledGenerationPipeline.__doc__ or "").replace(
+    "{decoding_options}", ", ".join(f"``{name}``" for name in sorted(_DECODING_OPTIONS))
+)
 
 
 def _is_torch_dataset(inputs: Any) -> bool:

@@ -164,6 +164,7 @@ class TagPieceFinder:
         """Positions of the tag pieces among ``words``; with ``labels`` (IOB tags), only where the label is ``O``.
         ``starts_sentence``: ``words[0]`` begins its sentence (false for the words of a later block)."""
         return [
-            i for i, word in enumerate(words)
+            i
+            for i, word in enumerate(words)
             if (labels is None or labels[i] == "O") and self.is_piece(word, first=starts_sentence and i == 0)
-        ]  # fmt: skip
+        ]

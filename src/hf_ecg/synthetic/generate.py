@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data.dataset_format import (
-    SHARD_PATTERN,
     UNFINISHED_DIR,
+    ShardLayout,
     align_labels,
     bio_labels,
     columns_of_folder,
@@ -39,7 +39,6 @@ from ..data.dataset_format import (
     finish_folder,
     ner_label_names,
     read_generated,
-    shard_rows,
     write_shard,
     write_unfinished_card,
 )
@@ -50,18 +49,16 @@ from ..runtime.decoding import DecodingConfig
 from ..runtime.decoding_config import ShardSeeds
 from ..runtime.filling import TemplateFiller, training_bank
 from ..runtime.mention_sources import Mentions
-from ..runtime.mention_writer import WrittenMentions, writing_line
+from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
 from ..training.advice import undertrained_advice
 from .entity_sequences import FixedSampler, make_sampler
 from .generation_report import (
-    cost_line,
     cost_postfix,
     generation_cost,
     mention_novelty,
     mention_origins,
-    novelty_line,
-    origins_line,
+    result_lines,
 )
 
 __all__ = [
@@ -156,7 +153,7 @@ def generate_dataset(
         fresh = _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
             write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
-    shards = _Shards(output_dir, num_samples, samples_per_shard)
+    shards = ShardLayout(output_dir, num_samples, samples_per_shard)
     mine = [s for s in range(shards.count) if s % state.num_processes == state.process_index]
     writing, resumed = _write_shards(run, shards, mine, seed, manifest, state, progress_bar)
     state.wait_for_everyone()
@@ -188,8 +185,18 @@ class _Run:
     sequences: list[tuple[str, ...]] | None = None
 
     @classmethod
-    def load(cls, model: Any, corpus: Any, entities: Any, sampler: str, mentions: Mentions | None,
-             decoding: DecodingConfig, dtype: str, trust_remote_code: bool, device: Any) -> _Run:  # fmt: skip
+    def load(
+        cls,
+        model: Any,
+        corpus: Any,
+        entities: Any,
+        sampler: str,
+        mentions: Mentions | None,
+        decoding: DecodingConfig,
+        dtype: str,
+        trust_remote_code: bool,
+        device: Any,
+    ) -> _Run:
         """Load the generator (at ``dtype`` on ``device``) and resolve the requests and the mentions."""
         import torch
 
@@ -216,8 +223,20 @@ class _Run:
             draw = make_sampler(sampler, stats)
         filler = TemplateFiller(mentions, ecg_config, model_obj, tokenizer, corpus_bank=corpus_bank, decoding=decoding)
         filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
-        return cls(model_obj, tokenizer, ecg_config, str(model), dtype, decoding, filler,
-                   None if corpus is None else str(corpus), corpus_bank, sampler, draw, sequences)  # fmt: skip
+        return cls(
+            model_obj,
+            tokenizer,
+            ecg_config,
+            str(model),
+            dtype,
+            decoding,
+            filler,
+            None if corpus is None else str(corpus),
+            corpus_bank,
+            sampler,
+            draw,
+            sequences,
+        )
 
     def manifest(
         self, num_samples: int, samples_per_shard: int, seed: int, label_names: Sequence[str] | None
@@ -248,29 +267,8 @@ class _Run:
         return self.draw.sample(len(ids), random.Random(seeds.entities))
 
 
-@dataclass
-class _Shards:
-    """A folder's shards: shard ``s`` holds ids ``[s*S, (s+1)*S)``, in ``unfinished/`` until the run ends."""
-
-    output_dir: Path
-    num_samples: int
-    per_shard: int
-
-    @property
-    def count(self) -> int:
-        return (self.num_samples + self.per_shard - 1) // self.per_shard
-
-    def ids(self, shard: int) -> range:
-        return range(shard * self.per_shard, min((shard + 1) * self.per_shard, self.num_samples))
-
-    def done(self, shard: int) -> bool:  # shards of folders begun before unfinished/ may sit in data/
-        name = SHARD_PATTERN.format(shard)
-        places = (self.output_dir / UNFINISHED_DIR / name, self.output_dir / "data" / name)
-        return len(self.ids(shard)) in tuple(shard_rows(path) for path in places)
-
-
 def _write_shards(
-    run: _Run, shards: _Shards, mine: list[int], seed: int, manifest: GenerationManifest, state: Any, bar_on: bool
+    run: _Run, shards: ShardLayout, mine: list[int], seed: int, manifest: GenerationManifest, state: Any, bar_on: bool
 ) -> tuple[WrittenMentions, bool]:
     """Write this process's shards that are not on disk yet, each seeded by ``(seed, shard)`` alone; what
     their written mentions cost, and whether the run resumed a folder (some shards were done)."""
@@ -284,8 +282,13 @@ def _write_shards(
     done = total - sum(len(shards.ids(s)) for s in todo)
     if done:
         logger.info("resuming: %d of this process's samples are already written", done)
-    bar = tqdm(total=total, initial=done, unit="sample", desc="Generating",
-               disable=not bar_on or not state.is_local_main_process)  # fmt: skip
+    bar = tqdm(
+        total=total,
+        initial=done,
+        unit="sample",
+        desc="Generating",
+        disable=not bar_on or not state.is_local_main_process,
+    )
     for tmp in unfinished_dir.glob(f".tmp-{state.process_index}-*"):
         tmp.unlink()
     spent = [0, 0]  # generator tokens kept, redrawn: the shards this run finished
@@ -312,8 +315,15 @@ def _write_shards(
     return writing, bool(done)
 
 
-def _finish_run(output_dir: Path, manifest: GenerationManifest, run: _Run, writing: WrittenMentions, resumed: bool,
-                model: Any, card_fields: Mapping[str, Any] | None) -> None:  # fmt: skip
+def _finish_run(
+    output_dir: Path,
+    manifest: GenerationManifest,
+    run: _Run,
+    writing: WrittenMentions,
+    resumed: bool,
+    model: Any,
+    card_fields: Mapping[str, Any] | None,
+) -> None:
     """Move the shards into ``data/``, record what the run measured in the manifest, log it, write the card."""
     from ..hub.dataset_card import write_dataset_card
 
@@ -323,24 +333,22 @@ def _finish_run(output_dir: Path, manifest: GenerationManifest, run: _Run, writi
     novelty = mention_novelty(data_dir, training_bank(run.ecg_config, run.corpus_bank))
     origins = mention_origins(data_dir)
     written = writing.to_dict(resumed=resumed) if run.filler.writer is not None else None
-    results = {"generation_cost": cost, "mention_novelty": novelty, "mention_writing": written,
-               "mention_sources": origins}  # fmt: skip
-    if any(v is not None for v in results.values()):
-        write_manifest(output_dir, manifest.with_results(**results))
-    if written is not None:
-        logger.info("%s", writing_line(written))
-    if novelty is not None:
-        logger.info("%s", novelty_line(novelty))
-    if origins is not None and len(origins) > 1:
-        logger.info("%s", origins_line(origins))
-    if cost is not None:
-        logger.info("%s", cost_line(cost))
-        if cost["undertrained"]:
-            logger.warning(
-                "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
-                "redraw budget was spent, so the generator looks undertrained: %s", 100 * cost["redrawn_share"],
-                cost["refused_redraws"], cost["blocks"], undertrained_advice(model),
-            )  # fmt: skip
+    finished = manifest.with_results(
+        generation_cost=cost, mention_novelty=novelty, mention_writing=written, mention_sources=origins
+    )
+    if finished != manifest:
+        write_manifest(output_dir, finished)
+    for line in result_lines(finished):
+        logger.info("%s", line)
+    if cost is not None and cost["undertrained"]:
+        logger.warning(
+            "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
+            "redraw budget was spent, so the generator looks undertrained: %s",
+            100 * cost["redrawn_share"],
+            cost["refused_redraws"],
+            cost["blocks"],
+            undertrained_advice(model),
+        )
     write_dataset_card(output_dir, **(card_fields or {}))
 
 

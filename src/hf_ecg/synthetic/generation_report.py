@@ -8,10 +8,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..data.manifest import GenerationManifest
 from ..runtime.mentions import MentionBank
 
-__all__ = ["UNDERTRAINED_REFUSED_SHARE", "cost_line", "cost_postfix", "generation_cost", "mention_novelty",
-           "mention_origins", "novelty_line", "origins_line"]  # fmt: skip
+__all__ = [
+    "UNDERTRAINED_REFUSED_SHARE",
+    "cost_line",
+    "cost_postfix",
+    "generation_cost",
+    "mention_novelty",
+    "mention_origins",
+    "novelty_line",
+    "origins_line",
+    "result_lines",
+    "writing_line",
+]
 
 #: A run says the generator looks undertrained when the redraw budget kept more than this share of its blocks
 #: as they were (converged generators, which redraw 17-59% of their tokens, never reach the budget), or, with no
@@ -118,3 +129,27 @@ def cost_line(cost: Mapping[str, Any]) -> str:
     if cost.get("redraw_budget") is not None:
         line += f" (redraw_budget {cost['redraw_budget']:g}: about {cost['redraw_budget']:g}x the kept tokens at most)"
     return line
+
+
+def writing_line(record: Mapping[str, Any]) -> str:
+    """One line for the log of a manifest's ``mention_writing`` record: slots written, tries rejected and why,
+    slots left to the bank."""
+    reasons = ", ".join(f"{n} {reason}" for reason, n in record["rejected"].items()) or "none"
+    return (
+        f"the generator wrote {record['written']} of {record['slots']} mentions "
+        f"({100 * record['written_share']:.0f}%); {100 * record['rejected_share']:.0f}% of {record['tries']} tries "
+        f"rejected ({reasons}); {record['slots'] - record['written']} filled from the bank"
+    )
+
+
+def result_lines(manifest: GenerationManifest) -> list[str]:
+    """What a finished run measured, a line each (the run logs them and ``hf-ecg generate`` prints them): its
+    cost, the written mentions, the share of new mentions, their origins when there are several."""
+    lines = [cost_line(manifest.generation_cost)] if manifest.generation_cost else []
+    if manifest.mention_writing:
+        lines.append(writing_line(manifest.mention_writing))
+    if manifest.mention_novelty:
+        lines.append(novelty_line(manifest.mention_novelty))
+    if len(manifest.mention_sources or {}) > 1:
+        lines.append(origins_line(manifest.mention_sources))
+    return lines

@@ -260,10 +260,15 @@ def filter_generated(
     source, output = Path(generated_dir), Path(output_dir)
     manifest, table = read_generated(source)
     rows = datasets.Dataset(table)
-    settings = {"source": str(source), "source_samples": rows.num_rows, "gold": gold.name,
-                "gold_sentences": len(gold), "config": asdict(config),
-                "label_names": list(label_names or manifest.label_names),
-                **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {})}  # fmt: skip
+    settings = {
+        "source": str(source),
+        "source_samples": rows.num_rows,
+        "gold": gold.name,
+        "gold_sentences": len(gold),
+        "config": asdict(config),
+        "label_names": list(label_names or manifest.label_names),
+        **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {}),
+    }
     done = _finished_selection(output)
     if done is not None:
         done.setdefault("label_names", manifest.label_names)  # selections written before the option
@@ -295,9 +300,16 @@ def filter_generated(
         except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
             pass
     selection = select_samples(
-        column("tokens").to_pylist(), tags, gold, config, flags=flags, taggers=taggers, tag_pieces=tag_pieces,
-        vocabulary=vocabulary, unlabelled=unlabelled,
-    )  # fmt: skip
+        column("tokens").to_pylist(),
+        tags,
+        gold,
+        config,
+        flags=flags,
+        taggers=taggers,
+        tag_pieces=tag_pieces,
+        vocabulary=vocabulary,
+        unlabelled=unlabelled,
+    )
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
     kept = rows.select(selection.kept).flatten_indices()
@@ -313,10 +325,13 @@ def filter_generated(
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
     record = {**settings, "kept": kept.num_rows, "dropped": selection.dropped}
     if REPAIR_RULES & set(config.rules):
-        record["relabelled"] = {"samples": len(selection.relabelled),
-                                "words": sum(kept.data.column("relabelled").to_pylist())}  # fmt: skip
-    write_manifest(output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"],
-                                   selection=record))  # fmt: skip
+        record["relabelled"] = {
+            "samples": len(selection.relabelled),
+            "words": sum(kept.data.column("relabelled").to_pylist()),
+        }
+    write_manifest(
+        output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"], selection=record)
+    )
     write_dataset_card(output, **(card_fields or {}))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output

@@ -83,6 +83,9 @@ class SelectionConfig:
     def ner_config(self) -> NERConfig:
         """The training settings of the gold taggers, as an :class:`~hf_ecg.evaluation.ner.NERConfig`."""
         return NERConfig(
-            model=self.tagger_model, epochs=self.tagger_epochs, learning_rate=self.tagger_learning_rate,
-            batch_size=self.tagger_batch_size, seeds=list(self.tagger_seeds),
-        )  # fmt: skip
+            model=self.tagger_model,
+            epochs=self.tagger_epochs,
+            learning_rate=self.tagger_learning_rate,
+            batch_size=self.tagger_batch_size,
+            seeds=list(self.tagger_seeds),
+        )

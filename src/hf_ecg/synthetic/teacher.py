@@ -64,8 +64,10 @@ def teacher_taggers(
     ner = config.ner_config()
     folds = config.teacher_folds
     # The user's text is labelled once per seed (by a gold tagger of that seed), whatever the fold.
-    own = {seed: [self_labelled([gold], unlabelled, ner, seed, gold.entity_types)] if unlabelled else []
-           for seed in config.tagger_seeds}  # fmt: skip
+    own = {
+        seed: [self_labelled([gold], unlabelled, ner, seed, gold.entity_types)] if unlabelled else []
+        for seed in config.tagger_seeds
+    }
     taggers = []
     for fold in range(folds):
         outside = [i for i in range(len(tokens)) if i % folds != fold]
@@ -73,8 +75,9 @@ def teacher_taggers(
         synthetic = Corpus(others, name=f"samples outside fold {fold}")
         for seed in config.tagger_seeds:
             logger.info("self teacher: fold %d of %d, seed %d, %d samples", fold + 1, folds, seed, len(others))
-            taggers.append(train_tagger([gold], ner, seed, synthetic=[synthetic, *own[seed]],
-                                        entity_types=gold.entity_types))  # fmt: skip
+            taggers.append(
+                train_tagger([gold], ner, seed, synthetic=[synthetic, *own[seed]], entity_types=gold.entity_types)
+            )
     return taggers
 
 
@@ -88,8 +91,9 @@ def teacher_probabilities(
         return dict(zip(indices, ensemble_proba(taggers, [tokens[i] for i in indices]), strict=True))
     per_fold = len(config.tagger_seeds)
     if len(taggers) != per_fold * config.teacher_folds:
-        raise ValueError(f"the self teacher needs {per_fold * config.teacher_folds} taggers (per fold and seed), "
-                         f"got {len(taggers)}")  # fmt: skip
+        raise ValueError(
+            f"the self teacher needs {per_fold * config.teacher_folds} taggers (per fold and seed), got {len(taggers)}"
+        )
     probabilities: dict[int, Any] = {}
     for fold in range(config.teacher_folds):
         members = [i for i in indices if i % config.teacher_folds == fold]
@@ -120,8 +124,15 @@ def agrees(rule: str, tags: list[str], probabilities: Any, labels: Sequence[str]
     if rule == "mention-type":  # each entity's probability mass, over its words, on its own type vs another
         types = sorted({label[2:] for label in labels if label != "O"})
         for span in tags_to_spans(tags, "IOB2")[0]:
-            mass = {t: sum(float(probabilities[j][k]) for j in range(span.start, span.end)
-                           for k, label in enumerate(labels) if label[2:] == t) for t in types}  # fmt: skip
+            mass = {
+                t: sum(
+                    float(probabilities[j][k])
+                    for j in range(span.start, span.end)
+                    for k, label in enumerate(labels)
+                    if label[2:] == t
+                )
+                for t in types
+            }
             if max(mass.values()) > mass[span.label]:
                 return False
         return True

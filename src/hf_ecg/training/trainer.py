@@ -227,8 +227,14 @@ class ECGTrainer(Trainer):
         if not self.args.should_save:
             return None
         private = self.args.hub_private_repo if private is None else private
-        return push_model(self.args.output_dir, self.args.hub_repo_id, private=bool(private), local_dir=local_dir,
-                          token=token or self.args.hub_token, overwrite=True)  # fmt: skip
+        return push_model(
+            self.args.output_dir,
+            self.args.hub_repo_id,
+            private=bool(private),
+            local_dir=local_dir,
+            token=token or self.args.hub_token,
+            overwrite=True,
+        )
 
     def _write_ecg_files(self, output_dir: str) -> None:
         os.makedirs(output_dir, exist_ok=True)
