@@ -33,7 +33,7 @@ def card(epochs: int, updates_per_epoch: int, losses: list[float] | None, max_st
 
 
 def suggested(advice: str) -> int:
-    return int(re.search(r"`--(?:epochs|max-steps) (\d+)`", advice).group(1))
+    return int(re.search(r"`--(?:num-train-epochs|max-steps) (\d+)`", advice).group(1))
 
 
 @given(

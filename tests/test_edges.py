@@ -272,7 +272,7 @@ def test_train_help_names_push_to_hub_and_the_card_options(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--push_to_hub true [--hub_model_id ORG/NAME]" in text and "checked before training starts" in text
+    assert "--push-to-hub true [--hub-model-id ORG/NAME]" in text and "checked before training starts" in text
     assert "--license ID" in text and "--dataset-id ORG/NAME" in text
 
 

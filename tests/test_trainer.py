@@ -306,17 +306,20 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
 
 
 @pytest.mark.parametrize(
-    ("flags", "lora", "rate"), [([], True, 1e-3), (["--lora"], True, 1e-3), (["--full"], False, 5e-4)]
-)
-def test_cli_train_recipe_is_lora_unless_full(flags, lora, rate, tmp_path):
+    ("flags", "lora", "rate"),
+    [([], True, 1e-3), (["--no-lora"], False, 5e-4), (["--lora"], True, 1e-3), (["--full"], False, 5e-4)],
+)  # --lora and --full: the old spellings, still read
+def test_cli_train_recipe_is_lora_unless_no_lora(flags, lora, rate, tmp_path):
+    from hf_ecg.cli.common import CLIError
     from hf_ecg.cli.train import _training_arguments
 
     parser = build_parser()
     args = parser.parse_args(["train", "--data", "d.tsv", "--model", "m", "--output", str(tmp_path / "o"), *flags])
     training = _training_arguments(args, [])
     assert (training.lora, training.learning_rate) == (lora, rate)
-    with pytest.raises(SystemExit):
-        parser.parse_args(["train", "--data", "d", "--model", "m", "--output", "o", "--lora", "--full"])
+    both = parser.parse_args(["train", "--data", "d", "--model", "m", "--output", "o", "--lora", "--no-lora"])
+    with pytest.raises(CLIError, match="both set lora"):
+        _training_arguments(both, [])
 
 
 def test_same_seed_trains_the_same_lora_model(tmp_path):
