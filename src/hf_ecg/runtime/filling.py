@@ -92,10 +92,10 @@ class MentionFiller:
         kind = resolved.kind
         if kind is MentionSource.MIXTURE:
             raise TypeError("a MentionMixture fills from several sources: use TemplateFiller")
-        if kind is MentionSource.USER and isinstance(resolved.given, MentionBank):
-            return cls(resolved.given, origin=MentionOrigin.USER)
         if kind is MentionSource.USER:
-            return cls(_user_bank(resolved.given, ecg_config, "mentions="), origin=MentionOrigin.USER)
+            given = resolved.bank
+            bank = given if given is not None else _user_bank(resolved.given, ecg_config, "mentions=")
+            return cls(bank, origin=MentionOrigin.USER)
         if kind is MentionSource.FILE:
             data = read_json(resolved.path, "a JSON object {type: [mention, ...]}")
             if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):

@@ -171,7 +171,8 @@ class ResolvedMentions:
     strategy: str | None = None  # BANK, LISTS: how the bank (and lists) are drawn
     lists: MentionLists | None = None  # LISTS
     path: Path | None = None  # FILE
-    given: Mapping[str, Sequence[str]] | MentionBank | None = None  # USER
+    given: Mapping[str, Sequence[str]] | None = None  # USER: a {type: [mentions]} dict
+    bank: MentionBank | None = None  # USER: a bank passed in code
     mixture: MentionMixture | None = None  # MIXTURE
 
 
@@ -184,7 +185,7 @@ def resolve_mentions(mentions: Mentions) -> ResolvedMentions:
     if isinstance(mentions, MentionMixture):
         return ResolvedMentions(MentionSource.MIXTURE, mixture=mentions)
     if isinstance(mentions, MentionBank):
-        return ResolvedMentions(MentionSource.USER, given=mentions)
+        return ResolvedMentions(MentionSource.USER, bank=mentions)
     if isinstance(mentions, MentionLists):
         return ResolvedMentions(MentionSource.LISTS, strategy=mentions.strategy, lists=mentions)
     if isinstance(mentions, Mapping):
