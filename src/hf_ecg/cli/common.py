@@ -221,11 +221,9 @@ def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
 
 
 def report_selection(output: Path) -> None:
-    import json
+    from ..data.manifest import read_manifest
 
-    from ..data.dataset_format import MANIFEST_NAME
-
-    selection = json.loads((output / MANIFEST_NAME).read_text(encoding="utf-8"))["selection"]
+    selection = read_manifest(output).selection
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
     print(f"kept {selection['kept']} of {selection['source_samples']} samples (dropped: {dropped})")
     print(

@@ -144,6 +144,7 @@ def synthetic_sets(
 
 def select_sets(
     config: ReproduceConfig,
+    *,
     gold: Any,
     test: Any,
     dev: Any,
@@ -332,7 +333,18 @@ def run_protocol(
         ]
         if (row.core or extended) and wanted(row, config.rows)
     ]
-    dirs, rows = select_sets(config, gold, test, dev, ner_config, dirs, rows, work, runs_dir, selection_variants)
+    dirs, rows = select_sets(
+        config,
+        gold=gold,
+        test=test,
+        dev=dev,
+        ner_config=ner_config,
+        dirs=dirs,
+        rows=rows,
+        work=work,
+        runs_dir=runs_dir,
+        selection_variants=selection_variants,
+    )
     sets = {method: load_labelled(folder) for method, folder in dirs.items()}
     if len(sets["sel"]) < n:
         log(f"warning: selection kept {len(sets['sel'])} samples, fewer than {n}: raise --over-generate")
@@ -353,18 +365,18 @@ def run_protocol(
     tables = write_tables(
         output,
         config,
-        ner_config,
-        len(test),
-        len(dev) if dev else 0,
-        quality,
-        rows,
-        results,
-        scales,
-        reference,
-        timing,
-        dirs,
-        {method: len(data) for method, data in sets.items()},
-        sources,
+        ner_config=ner_config,
+        num_test=len(test),
+        num_dev=len(dev) if dev else 0,
+        quality=quality,
+        rows=rows,
+        results=results,
+        scales=scales,
+        reference=reference,
+        timing=timing,
+        dirs=dirs,
+        sizes={method: len(data) for method, data in sets.items()},
+        sources=sources,
     )
     curve = ["gold", "gold+mr", "gold+qalm", *(f"gold+qalm-{m}x" for m in scales if m > 1)]
     if extended and all(key in results for key in curve):

@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from ..data.manifest import read_manifest
 from ..evaluation.ner import NERConfig
 from .config import METHODS, ReproduceConfig, Row
 
@@ -76,7 +77,7 @@ def trainings(dirs: dict[str, Path]) -> str:
     """``ECG-QALM trained in 12.9 min, held-out loss by epoch ...; ECG-LM ...`` from training.json."""
     parts = []
     for method in ("qalm", "lm"):
-        model = json.loads((dirs[method] / "ecg_generation.json").read_text())["model"]
+        model = read_manifest(dirs[method]).model
         path = Path(model) / "training.json"
         if path.is_file():
             t = json.loads(path.read_text())
@@ -91,6 +92,7 @@ def trainings(dirs: dict[str, Path]) -> str:
 def write_tables(
     output: Path,
     config: ReproduceConfig,
+    *,
     ner_config: NERConfig,
     num_test: int,
     num_dev: int,
@@ -105,8 +107,8 @@ def write_tables(
     sources: list[str] | None = None,
 ) -> str:
     n = config.first_n
-    decoding = json.loads((dirs["qalm"] / "ecg_generation.json").read_text())["decoding"]
-    selection = json.loads((dirs["sel"] / "ecg_generation.json").read_text())["selection"]
+    decoding = read_manifest(dirs["qalm"]).decoding or {}
+    selection = read_manifest(dirs["sel"]).selection
     stages = timing["minutes"]
     dropped = ", ".join(f"{rule} {count}" for rule, count in selection["dropped"].items()) or "none"
     lines = [
