@@ -330,7 +330,7 @@ def mention_source(values: list[str]) -> Any:
 
 def mention_mixture(shares: str, values: list[str] | None) -> Any:
     """``--mention-shares PART=SHARE,...`` with the ``--mentions`` values (the lists of the ``lists`` share, and
-    the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.filling.MentionMixture`."""
+    the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.mention_sources.MentionMixture`."""
     from ..runtime.mention_sources import GENERATED, MentionMixture, MentionSource, resolve_mentions
 
     parsed: dict[str, float] = {}

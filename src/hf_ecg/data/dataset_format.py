@@ -147,7 +147,7 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
             "redrawn_tokens": datasets.Value("int32"),
             # Blocks kept as they were (tries left) because the redraw budget was spent.
             "refused_redraws": datasets.Value("int32"),
-            # Where each entity's mention came from (filling.MENTION_ORIGINS: generated, bank, lists, user).
+            # Where each entity's mention came from (mention_sources.MentionOrigin: generated, bank, lists, user).
             "mention_sources": datasets.Sequence(datasets.Value("string")),
         }
     )

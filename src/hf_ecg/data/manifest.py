@@ -56,7 +56,7 @@ class MentionsRecord:
     lists, ``{type: file}`` in ``lists``, their mentions' ``digest``, so that a resumed run with a changed
     list is refused; the other types from ``bank`` when it is set) or ``"generated"`` (written by the
     generator in context; ``bank`` fills the slots whose every try was rejected) or ``"mixture"`` (a
-    :class:`~hf_ecg.runtime.filling.MentionMixture`: ``shares`` per part, normalized; its lists as ``lists``
+    :class:`~hf_ecg.runtime.mention_sources.MentionMixture`: ``shares`` per part, normalized; its lists as ``lists``
     and ``digest``, or ``path`` for a JSON file; ``bank`` when some mentions are drawn from a bank).
     """
 
@@ -75,8 +75,8 @@ class MentionsRecord:
 
     @classmethod
     def from_mentions(cls, mentions: Any, bank: Any, from_corpus: bool) -> MentionsRecord:
-        """The record of a :data:`~hf_ecg.runtime.filling.MentionSource` (``None``, a strategy name, a path, a dict
-        or a bank); ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
+        """The record of a ``mentions=`` value (:data:`~hf_ecg.runtime.mention_sources.Mentions`, or ``None``);
+        ``bank`` is the resolved :class:`~hf_ecg.MentionBank`, digested for ``user`` sources."""
         whose = "corpus" if from_corpus else "generator"
         resolved = resolve_mentions(mentions or FILL_STRATEGIES[0])
         if resolved.kind is MentionSource.MIXTURE:

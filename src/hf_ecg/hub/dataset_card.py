@@ -294,7 +294,7 @@ class ECGDatasetCardData:
 
     @staticmethod
     def _mixture_description(record: Any) -> str:
-        """A :class:`~hf_ecg.runtime.filling.MentionMixture`'s parts with their shares of the slots."""
+        """A :class:`~hf_ecg.runtime.mention_sources.MentionMixture`'s parts with their shares of the slots."""
         parts = []
         for part, share in (record.shares or {}).items():
             if part == "generated":
@@ -372,7 +372,7 @@ class ECGDatasetCardData:
 
 
 def _bank_name(record: Any) -> str:
-    """Whose mention bank a :class:`~hf_ecg.data.dataset_format.MentionsRecord` drew from."""
+    """Whose mention bank a :class:`~hf_ecg.data.manifest.MentionsRecord` drew from."""
     return "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
 
 

@@ -150,7 +150,7 @@ class MentionWriter:
         """A mention per slot of each template (``None`` where every try was rejected), drawn with ``seed``.
 
         ``given[i][k]``: a mention slot ``k`` of template ``i`` already has (from another source of a
-        :class:`~hf_ecg.runtime.filling.MentionMixture`): it is kept, and the slots written after it read it
+        :class:`~hf_ecg.runtime.mention_sources.MentionMixture`): it is kept, and the slots written after it read it
         in their context; only the ``None`` slots are written and counted."""
         if given is None:
             given = [[None] * len(t.entity_types) for t in templates]

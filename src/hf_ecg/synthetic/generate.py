@@ -104,7 +104,7 @@ def generate_dataset(
         mentions: default (``None``): ``"generated"`` for a model trained with mention samples (the ``hf-ecg
             train`` default), else ``"random"``. ``"random"`` or ``"weighted"`` from the training mention bank;
             your own mention lists, plain text, one file per type (a ``{type: file}`` dict, a folder of ``TYPE.txt``, or
-            :class:`~hf_ecg.runtime.filling.MentionLists` to draw by their counts): new mentions, tokenized the
+            :class:`~hf_ecg.runtime.mention_sources.MentionLists` to draw by their counts): new mentions, tokenized the
             corpus's way, the bank filling the other types; ``"generated"``: the generator writes each slot's
             mention in its sentence (a model trained with ``mention_samples=True``; the manifest's
             ``mention_writing`` counts the slots written and the tries rejected, a slot whose every try was
