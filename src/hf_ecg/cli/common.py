@@ -232,24 +232,27 @@ def report_selection(output: Path) -> None:
     )
 
 
-def add_config_options(parser: Any, config_class: type, names: Sequence[str]) -> None:
+def add_config_options(parser: Any, config_class: type, names: Sequence[str], *, unset: bool = False) -> None:
     """A ``--field-name`` option per named field of a config dataclass, its type, default, choices and help
     taken from the field, so that each default is defined once (``HfArgumentParser``'s rule, kept within a
-    subcommand). A boolean field that is on by default gets ``--no-field-name``."""
+    subcommand). A boolean field that is on by default gets ``--no-field-name``. ``unset``: an option not given
+    is ``None``, so that the field keeps what another source (a YAML config) or its default says."""
     fields = {f.name: f for f in dataclasses.fields(config_class)}
     hints = typing.get_type_hints(config_class)
-    defaults = config_class()
+    defaults = None if unset else config_class()
     for name in names:
-        field, default = fields[name], getattr(defaults, name)
+        field = fields[name]
+        default = field.default if defaults is None else getattr(defaults, name)
         flag = name.replace("_", "-")
         text = field.metadata.get("help", "").replace("%", "%%")
         if isinstance(default, bool):
+            action = {"action": "store_false" if default else "store_true"}
+            if unset:
+                action = {"action": "store_const", "const": not default, "default": None}
             if default:
-                parser.add_argument(
-                    f"--no-{flag}", dest=name, action="store_false", help=f"turn off (default on): {text}"
-                )
+                parser.add_argument(f"--no-{flag}", dest=name, **action, help=f"turn off (default on): {text}")
             else:
-                parser.add_argument(f"--{flag}", dest=name, action="store_true", help=text)
+                parser.add_argument(f"--{flag}", dest=name, **action, help=text)
             continue
         kind = hints[name]
         optional = type(None) in typing.get_args(kind)
@@ -261,9 +264,9 @@ def add_config_options(parser: Any, config_class: type, names: Sequence[str]) ->
             f"--{flag}",
             dest=name,
             type=kind,
-            default=default,
+            default=None if unset else default,
             choices=field.metadata.get("choices"),
-            help=text if "default" in text else f"{text} (default: {shown})",
+            help=text if "default" in text.lower() else f"{text} (default: {shown})",
         )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from .common import (
     CLIError,
+    add_config_options,
     add_corpus_options,
     add_overwrite_option,
     add_subset_options,
@@ -96,29 +97,12 @@ OLD_SPELLINGS = {
 
 
 def _add_training_options(group: Any) -> None:
-    """One ``--field-name`` option per :data:`TRAINING_OPTIONS` field, its type, choices and help taken from the
-    field (``--no-field-name`` for a field on by default); unset options leave the field to --config or its
-    default. The :data:`OLD_SPELLINGS` are hidden options that warn."""
-    import dataclasses
-    import typing
-
+    """One ``--field-name`` option per :data:`TRAINING_OPTIONS` field (:func:`add_config_options`, unset unless
+    given, so that --config or the field's default stands); the :data:`OLD_SPELLINGS` are hidden options that
+    warn."""
     from ..training.training_args import ECGTrainingArguments
 
-    fields = {f.name: f for f in dataclasses.fields(ECGTrainingArguments)}
-    hints = typing.get_type_hints(ECGTrainingArguments)
-    for name in TRAINING_OPTIONS:
-        field, flag = fields[name], name.replace("_", "-")
-        text = field.metadata.get("help", "").replace("%", "%%")
-        if hints[name] is bool:
-            on = field.default is True
-            prefix = "turn off (default on): " if on else ""
-            name_of_flag = f"--no-{flag}" if on else f"--{flag}"
-            group.add_argument(name_of_flag, dest=name, action="store_const", const=not on, help=prefix + text)
-            continue
-        kind = next((a for a in typing.get_args(hints[name]) if a is not type(None)), hints[name])  # X | None -> X
-        shown = "" if "default" in text.lower() else f" (default: {field.default})"
-        choices = field.metadata.get("choices")
-        group.add_argument(f"--{flag}", dest=name, type=kind, choices=choices, metavar=name.upper(), help=text + shown)
+    add_config_options(group, ECGTrainingArguments, TRAINING_OPTIONS, unset=True)
     for old, (name, value, _) in OLD_SPELLINGS.items():
         if value is None:
             group.add_argument(old, dest=f"old_{name}", type=float, default=None, help=argparse.SUPPRESS)
