@@ -26,6 +26,7 @@ from .mention_sources import (
     MentionOrigin,
     Mentions,
     MentionSource,
+    ResolvedMentions,
     resolve_mentions,
 )
 from .mention_writer import MentionWriter, WrittenMentions
@@ -89,6 +90,13 @@ class MentionFiller:
         Lists fill their types, that bank the others. Mentions of a type the model does not write are refused.
         """
         resolved = resolve_mentions(default_mentions(ecg_config) if source is None else source)
+        return cls.from_resolved(resolved, ecg_config, corpus_bank=corpus_bank)
+
+    @classmethod
+    def from_resolved(
+        cls, resolved: ResolvedMentions, ecg_config: ECGConfig, *, corpus_bank: MentionBank | None = None
+    ) -> MentionFiller:
+        """:meth:`from_source` of a source already resolved (:func:`~.mention_sources.resolve_mentions`)."""
         kind = resolved.kind
         if kind is MentionSource.MIXTURE:
             raise TypeError("a MentionMixture fills from several sources: use TemplateFiller")
@@ -204,8 +212,9 @@ class TemplateFiller:
         self.mentions = default_mentions(ecg_config) if mentions is None else mentions
         self.shares: dict[str, float] = {}
         self.parts: dict[str, MentionFiller] = {}
-        self.kind = resolve_mentions(self.mentions).kind
-        if self.kind is MentionSource.MIXTURE:
+        resolved = resolve_mentions(self.mentions)
+        kind = resolved.kind
+        if kind is MentionSource.MIXTURE:
             self.shares = self.mentions.normalized()
             self.parts = {
                 part: MentionFiller.from_source(self.mentions.source(part), ecg_config, corpus_bank=corpus_bank)
@@ -216,8 +225,8 @@ class TemplateFiller:
             self.filler = next(self.parts[part.value] for part in fallback if part.value in self.parts)
             writes = GENERATED in self.shares
         else:
-            self.filler = MentionFiller.from_source(self.mentions, ecg_config, corpus_bank=corpus_bank)
-            writes = self.kind is MentionSource.GENERATED
+            self.filler = MentionFiller.from_resolved(resolved, ecg_config, corpus_bank=corpus_bank)
+            writes = kind is MentionSource.GENERATED
         self.writer: MentionWriter | None = None
         if writes:
             if model is None or tokenizer is None:

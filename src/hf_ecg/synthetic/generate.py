@@ -171,13 +171,9 @@ class _Run:
     """What a run writes with: the generator, the entity sequences asked for (``draw`` a sampler, else the
     explicit ``sequences`` cycled over the ids) and the filler of their slots."""
 
-    model: Any
-    tokenizer: Any
-    ecg_config: Any
     model_path: str
     dtype: str
-    decoding: DecodingConfig
-    filler: TemplateFiller
+    filler: TemplateFiller  # holds the generator, its ECGConfig and the decoding settings
     corpus: str | None
     corpus_bank: MentionBank | None
     sampler: str
@@ -223,20 +219,16 @@ class _Run:
             draw = make_sampler(sampler, stats)
         filler = TemplateFiller(mentions, ecg_config, model_obj, tokenizer, corpus_bank=corpus_bank, decoding=decoding)
         filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
-        return cls(
-            model_obj,
-            tokenizer,
-            ecg_config,
-            str(model),
-            dtype,
-            decoding,
-            filler,
-            None if corpus is None else str(corpus),
-            corpus_bank,
-            sampler,
-            draw,
-            sequences,
-        )
+        corpus_path = None if corpus is None else str(corpus)
+        return cls(str(model), dtype, filler, corpus_path, corpus_bank, sampler, draw, sequences)
+
+    @property
+    def ecg_config(self) -> Any:
+        return self.filler.ecg_config
+
+    @property
+    def decoding(self) -> DecodingConfig:
+        return self.filler.decoding
 
     def manifest(
         self, num_samples: int, samples_per_shard: int, seed: int, label_names: Sequence[str] | None
