@@ -103,25 +103,27 @@ def _add_training_options(group: Any) -> None:
     from ..training.training_args import ECGTrainingArguments
 
     add_config_options(group, ECGTrainingArguments, TRAINING_OPTIONS, unset=True)
-    for old, (name, value, _) in OLD_SPELLINGS.items():
-        if value is None:
-            group.add_argument(old, dest=f"old_{name}", type=float, default=None, help=argparse.SUPPRESS)
-        else:
-            group.add_argument(old, dest=f"old_{old[2:]}", action="store_true", help=argparse.SUPPRESS)
+    for old, (_, value, _) in OLD_SPELLINGS.items():
+        taken = {"type": float} if value is None else {"action": "store_const", "const": value}
+        group.add_argument(old, dest=_old_dest(old), **taken, help=argparse.SUPPRESS)
+
+
+def _old_dest(old: str) -> str:
+    return "old_" + old[2:].replace("-", "_")
 
 
 def _old_spellings(args: argparse.Namespace, extra: Sequence[str]) -> dict[str, Any]:
     """The values given with :data:`OLD_SPELLINGS` (each with a warning on stderr), and an error where a field is
     given both ways; the extra ``--field_name`` spelling of a listed option warns too."""
     values: dict[str, Any] = {}
-    for old, (name, value, new) in OLD_SPELLINGS.items():
-        given = getattr(args, f"old_{name}" if value is None else f"old_{old[2:]}")
-        if given is None or given is False:
+    for old, (name, _, new) in OLD_SPELLINGS.items():
+        given = getattr(args, _old_dest(old))
+        if given is None:
             continue
         print(f"hf-ecg train: {old} is an old spelling and will be removed: {new}", file=sys.stderr)
         if getattr(args, name) is not None or name in values:
             raise CLIError(f"{old} and another option both set {name}: give one")
-        values[name] = given if value is None else value
+        values[name] = given
     for token in extra:
         flag = token.split("=", 1)[0]
         if flag.startswith("--") and flag[2:] in TRAINING_OPTIONS and "_" in flag:

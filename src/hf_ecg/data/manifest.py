@@ -200,7 +200,7 @@ class GenerationManifest:
                     values.get("mentions"), values.get("corpus")
                 ).to_dict()
             if isinstance(values.get("decoding"), dict):
-                defaults = {k: v for k, v in asdict(DecodingConfig()).items() if k != "seed"} | _BEFORE_ADDED
+                defaults = DecodingConfig().recorded() | _BEFORE_ADDED
                 values["decoding"] = {
                     **{k: v for k, v in defaults.items() if k not in values["decoding"]},
                     **values["decoding"],

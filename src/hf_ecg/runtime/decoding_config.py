@@ -4,7 +4,8 @@ decoding one entity sequence (:class:`DecodedTemplate`)."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from .blocks import Template
 
@@ -152,6 +153,10 @@ class DecodingConfig:
     seed: int | None = field(
         default=None, metadata={"help": "Seed; the same seed, inputs and batch size give the same templates."}
     )
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings a generation manifest records: every field but ``seed`` (each shard derives its own)."""
+        return {k: v for k, v in asdict(self).items() if k != "seed"}
 
     def __post_init__(self) -> None:
         problems = []

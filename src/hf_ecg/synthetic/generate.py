@@ -25,7 +25,7 @@ import os
 import random
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +246,7 @@ class _Run:
             entities=[list(s) for s in self.sequences] if explicit else None,
             mentions=MentionsRecord.from_mentions(self.filler.mentions, self.filler.bank, self.corpus is not None),
             corpus=self.corpus,
-            decoding={k: v for k, v in asdict(self.decoding).items() if k != "seed"},
+            decoding=self.decoding.recorded(),
             dtype=self.dtype,
             entity_types=list(self.ecg_config.entity_types),
             label_names=ner_label_names(self.ecg_config.entity_types, label_names or self.ecg_config.label_names),
