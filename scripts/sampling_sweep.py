@@ -7,8 +7,9 @@ For every setting (``temperature,top_k,top_p,block_end[,no-redraw]``; ``--settin
 a small grid; ``no-redraw`` turns the decoder's redraw rules off) it writes ``--num-samples``
 samples with the same seed and entity sequences, then prints one table row: complete sentences,
 sentences under 5 tokens, degenerate repetition, blocks forced or cut, distinct-3 as a ratio to
-gold, and ROUGE-L to the nearest gold sentence (mean / max). Completeness must not be bought with
-copying: a setting that raises completeness by copying gold shows it in the ROUGE-L columns.
+gold, ROUGE-L to the nearest gold sentence (mean / max) and the share of drawn tokens redrawn.
+Completeness must not be bought with copying: a setting that raises completeness by copying gold
+shows it in the ROUGE-L columns.
 Writes the table to ``--output``/sweep.md and the reports to sweep.json.
 """
 
@@ -49,16 +50,23 @@ def main() -> int:
     parser.add_argument(
         "--end-at-sentence-end", action="store_true", help="every setting with end_at_sentence_end=True"
     )
+    parser.add_argument(
+        "--mentions",
+        default=None,
+        help="where the slots' mentions come from (hf-ecg generate's --mentions; default: the model's default). "
+        "'random' (the bank) measures the templates alone, faster",
+    )
     parser.add_argument("--output", type=Path, default=Path("outputs/sampling-sweep"), help="folder for the sets")
     args = parser.parse_args()
 
+    from hf_ecg.data.manifest import read_manifest
     from hf_ecg.evaluation import load_flags, load_labelled
     from hf_ecg.evaluation.quality import quality_reports
     from hf_ecg.runtime.decoding import DecodingConfig
     from hf_ecg.synthetic.generate import generate_dataset
 
     gold = load_labelled(args.gold, first_n=args.first_n)
-    sets, flags, seconds = {}, {}, {}
+    sets, flags, seconds, redrawn = {}, {}, {}, {}
     for setting in args.setting or DEFAULT_GRID:
         temperature, top_k, top_p, block_end, *rest = setting.split(",")
         redraw = rest != ["no-redraw"]
@@ -75,8 +83,17 @@ def main() -> int:
         )
         folder = args.output / setting.replace(",", "_")
         started = time.perf_counter()
-        generate_dataset(args.model, folder, args.num_samples, seed=args.seed, decoding=decoding, progress_bar=False)
+        generate_dataset(
+            args.model,
+            folder,
+            args.num_samples,
+            seed=args.seed,
+            decoding=decoding,
+            mentions=args.mentions,
+            progress_bar=False,
+        )
         seconds[setting] = time.perf_counter() - started
+        redrawn[setting] = read_manifest(folder).generation_cost["redrawn_share"]
         sets[setting] = [(s.tokens, s.tags) for s in load_labelled(folder)]
         flags[setting] = load_flags(folder)
         print(f"{setting}: {seconds[setting]:.0f} s", flush=True)
@@ -86,20 +103,20 @@ def main() -> int:
         f"{len(gold)} sentences of {args.gold.name}.",
         "",
         "| temperature, top-k, top-p, block end, redraw | complete | under 5 tokens | repetition | forced + cut blocks "
-        "| mean tokens | distinct-3 ratio | ROUGE-L mean / max | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| mean tokens | distinct-3 ratio | ROUGE-L mean / max | redrawn | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     first = next(iter(reports.values()))
     lines.append(
         f"| gold | {first['complete_gold']:.1%} | {first['short_gold']:.1%} | {first['repetition_gold']:.1%} | - "
-        f"| {first['length_mean_gold']:.1f} | 1.00 | 1.000 / 1.000 | - |"
+        f"| {first['length_mean_gold']:.1f} | 1.00 | 1.000 / 1.000 | - | - |"
     )
     for setting, r in reports.items():
         lines.append(
             f"| {setting.replace(',', ', ')} | {r['complete_generated']:.1%} | {r['short_generated']:.1%} "
             f"| {r['repetition_generated']:.1%} | {r['blocks_forced']} + {r['blocks_cut']} of {r['blocks']} "
             f"| {r['length_mean_generated']:.1f} | {r['distinct_3_ratio']:.2f} "
-            f"| {r['rouge_l_mean']:.3f} / {r['rouge_l_max']:.3f} | {seconds[setting]:.0f} |"
+            f"| {r['rouge_l_mean']:.3f} / {r['rouge_l_max']:.3f} | {redrawn[setting]:.1%} | {seconds[setting]:.0f} |"
         )
     table = "\n".join(lines) + "\n"
     args.output.mkdir(parents=True, exist_ok=True)

@@ -120,6 +120,21 @@ def test_bf16_tagger_learns_and_predicts_under_autocast_with_float32_weights(tmp
     assert scores["entity_f1"] == 1.0, scores  # and training under it still memorises the toy corpus
 
 
+def test_an_encoder_saved_in_bfloat16_is_trained_in_float32(tmp_path):
+    # transformers 5 loads a checkpoint in its own dtype: a bfloat16 encoder (as many on the Hub are saved) would
+    # take its AdamW steps in bfloat16 and lose the small updates.
+    import torch
+
+    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+
+    corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
+    encoder = save_tiny_bert(tmp_path / "bert", dtype=torch.bfloat16)
+    config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, eval_batch_size=3)
+    tagger = train_tagger([corpus], config, seed=1)
+    assert {p.dtype for p in tagger.model.parameters()} == {torch.float32}
+    assert score_tagger(tagger, corpus)["entity_f1"] == 1.0
+
+
 def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
     from hf_ecg.runtime.decoding import DecodingConfig
     from hf_ecg.synthetic.generate import generate_dataset

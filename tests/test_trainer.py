@@ -305,6 +305,21 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert isinstance(ecg["tag_piece_exceptions"], list)
 
 
+@pytest.mark.parametrize("lora", [True, False])
+def test_a_base_model_saved_in_bfloat16_is_trained_in_float32(lora, tmp_path):
+    # transformers 5 loads a checkpoint in its own dtype (SmolLM2 on the Hub is bfloat16): optimizer steps on
+    # bfloat16 weights would lose the small updates; bf16 training is autocast over float32 weights.
+    from safetensors import safe_open
+
+    model_dir = save_tiny_model(tmp_path / "tiny", dtype=torch.bfloat16)
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=2)
+    out = tmp_path / "m"
+    args = ["train", "--data", str(data), "--model", str(model_dir), "--output", str(out), "--max-steps", "2"]
+    assert main([*args, "--use_cpu", "true", "--save_strategy", "no", *([] if lora else ["--no-lora"])]) == 0
+    with safe_open(out / "model.safetensors", "pt") as weights:
+        assert {weights.get_slice(name).get_dtype() for name in weights.keys()} == {"F32"}
+
+
 @pytest.mark.parametrize(
     ("flags", "lora", "rate"),
     [([], True, 1e-3), (["--no-lora"], False, 5e-4), (["--lora"], True, 1e-3), (["--full"], False, 5e-4)],

@@ -73,11 +73,12 @@ def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 128) -> GPT2LMH
     return GPT2LMHeadModel(config)
 
 
-def save_tiny_model(directory: Path, n_positions: int = 256) -> Path:
+def save_tiny_model(directory: Path, n_positions: int = 256, dtype: torch.dtype = torch.float32) -> Path:
     """A tiny GPT-2 and its tokenizer saved as a model folder (for CLI and subprocess tests), with as many
-    positions as ``hf-ecg train``'s default ``max_length`` (training refuses a base model with fewer)."""
+    positions as ``hf-ecg train``'s default ``max_length`` (training refuses a base model with fewer); weights
+    in ``dtype``."""
     tokenizer = tiny_tokenizer()
-    tiny_gpt2(len(tokenizer), n_positions=n_positions).save_pretrained(directory)
+    tiny_gpt2(len(tokenizer), n_positions=n_positions).to(dtype).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 
@@ -113,8 +114,9 @@ def save_tiny_ecg_model(
     return directory
 
 
-def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
-    """A randomly initialised 2-layer BERT and a WordPiece tokenizer trained on the toy corpus, saved."""
+def save_tiny_bert(directory: Path, seed: int = 0, dtype: torch.dtype = torch.float32) -> Path:
+    """A randomly initialised 2-layer BERT and a WordPiece tokenizer trained on the toy corpus, saved (weights in
+    ``dtype``)."""
     from transformers import BertConfig, BertModel
 
     words = [line.split("\t")[0] for line in TOY_CORPUS.splitlines() if line]
@@ -141,7 +143,7 @@ def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
         intermediate_size=64,
         max_position_embeddings=128,
     )
-    BertModel(config).save_pretrained(directory)
+    BertModel(config).to(dtype).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 

@@ -192,8 +192,10 @@ def train_tagger(
         )
 
     torch.manual_seed(seed)  # the classifier head's initialisation
+    # float32 weights whatever the checkpoint's dtype: transformers 5 loads a float16/bfloat16 checkpoint in its
+    # own dtype, and AdamW steps on half-precision weights lose the small updates (--bf16 is autocast instead).
     model = AutoModelForTokenClassification.from_pretrained(
-        path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label_ids
+        path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label_ids, dtype=torch.float32
     )
     if config.freeze_embeddings:
         # The word embeddings are half of MiniLM's weights; frozen, a step neither computes their dense

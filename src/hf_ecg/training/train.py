@@ -241,6 +241,7 @@ def _load_base_model(
     model_name: str, args: ECGTrainingArguments, entity_types: list[str], trust_remote_code: bool
 ) -> tuple[Any, Any]:
     """The base model, seeded, with the ECG tokens added (and LoRA adapters when ``args.lora``)."""
+    import torch
     from transformers import enable_full_determinism, set_seed
 
     from ..modeling import add_ecg_tokens, apply_lora, load_causal_lm
@@ -251,7 +252,9 @@ def _load_base_model(
         enable_full_determinism(args.seed)
     else:
         set_seed(args.seed)
-    model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code)
+    # float32 weights whatever the checkpoint's dtype (transformers 5 keeps a bfloat16 checkpoint's): optimizer
+    # steps on bfloat16 weights lose the small updates; --bf16 trains under autocast over these.
+    model, tokenizer = load_causal_lm(model_name, trust_remote_code=trust_remote_code, dtype=torch.float32)
     positions = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
     if positions is not None and positions < args.max_length:
         raise ValueError(
