@@ -1,0 +1,102 @@
+"""Write a generated set's slots again, with another mention writer or seed, over the same templates.
+
+Separates what the writer does from what the generator does: the copy keeps every template (and so every
+sentence's text outside its mentions) and only the mentions change. ``--writer old`` is the writer before
+issue 48 (``bench_mention_writer.PerSlotGenerateWriter``: a ``model.generate`` call per slot index and try),
+``new`` the one ``hf-ecg generate`` runs; a slot whose every try is rejected is drawn from the bank, as
+``generate`` does. Usage::
+
+    python scripts/refill_mentions.py --model GENERATOR --source SET --output COPY --writer old --seed 1
+
+Then ``hf-ecg evaluate ner --synthetic COPY`` beside ``--synthetic SET`` compares the two writers' labels.
+The copy's ``refill.json`` holds the slots, written, rejected tries by reason, the share of new mentions and the
+writer's seconds; its manifest and card still describe SET.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import datasets
+import torch
+
+from hf_ecg.modeling import load_ecg_model
+from hf_ecg.runtime.blocks import Template, recompose
+from hf_ecg.runtime.filling import training_bank
+from hf_ecg.runtime.mention_writer import MentionWriter
+from hf_ecg.runtime.tags import spans_to_tags, text_spans
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_mention_writer import PerSlotGenerateWriter
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="the generator that wrote SET")
+    parser.add_argument("--source", type=Path, required=True, help="a set written by hf-ecg generate")
+    parser.add_argument("--output", type=Path, required=True, help="the copy to write (replaced)")
+    parser.add_argument("--writer", choices=["new", "old"], default="new")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    model, tokenizer, ecg_config = load_ecg_model(args.model, dtype=torch.float32)
+    bank = training_bank(ecg_config)
+    known = {label: set(bank.counts(label)) for label in bank.types}
+    shutil.rmtree(args.output, ignore_errors=True)
+    shutil.copytree(args.source, args.output)
+    rng = random.Random(args.seed)
+    totals: dict = {"writer": args.writer, "seed": args.seed, "slots": 0, "written": 0, "new": 0, "seconds": 0.0}
+    totals["rejected"] = {}
+    for number, shard in enumerate(sorted((args.output / "data").glob("*.parquet"))):
+        table = datasets.Dataset.from_parquet(str(shard))
+        features = table.features
+        names = features["ner_tags"].feature.names
+        templates = [Template(tuple(text.split(" "))) for text in table["template"]]
+        if args.writer == "old":
+            writer = PerSlotGenerateWriter(model, tokenizer, ecg_config, known=bank, batch_size=64)
+        else:
+            writer = MentionWriter(model, tokenizer, ecg_config, known=bank)
+        started = time.perf_counter()
+        result = writer.write(templates, seed=args.seed * 1000 + number)
+        totals["seconds"] += time.perf_counter() - started
+        record = result.to_dict()
+        totals["slots"] += record["slots"]
+        totals["written"] += record["written"]
+        for reason, count in record["rejected"].items():
+            totals["rejected"][reason] = totals["rejected"].get(reason, 0) + count
+        columns: dict[str, list] = {"tokens": [], "ner_tags": [], "text": [], "spans": [], "mention_sources": []}
+        for template, written in zip(templates, result.mentions, strict=True):
+            mentions, sources = [], []
+            for label, mention in zip(template.entity_types, written, strict=True):
+                if mention is None:
+                    mentions.append(bank.sample(label, rng, "random"))
+                    sources.append("bank")
+                else:
+                    mentions.append(tuple(mention))
+                    sources.append("generated")
+                    totals["new"] += mention not in known.get(label, ())
+            tokens, spans = recompose(template, mentions)
+            columns["tokens"].append(list(tokens))
+            columns["ner_tags"].append([names.index(tag) for tag in spans_to_tags(spans, len(tokens), "IOB2")])
+            columns["text"].append(" ".join(tokens))
+            columns["spans"].append(text_spans(tokens, spans))
+            columns["mention_sources"].append(sources)
+        for name, values in columns.items():
+            if name in table.column_names:
+                table = table.remove_columns(name).add_column(name, values, feature=features[name])
+        table.cast(features).to_parquet(str(shard))
+        print(f"{shard.name}: {totals['seconds']:.0f} s of writing so far", flush=True)
+    totals["new_share"] = round(totals["new"] / max(totals["written"], 1), 4)
+    (args.output / "refill.json").write_text(json.dumps(totals, indent=1) + "\n")
+    print(json.dumps(totals))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
