@@ -26,14 +26,26 @@ from pathlib import Path
 import datasets
 import torch
 
+from hf_ecg.data.dataset_format import SHARD_PATTERN, write_shard
 from hf_ecg.modeling import load_ecg_model
-from hf_ecg.runtime.blocks import Template, recompose
-from hf_ecg.runtime.filling import training_bank
+from hf_ecg.runtime.blocks import Template
+from hf_ecg.runtime.decoding import DecodedTemplate
+from hf_ecg.runtime.filling import MentionFiller, training_bank
 from hf_ecg.runtime.mention_writer import MentionWriter
-from hf_ecg.runtime.tags import spans_to_tags, text_spans
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_mention_writer import PerSlotGenerateWriter
+
+#: The decoder's record of a template, kept from the source row (only the mentions change).
+DECODED_FIELDS = (
+    "forced_tags",
+    "model_tokens",
+    "redrawn_tokens",
+    "refused_redraws",
+    "cut_blocks",
+    "complete",
+    "tag_pieces",
+)
 
 
 def main() -> int:
@@ -47,51 +59,48 @@ def main() -> int:
 
     model, tokenizer, ecg_config = load_ecg_model(args.model, dtype=torch.float32)
     bank = training_bank(ecg_config)
+    filler = MentionFiller(bank)  # a slot whose every try is rejected: drawn from the bank, as generate does
     known = {label: set(bank.counts(label)) for label in bank.types}
     shutil.rmtree(args.output, ignore_errors=True)
     shutil.copytree(args.source, args.output)
     rng = random.Random(args.seed)
     totals: dict = {"writer": args.writer, "seed": args.seed, "slots": 0, "written": 0, "new": 0, "seconds": 0.0}
     totals["rejected"] = {}
-    for number, shard in enumerate(sorted((args.output / "data").glob("*.parquet"))):
-        table = datasets.Dataset.from_parquet(str(shard))
-        features = table.features
-        names = features["ner_tags"].feature.names
-        templates = [Template(tuple(text.split(" "))) for text in table["template"]]
+    data_dir = args.output / "data"
+    for number in range(len(list(data_dir.glob("*.parquet")))):
+        table = datasets.Dataset.from_parquet(str(data_dir / SHARD_PATTERN.format(number)))
+        decoded = [
+            DecodedTemplate(
+                tuple(row["entities"]),
+                Template(tuple(row["template"].split(" "))),
+                **{name: row[name] for name in DECODED_FIELDS},
+            )
+            for row in table
+        ]
         if args.writer == "old":
             writer = PerSlotGenerateWriter(model, tokenizer, ecg_config, known=bank, batch_size=64)
         else:
             writer = MentionWriter(model, tokenizer, ecg_config, known=bank)
         started = time.perf_counter()
-        result = writer.write(templates, seed=args.seed * 1000 + number)
+        result = writer.write([d.template for d in decoded], seed=args.seed * 1000 + number)
         totals["seconds"] += time.perf_counter() - started
         record = result.to_dict()
         totals["slots"] += record["slots"]
         totals["written"] += record["written"]
         for reason, count in record["rejected"].items():
             totals["rejected"][reason] = totals["rejected"].get(reason, 0) + count
-        columns: dict[str, list] = {"tokens": [], "ner_tags": [], "text": [], "spans": [], "mention_sources": []}
-        for template, written in zip(templates, result.mentions, strict=True):
-            mentions, sources = [], []
-            for label, mention in zip(template.entity_types, written, strict=True):
-                if mention is None:
-                    mentions.append(bank.sample(label, rng, "random"))
-                    sources.append("bank")
-                else:
-                    mentions.append(tuple(mention))
-                    sources.append("generated")
-                    totals["new"] += mention not in known.get(label, ())
-            tokens, spans = recompose(template, mentions)
-            columns["tokens"].append(list(tokens))
-            columns["ner_tags"].append([names.index(tag) for tag in spans_to_tags(spans, len(tokens), "IOB2")])
-            columns["text"].append(" ".join(tokens))
-            columns["spans"].append(text_spans(tokens, spans))
-            columns["mention_sources"].append(sources)
-        for name, values in columns.items():
-            if name in table.column_names:
-                table = table.remove_columns(name).add_column(name, values, feature=features[name])
-        table.cast(features).to_parquet(str(shard))
-        print(f"{shard.name}: {totals['seconds']:.0f} s of writing so far", flush=True)
+        totals["new"] += sum(
+            mention not in known.get(label, ())
+            for d, written in zip(decoded, result.mentions, strict=True)
+            for label, mention in zip(d.entities, written, strict=True)
+            if mention is not None
+        )
+        rows = [
+            {"id": row["id"], **filler.fill(d, rng, written)}
+            for row, d, written in zip(table, decoded, result.mentions, strict=True)
+        ]
+        write_shard(rows, table.features, data_dir, number, 0)
+        print(f"shard {number}: {totals['seconds']:.0f} s of writing so far", flush=True)
     totals["new_share"] = round(totals["new"] / max(totals["written"], 1), 4)
     (args.output / "refill.json").write_text(json.dumps(totals, indent=1) + "\n")
     print(json.dumps(totals))
