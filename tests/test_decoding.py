@@ -34,9 +34,13 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
         tags | {vocab[CONTEXT_TOKEN], vocab[QUESTION_TOKEN], vocab[ANSWER_TOKEN]} | set(tokenizer.all_special_ids)
     )
     words: list[str] = []
-    for k, target in enumerate([*(config.tag_tokens[t] for t in sequence), ENDTEXT]):
+    ends = [*(config.tag_tokens[t] for t in sequence), ENDTEXT]
+    for k, target in enumerate(ends):
         context = tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
-        ids = [vocab[CONTEXT_TOKEN], *context, vocab[QUESTION_TOKEN], vocab[target], vocab[ANSWER_TOKEN]]
+        # qa: the question is the block's tag; qa-plan: it and the tags of the blocks after it
+        question = tokenizer(" ".join(ends[k:]), add_special_tokens=False)["input_ids"]
+        question = question if config.layout == "qa-plan" else [vocab[target]]
+        ids = [vocab[CONTEXT_TOKEN], *context, vocab[QUESTION_TOKEN], *question, vocab[ANSWER_TOKEN]]
         block: list[int] = []
         while True:
             with torch.no_grad():
@@ -73,14 +77,25 @@ def may_end(tokenizer, words, block, end_at_sentence_end):
 
 
 @pytest.mark.parametrize(
-    ("block_end", "headroom", "end_at_sentence_end"),
-    [("target", 64, False), ("any-stop", 64, False), ("target", 1, False), ("target", 64, True)],
+    ("block_end", "headroom", "end_at_sentence_end", "layout"),
+    [
+        ("target", 64, False, "qa"),
+        ("any-stop", 64, False, "qa"),
+        ("target", 1, False, "qa"),
+        ("target", 64, True, "qa"),
+        ("target", 64, False, "qa-plan"),
+        ("target", 1, False, "qa-plan"),
+    ],
 )
-def test_batched_cache_decoding_equals_naive_decoding(tiny, block_end, headroom, end_at_sentence_end, monkeypatch):
+def test_batched_cache_decoding_equals_naive_decoding(
+    tiny, block_end, headroom, end_at_sentence_end, layout, monkeypatch
+):
     """Right-aligned slots, refills, trimming, compaction and the cache buffer's re-layouts (every
-    step at headroom 1) change nothing: greedy output equals re-encoding every prompt from scratch."""
+    step at headroom 1) change nothing: greedy output equals re-encoding every prompt from scratch; with the
+    ``qa-plan`` layout too (questions of several lengths, first prompts of several lengths)."""
     monkeypatch.setattr(SlotLayer, "HEADROOM", headroom)
     model, tokenizer, config = tiny
+    config = replace(config, layout=layout)
     sequences = [("Chemical", "Disease"), (), ("Gene",), ("Disease", "Disease", "Chemical"), ("Chemical",)] * 2
     settings = DecodingConfig(
         do_sample=False, batch_size=3, max_block_tokens=7, block_end=block_end, end_at_sentence_end=end_at_sentence_end
@@ -139,7 +154,7 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
         rows[index].block = 1
     kept = prefill(rows, after)
     # rows 0 and 1 extend their context, row 2 had only <|context|>, row 3 starts over
-    assert decoder._reused_prompt_tokens == sum(len(decoder._prompt_ids(w, 0)) - 3 for w in before[:3])
+    assert decoder._reused_prompt_tokens == sum(len(decoder._prompt_ids(w, [0])) - 3 for w in before[:3])
     for index in range(len(rows)):
         torch.testing.assert_close(kept[index][0], fresh[index][0], rtol=1e-4, atol=1e-4)
         for (k1, v1), (k2, v2) in zip(kept[index][1], fresh[index][1], strict=True):

@@ -43,24 +43,37 @@ def _rows(samples) -> dict[str, list[str]]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(sentences(), st.integers(8, 96))
-def test_every_decoding_prompt_is_its_training_rows_prompt(sentence, max_length):
+@given(sentences(), st.integers(8, 96), st.sampled_from(["qa", "qa-plan"]))
+def test_every_decoding_prompt_is_its_training_rows_prompt(sentence, max_length, layout):
     tokens, spans = sentence
     template, _ = decompose(tokens, spans)
-    samples = qa_samples(template)
+    samples = qa_samples(template, plan=layout == "qa-plan")
     encoded = encode_blocks(_rows(samples), TOKENIZER, max_length)
-    decoder = ChainedDecoder(MODEL, TOKENIZER, replace(CONFIG, max_length=max_length), DecodingConfig())
+    config = replace(CONFIG, max_length=max_length, layout=layout)
+    decoder = ChainedDecoder(MODEL, TOKENIZER, config, DecodingConfig())
+    ends = TOKENIZER.convert_tokens_to_ids([sample.answer.split()[-1] for sample in samples])
     words: list[str] = []
-    for sample, ids, labels in zip(samples, encoded["input_ids"], encoded["labels"], strict=True):
+    for index, (sample, ids, labels) in enumerate(zip(samples, encoded["input_ids"], encoded["labels"], strict=True)):
         prompt_length = labels.index(next(label for label in labels if label != -100))
         answer_length = len(ids) - prompt_length
         # the decoder keeps room for its longest block; the training row for its own answer
         decoder.config = DecodingConfig(max_block_tokens=answer_length)
-        question_id = TOKENIZER.convert_tokens_to_ids(sample.question)
-        assert decoder._prompt_ids(words, question_id) == ids[:prompt_length]
+        assert decoder._prompt_ids(words, ends[index:]) == ids[:prompt_length]
         assert len(ids) <= max_length
         words.extend(sample.answer.split())
     assert words == [*template.tokens, ENDTEXT]  # the prompts walked the whole template
+
+
+def test_a_plan_question_holds_the_tags_still_to_come():
+    template, _ = decompose(["aspirin", "causes", "fever", "."], [Span(0, 1, "Chemical"), Span(2, 3, "Disease")])
+    questions = [sample.question for sample in qa_samples(template, plan=True)]
+    assert questions == [f"<Chemical> <Disease> {ENDTEXT}", f"<Disease> {ENDTEXT}", ENDTEXT]
+    assert [sample.question for sample in qa_samples(template)] == ["<Chemical>", "<Disease>", ENDTEXT]
+    decoder = ChainedDecoder(MODEL, TOKENIZER, replace(CONFIG, layout="qa-plan"), DecodingConfig())
+    for target, later, text in [("Disease", [], f"<Disease> {ENDTEXT}"), ("Chemical", ["Disease"], questions[0])]:
+        question = TOKENIZER(text, add_special_tokens=False)["input_ids"]
+        prompt = decoder.block_prompt(["aspirin"], target, later)
+        assert prompt[-len(question) - 2 :] == [decoder.question_id, *question, decoder.answer_id]
 
 
 @settings(max_examples=30, deadline=None)

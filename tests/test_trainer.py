@@ -305,6 +305,28 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
     assert isinstance(ecg["tag_piece_exceptions"], list)
 
 
+def test_a_qa_plan_generator_learns_plan_questions_and_writes_the_requested_entities(tmp_path):
+    from hf_ecg.evaluation import load_labelled
+    from hf_ecg.synthetic.generate import generate_dataset
+
+    model_dir = save_tiny_model(tmp_path / "tiny")
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=2)
+    out = tmp_path / "m"
+    builder = ECGBlocksBuilder(cache_dir=str(tmp_path / "cache"), data_files={"train": str(data)}, layout="qa-plan")
+    builder.download_and_prepare()
+    rows = builder.as_dataset()["train"]
+    for row in rows:  # each question: the block's own tag, then the tags of the blocks after it
+        if row["block_index"] >= 0:
+            later = row["entities"][row["block_index"] :]
+            assert row["question"] == " ".join([*(f"<{label}>" for label in later), "<ENDTEXT>"])
+    args = ["train", "--data", str(data), "--model", str(model_dir), "--output", str(out), "--max-steps", "2"]
+    assert main([*args, "--layout", "qa-plan", "--use_cpu", "true", "--save_strategy", "no"]) == 0
+    assert ECGConfig.load(out).layout == "qa-plan"
+    requested = [["Chemical", "Disease"], ["Disease"], []]
+    generate_dataset(out, tmp_path / "gen", 6, entities=requested, mentions="random", progress_bar=False)
+    assert [list(sample.entity_types) for sample in load_labelled(tmp_path / "gen")] == requested * 2
+
+
 @pytest.mark.parametrize("lora", [True, False])
 def test_a_base_model_saved_in_bfloat16_is_trained_in_float32(lora, tmp_path):
     # transformers 5 loads a checkpoint in its own dtype (SmolLM2 on the Hub is bfloat16): optimizer steps on

@@ -63,7 +63,9 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     tag_column: int = -1
     encoding: str = "utf-8"  # of corpus files
     corpora: Mapping[str, Any] | None = None
-    layout: str = "qa"  # "qa": one Q&A sample per block; "lm": one sample per sentence (the ECG-LM ablation)
+    # "qa": one Q&A sample per block; "qa-plan": the same, each question also holding the tags still to come;
+    # "lm": one sample per sentence (the ECG-LM ablation)
+    layout: str = "qa"
     # Also one sample per entity that writes its mention in the sentence (block_index -1): generated mentions.
     mention_samples: bool = False
 
@@ -201,7 +203,10 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 template, _ = decompose(sentence.tokens, sentence.spans, reserved_types=reserved)
             except ValueError as err:
                 raise ValueError(f"{sentence.source}: {err}") from None
-            samples = [lm_sample(template)] if self.config.layout == "lm" else qa_samples(template)
+            if self.config.layout == "lm":
+                samples = [lm_sample(template)]
+            else:
+                samples = qa_samples(template, plan=self.config.layout == "qa-plan")
             blocks = len(samples)
             if self.config.mention_samples:
                 samples += mention_samples(sentence.tokens, sentence.spans)

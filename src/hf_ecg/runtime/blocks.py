@@ -196,12 +196,18 @@ class QASample:
     block_index: int
 
 
-def qa_samples(template: Template) -> list[QASample]:
-    """The Q&A samples of a template, one per block."""
+def qa_samples(template: Template, *, plan: bool = False) -> list[QASample]:
+    """The Q&A samples of a template, one per block: the question is the tag the block ends with (the paper's).
+
+    ``plan`` (layout ``qa-plan``): the question is that tag followed by the tags of the blocks still to come and
+    ``<ENDTEXT>``, so that a block is written knowing how many entities the sentence still holds."""
     samples = []
     context: list[str] = []
-    for index, block in enumerate(template.blocks()):
-        samples.append(QASample(" ".join(context), block[-1], " ".join(block), index))
+    blocks = template.blocks()
+    ends = [block[-1] for block in blocks]
+    for index, block in enumerate(blocks):
+        question = " ".join(ends[index:]) if plan else block[-1]
+        samples.append(QASample(" ".join(context), question, " ".join(block), index))
         context.extend(block)
     return samples
 

@@ -67,6 +67,7 @@ class BlockDecoder:
         if missing:
             raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
         self.segments = SegmentIds.of(tokenizer)
+        self._questions: dict[tuple[int, ...], list[int]] = {}  # qa-plan: a question's ids, per blocks' ends
         self.context_id, self.question_id, self.answer_id = (
             self.segments.context,
             self.segments.question,
@@ -108,7 +109,8 @@ class BlockDecoder:
             if self.config.do_sample
             else LogitsProcessorList()
         )
-        self._first_prompts: dict[int, tuple[DynamicCache, int, torch.Tensor]] = {}
+        # a first block's prompt (empty context), per the ids its question is made of: its cache, row and logits
+        self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
         #: What the current (or last) decode call kept and threw away; progress bars read it.
         self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens)
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
@@ -174,27 +176,42 @@ class BlockDecoder:
             block_end=self.config.block_end,
         )
 
-    def block_prompt(self, words: Sequence[str], target: str | None) -> list[int]:
+    def block_prompt(self, words: Sequence[str], target: str | None, later: Sequence[str] = ()) -> list[int]:
         """The prompt ids of the block that follows the sentence so far (``words``, tags as ``<Type>``) and ends
         on ``target`` (an entity type; ``None``: ``<ENDTEXT>``), laid out as in training: what
-        :meth:`logits_processor` and ``model.generate()`` continue."""
-        if target is not None and target not in self.tag_ids:
-            raise ValueError(f"unknown entity type {target!r}; the model knows {', '.join(self.tag_ids)}")
-        return self._prompt_ids(list(words), self.endtext_id if target is None else self.tag_ids[target])
+        :meth:`logits_processor` and ``model.generate()`` continue. ``later``: the entity types requested after
+        ``target`` (a ``qa-plan`` model reads them in its question)."""
+        unknown = [label for label in (target, *later) if label is not None and label not in self.tag_ids]
+        if unknown:
+            raise ValueError(f"unknown entity type {unknown[0]!r}; the model knows {', '.join(self.tag_ids)}")
+        targets = [] if target is None else [self.tag_ids[target], *(self.tag_ids[label] for label in later)]
+        return self._prompt_ids(list(words), [*targets, self.endtext_id])
 
     # ------------------------------------------------------------------ prompts
 
-    def _prompt_ids(self, words: list[str], question_id: int) -> list[int]:
-        """``<|context|> ctx <|question|> tag <|answer|>``, the context cut from the left to leave room
-        for a whole block inside ``ecg_config.max_length`` (as in training)."""
+    def _prompt_ids(self, words: list[str], targets: Sequence[int]) -> list[int]:
+        """``<|context|> ctx <|question|> question <|answer|>`` of the block ending on ``targets[0]`` (``targets``:
+        the ids it and the blocks after it end on), the context cut from the left to leave room for a whole
+        block inside ``ecg_config.max_length`` (as in training)."""
         context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
         return prompt_ids(
             self.segments,
             context,
-            [question_id],
+            self._question(targets),
             max_length=self.ecg_config.max_length,
             answer_room=self.config.max_block_tokens,
         )
+
+    def _question(self, targets: Sequence[int]) -> list[int]:
+        """The question of the block ending on ``targets[0]``: that tag (``qa``); with layout ``qa-plan`` the tags of
+        every block still to come, tokenized as training tokenizes its question text."""
+        if self.ecg_config.layout != "qa-plan":
+            return [targets[0]]
+        key = tuple(targets)
+        if key not in self._questions:
+            text = " ".join(self.tokenizer.convert_ids_to_tokens(list(key)))
+            self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self._questions[key]
 
     def _block_words(self, ids: list[int]) -> list[str]:
         """The words of a generated block (its tag excluded), split like the training corpus's tokens

@@ -140,20 +140,27 @@ class ChainedDecoder(BlockDecoder):
     def _start(
         self, rows: list[TemplateRow], rng: torch.Generator, finish_block: Callable[[TemplateRow], None]
     ) -> list[TemplateRow]:
-        """New samples: the first prompt (empty context) depends only on the first tag, so each distinct
-        one is encoded once per decoder and its cache and logits are shared."""
-        missing = sorted({row.target for row in rows} - self._first_prompts.keys())
-        if missing:
-            prompts = torch.tensor([self._prompt_ids([], target) for target in missing], device=self.device)
-            out = self.model(input_ids=prompts, cache=self._new_cache(), use_cache=True, logits_to_keep=1)
-            for j, target in enumerate(missing):
-                self._first_prompts[target] = (out.cache, j, out.logits[j, -1])
-        logits = torch.stack([self._first_prompts[row.target][2] for row in rows])
-        caches = [(*self._first_prompts[row.target][:2], None) for row in rows]
+        """New samples: the first prompt (empty context) depends only on its question (the first tag; with
+        ``qa-plan`` the whole sequence), so each distinct one is encoded once per decoder and its cache and logits
+        are shared."""
+        keys = [self._first_prompt_key(row) for row in rows]
+        prompts = {key: self._prompt_ids([], key) for key in set(keys) - self._first_prompts.keys()}
+        for length in sorted({len(prompt) for prompt in prompts.values()}):  # a forward per length: no padding
+            same = sorted(key for key, prompt in prompts.items() if len(prompt) == length)
+            ids = torch.tensor([prompts[key] for key in same], device=self.device)
+            out = self.model(input_ids=ids, cache=self._new_cache(), use_cache=True, logits_to_keep=1)
+            for j, key in enumerate(same):
+                self._first_prompts[key] = (out.cache, j, out.logits[j, -1])
+        logits = torch.stack([self._first_prompts[key][2] for key in keys])
+        caches = [(*self._first_prompts[key][:2], None) for key in keys]
         lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
         for row in rows:
             row.prefix_ids = [self.context_id]
         return self._begin_blocks(rows, logits, caches, lengths, rng, finish_block)
+
+    def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
+        """What a first block's prompt depends on: its tag (``qa``), or every block's end (``qa-plan``)."""
+        return tuple(row.targets) if self.ecg_config.layout == "qa-plan" else (row.target,)
 
     def _prefill(
         self, rows: list[TemplateRow], rng: torch.Generator, finish_block: Callable[[TemplateRow], None]
@@ -164,7 +171,7 @@ class ChainedDecoder(BlockDecoder):
         (``prefix_kv``; not when the context was cut on the left) feeds only the rest. Returns the
         rows that go on to a slot; a row whose first token is its tag already has its block finished
         (``finish_block``)."""
-        prompts = [self._prompt_ids(row.words, row.target) for row in rows]
+        prompts = [self._prompt_ids(row.words, row.targets[row.block :]) for row in rows]
         pasts = []
         for row, prompt in zip(rows, prompts, strict=True):
             reusable = row.prefix_kv is not None and prompt[: len(row.prefix_ids)] == row.prefix_ids
@@ -196,7 +203,8 @@ class ChainedDecoder(BlockDecoder):
         self._reused_prompt_tokens += sum(pasts)
         kept = [row.prefix_kv for row in rows]
         for row, prompt in zip(rows, prompts, strict=True):
-            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, 1)  # what the next prompt starts with
+            question = len(self._question(row.targets[row.block :]))
+            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, question)  # what the next prompt starts with
         out, mask = encode_after_prefixes(self.model, self._new_cache(), prompts, pasts, kept, self.pad_id)
         columns = [mask[j].nonzero().squeeze(1).to(self.device) if past else None for j, past in enumerate(pasts)]
         caches = [(out.cache, j, columns[j]) for j in range(len(rows))]

@@ -30,7 +30,7 @@ def decode_sequential(
         targets = decoder._targets(sequence)
         budget = decoder.budget
         for block, target in enumerate(targets):
-            prompt = torch.tensor([decoder._prompt_ids(words, target)], device=decoder.device)
+            prompt = torch.tensor([decoder._prompt_ids(words, targets[block:])], device=decoder.device)
             for attempt in range(1, decoder.config.max_attempts + 1):
                 attempts += 1
                 out = decoder.model.generate(

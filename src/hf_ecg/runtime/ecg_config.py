@@ -37,7 +37,9 @@ class ECGConfig:
     )
     corpus_statistics: dict[str, Any] | None = None
     mention_bank: dict[str, Any] | None = None
-    layout: str = "qa"  # "qa": ECG-QALM blocks; "lm": the ECG-LM ablation (whole template after the entity list)
+    # "qa": ECG-QALM blocks; "qa-plan": the same, each question also holding the tags still to come; "lm": the ECG-LM
+    # ablation (whole template after the entity list)
+    layout: str = "qa"
     # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.runtime.words):
     word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
     sentence_endings: list[str] = field(default_factory=list)  # the tokens its sentences end with (empty: . ! ?)

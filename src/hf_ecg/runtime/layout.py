@@ -5,8 +5,10 @@ Every training sample and every decoding prompt is ::
     <|context|> context ids <|question|> question ids <|answer|> [answer ids]
 
 ``qa`` (ECG-QALM): one sample per block, the context the sentence so far, the question the block's
-tag. ``lm`` (the paper's ECG-LM ablation): one sample per sentence, no context, the question the
-sentence's tags, the answer the whole template. The context is cut from the left so that the
+tag. ``qa-plan``: the same, the question the block's tag then the tags still to come and
+``<ENDTEXT>`` (the block is written knowing how many entities the sentence still holds). ``lm``
+(the paper's ECG-LM ablation): one sample per sentence, no context, the question the sentence's
+tags, the answer the whole template. The context is cut from the left so that the
 prompt and the room kept for the answer fit ``max_length``; the trainer keeps an answer's own
 length as that room, the decoder the longest block it may write. A test asserts that the two
 agree token for token.
@@ -21,8 +23,9 @@ from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 
 __all__ = ["LAYOUTS", "SegmentIds", "context_prefix", "prompt_ids", "training_sample"]
 
-#: ``qa``: ECG-QALM, a Q&A sample per block; ``lm``: ECG-LM, a sample per sentence.
-LAYOUTS = ("qa", "lm")
+#: ``qa``: ECG-QALM, a Q&A sample per block; ``qa-plan``: the same, each question holding the tags still to come;
+#: ``lm``: ECG-LM, a sample per sentence.
+LAYOUTS = ("qa", "qa-plan", "lm")
 #: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.
 SEGMENTS_IN_PROMPT = 3
 

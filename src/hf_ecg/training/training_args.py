@@ -42,8 +42,10 @@ class ECGTrainingArguments(TrainingArguments):
     layout: str = field(
         default="qa",
         metadata={
-            "help": "Training samples: 'qa' (ECG-QALM: one contextual Q&A sample per block, default) or 'lm' (the "
-            "paper's ECG-LM ablation: the whole template after the list of its entity tags).",
+            "help": "Training samples: 'qa' (ECG-QALM: one contextual Q&A sample per block, its question the tag "
+            "the block ends with; default), 'qa-plan' (the same, each question also holding the tags still to come "
+            "and the end of the sentence) or 'lm' (the paper's ECG-LM ablation: the whole template after the list of "
+            "its entity tags).",
             "choices": list(LAYOUT_CHOICES),
         },
     )
