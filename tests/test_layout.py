@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hf_ecg.runtime.blocks import ENDTEXT, decompose, lm_sample, qa_samples
@@ -44,6 +44,9 @@ def _rows(samples) -> dict[str, list[str]]:
 
 @settings(max_examples=60, deadline=None)
 @given(sentences(), st.integers(8, 96), st.sampled_from(["qa", "qa-plan"]))
+# a qa-plan question of three tags and <ENDTEXT> leaves no room for an answer in 8 tokens unless it is cut
+@example((["aspirin"] * 3, [Span(i, i + 1, "Chemical") for i in range(3)]), 8, "qa-plan")
+@example((["aspirin"] * 2, [Span(i, i + 1, "Chemical") for i in range(2)]), 8, "qa-plan")
 def test_every_decoding_prompt_is_its_training_rows_prompt(sentence, max_length, layout):
     tokens, spans = sentence
     template, _ = decompose(tokens, spans)

@@ -21,7 +21,7 @@ from typing import Any
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 
-__all__ = ["LAYOUTS", "SegmentIds", "context_prefix", "prompt_ids", "training_sample"]
+__all__ = ["LAYOUTS", "SegmentIds", "context_prefix", "fit_question", "prompt_ids", "training_sample"]
 
 #: ``qa``: ECG-QALM, a Q&A sample per block; ``qa-plan``: the same, each question holding the tags still to come;
 #: ``lm``: ECG-LM, a sample per sentence.
@@ -41,6 +41,13 @@ class SegmentIds:
     @classmethod
     def of(cls, tokenizer: Any) -> SegmentIds:
         return cls(*tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN]))
+
+
+def fit_question(question: list[int], max_length: int) -> list[int]:
+    """``question`` cut from the right so that the segment tokens and one answer token still fit ``max_length``: a
+    ``qa-plan`` question of many tags keeps the block's own tag and the nearest ones to come. Training rows and
+    decoding prompts both cut it here, so they stay the same token for token."""
+    return question[: max(1, max_length - SEGMENTS_IN_PROMPT - 1)]
 
 
 def prompt_ids(
@@ -63,6 +70,7 @@ def training_sample(
 ) -> tuple[list[int], int]:
     """A training sample and the length of its prompt (the answer follows it). An answer that alone does
     not fit keeps its end, which holds the tag."""
+    question = fit_question(question, max_length)
     room = max_length - SEGMENTS_IN_PROMPT - len(question)
     answer = answer[-room:] if len(answer) > room else answer
     prompt = prompt_ids(segments, context, question, max_length=max_length, answer_room=len(answer))
