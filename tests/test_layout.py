@@ -96,6 +96,7 @@ def test_layout_cuts_the_context_from_the_left_and_keeps_an_answers_end():
     segments = SegmentIds(context=1, question=2, answer=3)
     assert prompt_ids(segments, [10, 11, 12, 13], [20], max_length=8, answer_room=2) == [1, 12, 13, 2, 20, 3]
     assert prompt_ids(segments, [10, 11], [20], max_length=4, answer_room=5) == [1, 2, 20, 3]
-    assert context_prefix([1, 12, 13, 2, 20, 3], question_length=1) == [1, 12, 13]
+    assert context_prefix([1, 12, 13, 2, 20, 3], segments) == [1, 12, 13]
+    assert context_prefix([1, 12, 2, 20, 21, 22, 3], segments) == [1, 12]  # a qa-plan question of three ids
     sample, prompt_length = training_sample(segments, [10, 11], [20], [30, 31, 32, 33, 34, 35], max_length=8)
     assert (sample, prompt_length) == ([1, 2, 20, 3, 32, 33, 34, 35], 4)  # no room is left for the context

@@ -15,7 +15,7 @@ from .decoding_cache import TemplateRow, new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
 from .decoding_constraint import EntityConstraintLogitsProcessor, sampling_warpers
 from .ecg_config import ECGConfig
-from .layout import SegmentIds, fit_question, prompt_ids
+from .layout import SegmentIds, prompt_ids
 from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
@@ -210,8 +210,7 @@ class BlockDecoder:
         key = tuple(targets)
         if key not in self._questions:
             text = " ".join(self.tokenizer.convert_ids_to_tokens(list(key)))
-            question = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-            self._questions[key] = fit_question(question, self.ecg_config.max_length)
+            self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         return self._questions[key]
 
     def _block_words(self, ids: list[int]) -> list[str]:

@@ -202,9 +202,8 @@ class ChainedDecoder(BlockDecoder):
         its past and its prompt's rest, with padding between; ``_place`` gathers them."""
         self._reused_prompt_tokens += sum(pasts)
         kept = [row.prefix_kv for row in rows]
-        for row, prompt in zip(rows, prompts, strict=True):
-            question = len(self._question(row.targets[row.block :]))
-            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, question)  # what the next prompt starts with
+        for row, prompt in zip(rows, prompts, strict=True):  # what the next prompt starts with
+            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, self.segments)
         out, mask = encode_after_prefixes(self.model, self._new_cache(), prompts, pasts, kept, self.pad_id)
         columns = [mask[j].nonzero().squeeze(1).to(self.device) if past else None for j, past in enumerate(pasts)]
         caches = [(out.cache, j, columns[j]) for j in range(len(rows))]

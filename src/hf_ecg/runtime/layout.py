@@ -46,7 +46,7 @@ class SegmentIds:
 def fit_question(question: list[int], max_length: int) -> list[int]:
     """``question`` cut from the right so that the segment tokens and one answer token still fit ``max_length``: a
     ``qa-plan`` question of many tags keeps the block's own tag and the nearest ones to come. Training rows and
-    decoding prompts both cut it here, so they stay the same token for token."""
+    decoding prompts both cut it here (:func:`prompt_ids`), so they stay the same token for token."""
     return question[: max(1, max_length - SEGMENTS_IN_PROMPT - 1)]
 
 
@@ -54,15 +54,18 @@ def prompt_ids(
     segments: SegmentIds, context: list[int], question: list[int], *, max_length: int, answer_room: int
 ) -> list[int]:
     """``<|context|> context <|question|> question <|answer|>``, the context cut from the left so that
-    the prompt and ``answer_room`` more tokens fit ``max_length`` (no context when nothing is left)."""
+    the prompt and ``answer_room`` more tokens fit ``max_length`` (no context when nothing is left); a question
+    too long for ``max_length`` is cut by :func:`fit_question`."""
+    question = fit_question(question, max_length)
     budget = max_length - SEGMENTS_IN_PROMPT - len(question) - answer_room
     kept = context[-budget:] if budget > 0 else []
     return [segments.context, *kept, segments.question, *question, segments.answer]
 
 
-def context_prefix(prompt: list[int], question_length: int) -> list[int]:
-    """The ``<|context|> context`` part of a prompt (what the next block's prompt starts with)."""
-    return prompt[: len(prompt) - question_length - 2]
+def context_prefix(prompt: list[int], segments: SegmentIds) -> list[int]:
+    """The ``<|context|> context`` part of a prompt (what the next block's prompt starts with): everything before
+    its ``<|question|>``, whatever the question's length."""
+    return prompt[: len(prompt) - 1 - prompt[::-1].index(segments.question)]
 
 
 def training_sample(
