@@ -45,8 +45,8 @@ class ECGTrainingArguments(TrainingArguments):
             "help": "Training samples: 'qa' (ECG-QALM: one contextual Q&A sample per block, its question the tag "
             "the block ends with; default), 'qa-plan' (the same, each question also holding the tags still to come "
             "and the end of the sentence, so a block is written knowing how many entities are left: on JNLPBA's first "
-            "186 sentences, two training seeds, 5-8 points fewer of the drawn tokens were drawn again than with qa at "
-            "the same seed, labels as good; no gain on 50 sentences; downstream F1 not "
+            "186 sentences, three training seeds, 1-8 points fewer of the drawn tokens were drawn again than with qa "
+            "at the same seed (means 29 and 34 percent), labels as good; no gain on 50 sentences; downstream F1 not "
             "measured yet, docs/results.md) or 'lm' "
             "(the paper's ECG-LM ablation: the whole template after the list of its entity tags).",
             "choices": list(LAYOUT_CHOICES),
