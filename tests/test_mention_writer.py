@@ -9,22 +9,34 @@ from pathlib import Path
 import datasets
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from conftest import labelled_sentences
 from hf_ecg.cli import main
 from hf_ecg.data.builder import ECGBlocksBuilder
-from hf_ecg.runtime.blocks import ENDTEXT, MENTION_TOKEN, Template, decompose, mention_samples, tag_label, tag_token
+from hf_ecg.runtime.blocks import (
+    ANSWER_TOKEN,
+    ENDTEXT,
+    MENTION_LAYOUTS,
+    MENTION_TOKEN,
+    QUESTION_TOKEN,
+    Template,
+    decompose,
+    mention_samples,
+    tag_label,
+    tag_token,
+)
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.decoding_cache import encode_after_prefixes
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.runtime.mention_writer import MentionWriter
+from hf_ecg.runtime.mention_writer import MentionWriter, _shared_length
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.training.train import train_ecg_model
-from hf_ecg.training.trainer import ECGTrainingArguments
-from tiny import save_tiny_model, toy_corpus
+from hf_ecg.training.trainer import ECGTrainingArguments, encode_blocks
+from tiny import save_tiny_model, tiny_ecg_model, toy_corpus
 
 TOY_MENTIONS = {"Chemical": {"Aspirin", "Ibuprofen", "paracetamol"}, "Disease": {"headache", "severe pain", "fever"}}
 
@@ -48,6 +60,57 @@ def test_a_mention_sample_is_its_sentence_with_one_slot_marked_and_the_slots_men
         assert context[marker + 1 :] == list(template.tokens[slot_position + 1 :])
 
 
+@given(labelled_sentences())
+def test_an_after_template_mention_sample_is_the_template_then_the_earlier_slots_tag_and_mention(sentence):
+    tokens, spans = sentence
+    template, mentions = decompose(tokens, spans)
+    samples = mention_samples(tokens, spans, layout="after-template")
+    assert len(samples) == len(spans)
+    for k, sample in enumerate(samples):
+        assert sample.question == tag_token(sorted(spans)[k].label)
+        assert sample.answer.split(" ") == [*mentions[k], ENDTEXT]
+        pairs = [
+            [QUESTION_TOKEN, tag_token(label), ANSWER_TOKEN, *mention, ENDTEXT]
+            for label, mention in zip(template.entity_types[:k], mentions, strict=False)
+        ]
+        assert sample.context.split(" ") == [*template.tokens, *(token for pair in pairs for token in pair)]
+
+
+WRITER_TYPES = ("Chemical", "Disease", "cell_type", "DNA")  # conftest's LABELS
+WRITER_MODEL, WRITER_TOKENIZER, _ = tiny_ecg_model(WRITER_TYPES)
+WRITER_TOKENIZER.add_special_tokens({"extra_special_tokens": [MENTION_TOKEN]}, replace_extra_special_tokens=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(labelled_sentences(), st.sampled_from(MENTION_LAYOUTS))
+def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_only_its_pair(sentence, layout):
+    """Training rows and the writer's prompts come from one context builder, token for token; after the template,
+    slot k's prompt repeats slot k-1's but for its last three ids, so the writer encodes only the pair between."""
+    tokens, spans = sentence
+    assume(spans)
+    template, mentions = decompose(tokens, spans)
+    samples = mention_samples(tokens, spans, layout=layout)
+    rows = {key: [getattr(sample, key) for sample in samples] for key in ("context", "question", "answer")}
+    encoded = encode_blocks(rows, WRITER_TOKENIZER, max_length=4096)
+    config = ECGConfig(
+        entity_types=list(WRITER_TYPES),
+        max_length=4096,
+        mention_token=MENTION_TOKEN,
+        mention_max_tokens=8,
+        mention_layout=layout,
+    )
+    writer = MentionWriter(WRITER_MODEL, WRITER_TOKENIZER, config)
+    prompts = [writer.prompt(template, mentions, k) for k in range(len(samples))]
+    for prompt, ids, labels in zip(prompts, encoded["input_ids"], encoded["labels"], strict=True):
+        assert prompt == ids[: labels.index(next(label for label in labels if label != -100))]
+    if layout == "after-template":
+        for k in range(1, len(prompts)):
+            pair = f" {QUESTION_TOKEN} {tag_token(template.entity_types[k - 1])} {ANSWER_TOKEN}"
+            pair += f" {' '.join(mentions[k - 1])} {ENDTEXT}"
+            new = len(prompts[k]) - _shared_length(prompts[k - 1], prompts[k])
+            assert new <= len(WRITER_TOKENIZER(pair, add_special_tokens=False)["input_ids"]) + 3
+
+
 def test_the_builder_adds_one_mention_sample_per_entity_only_when_asked(tmp_path):
     corpus = toy_corpus(tmp_path / "toy.tsv")
     plain = ECGBlocksBuilder(data_files={"train": str(corpus)}, cache_dir=str(tmp_path / "a"))
@@ -66,10 +129,9 @@ def test_the_builder_adds_one_mention_sample_per_entity_only_when_asked(tmp_path
     assert all(r["num_blocks"] == e + 1 for r, e in zip(mention_rows, [2, 2, 2, 2, 2, 2], strict=True))
 
 
-@pytest.fixture(scope="module")
-def writer_model(tmp_path_factory):
-    """A tiny GPT-2 trained with mention samples on the toy corpus until it has learnt its mentions."""
-    root = tmp_path_factory.mktemp("mention-model")
+def train_writer(root: Path, mention_layout: str = "in-sentence") -> Path:
+    """A tiny GPT-2 trained with mention samples (in ``mention_layout``) on the toy corpus until it has learnt its
+    mentions."""
     data = toy_corpus(root / "toy.tsv", repeat=8)
     args = ECGTrainingArguments(
         output_dir=str(root / "model"),
@@ -82,11 +144,22 @@ def writer_model(tmp_path_factory):
         disable_tqdm=True,
         seed=3,
         mention_samples=True,
+        mention_layout=mention_layout,
         validation_split=0,
         report_to=[],
     )
     train_ecg_model(data, str(save_tiny_model(root / "base")), args)
     return root / "model"
+
+
+@pytest.fixture(scope="module")
+def writer_model(tmp_path_factory):
+    return train_writer(tmp_path_factory.mktemp("mention-model"))
+
+
+@pytest.fixture(scope="module")
+def after_template_writer_model(tmp_path_factory):
+    return train_writer(tmp_path_factory.mktemp("after-template-model"), "after-template")
 
 
 def test_training_with_mention_samples_records_the_marker_and_the_mention_limits(writer_model):
@@ -108,8 +181,11 @@ def load_writer(model_dir: Path, **options):
     return MentionWriter(model, tokenizer, config, **options)
 
 
-def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_seeded(writer_model):
+@pytest.mark.parametrize("model", ["writer_model", "after_template_writer_model"])
+def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_seeded(model, request):
+    writer_model = request.getfixturevalue(model)
     writer = load_writer(writer_model)
+    assert writer.ecg_config.mention_layout == ("in-sentence" if model == "writer_model" else "after-template")
     templates = [
         Template(("<Chemical>", "cures", "<Disease>", ".")),
         Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),

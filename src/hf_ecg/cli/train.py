@@ -80,6 +80,7 @@ TRAINING_OPTIONS = (
     "seed",
     "lora",
     "mention_samples",
+    "mention_layout",
     "save_mention_bank",
     "validation_split",
     "layout",

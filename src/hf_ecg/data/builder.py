@@ -68,6 +68,8 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     layout: str = "qa"
     # Also one sample per entity that writes its mention in the sentence (block_index -1): generated mentions.
     mention_samples: bool = False
+    # How a mention sample shows its slot (hf_ecg.runtime.blocks.MENTION_LAYOUTS).
+    mention_layout: str = "in-sentence"
 
     def reader_kwargs(self, source: Any) -> dict[str, Any]:
         """Keyword arguments for :func:`~hf_ecg.data.corpus.load_corpus` on ``source``."""
@@ -209,7 +211,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 samples = qa_samples(template, plan=self.config.layout == "qa-plan")
             blocks = len(samples)
             if self.config.mention_samples:
-                samples += mention_samples(sentence.tokens, sentence.spans)
+                samples += mention_samples(sentence.tokens, sentence.spans, layout=self.config.mention_layout)
             for sample in samples:
                 yield (
                     Key(0, row),

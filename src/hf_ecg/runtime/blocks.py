@@ -22,6 +22,7 @@ __all__ = [
     "ANSWER_TOKEN",
     "CONTEXT_TOKEN",
     "ENDTEXT",
+    "MENTION_LAYOUTS",
     "MENTION_TOKEN",
     "QUESTION_TOKEN",
     "SEGMENT_TOKENS",
@@ -29,6 +30,7 @@ __all__ = [
     "RoundTripError",
     "Template",
     "decompose",
+    "mention_context",
     "mention_samples",
     "qa_samples",
     "recompose",
@@ -49,6 +51,12 @@ SEGMENT_TOKENS = (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN)
 #: Marks, in a mention sample's context, the slot whose mention the answer writes (models trained with
 #: mention samples only: :func:`mention_samples`).
 MENTION_TOKEN = "<|mention|>"
+#: How a mention sample's context shows its slot. ``in-sentence``: the sentence up to the slot (earlier entities
+#: as their mentions), :data:`MENTION_TOKEN`, the rest of the template (later entities as their tags).
+#: ``after-template``: the whole template, then a question/answer pair per earlier slot (its tag, its mention and
+#: ``<ENDTEXT>``): slot ``k``'s prompt is slot ``k - 1``'s plus that slot's pair, so a writer reads the sentence once
+#: and only a few ids per later slot.
+MENTION_LAYOUTS = ("in-sentence", "after-template")
 
 _LABEL_RE = re.compile(r"^[^\s<>|]+$")
 _TAG_TOKEN_RE = re.compile(r"^<([^\s<>|]+)>$")
@@ -212,25 +220,50 @@ def qa_samples(template: Template, *, plan: bool = False) -> list[QASample]:
     return samples
 
 
-def mention_context(words: Sequence[str], template_rest: Sequence[str]) -> str:
-    """A mention sample's context: the sentence up to the slot (earlier entities as their mentions), the
-    slot's marker, then the rest of the template (later entities as their tags)."""
-    return " ".join((*words, MENTION_TOKEN, *template_rest))
-
-
-def mention_samples(tokens: Sequence[str], spans: Iterable[Span]) -> list[QASample]:
-    """One sample per entity that teaches a generator to write the mention of a slot in its sentence
-    (masked-entity imputation): context = :func:`mention_context`, question = the slot's tag, answer = the
-    mention's words and ``<ENDTEXT>``. ``block_index`` is ``-1`` (not a block)."""
-    spans = sorted(spans)
-    template, _ = decompose(tokens, spans)
+def mention_context(
+    template: Template,
+    mentions: Sequence[Sequence[str] | None],
+    slot: int,
+    *,
+    layout: str = "in-sentence",
+) -> str:
+    """A mention sample's (and the writer's) context for slot ``slot`` of ``template``, the slots before it
+    filled by ``mentions`` (a ``None`` stays its tag), laid out as ``layout`` (:data:`MENTION_LAYOUTS`)."""
     tags = [i for i, token in enumerate(template.tokens) if tag_label(token) is not None]
-    samples = []
-    for span, position in zip(spans, tags, strict=True):
-        context = mention_context(tokens[: span.start], template.tokens[position + 1 :])
-        answer = " ".join((*tokens[span.start : span.end], ENDTEXT))
-        samples.append(QASample(context, tag_token(span.label), answer, -1))
-    return samples
+    if not 0 <= slot < len(tags):
+        raise IndexError(f"the template has {len(tags)} slots, not {slot + 1}")
+    filled = [tuple(mentions[k]) if mentions[k] is not None else (template.tokens[tags[k]],) for k in range(slot)]
+    if layout == "after-template":
+        pairs = [(QUESTION_TOKEN, template.tokens[tags[k]], ANSWER_TOKEN, *filled[k], ENDTEXT) for k in range(slot)]
+        return " ".join((*template.tokens, *(token for pair in pairs for token in pair)))
+    if layout != "in-sentence":
+        raise ValueError(f"mention layout must be one of {MENTION_LAYOUTS}, got {layout!r}")
+    words: list[str] = []
+    start = 0
+    for k in range(slot):
+        words.extend(template.tokens[start : tags[k]])
+        words.extend(filled[k])
+        start = tags[k] + 1
+    words.extend(template.tokens[start : tags[slot]])
+    return " ".join((*words, MENTION_TOKEN, *template.tokens[tags[slot] + 1 :]))
+
+
+def mention_samples(tokens: Sequence[str], spans: Iterable[Span], *, layout: str = "in-sentence") -> list[QASample]:
+    """One sample per entity that teaches a generator to write the mention of a slot in its sentence
+    (masked-entity imputation): context = :func:`mention_context` (the slots before it filled with their gold
+    mentions), question = the slot's tag, answer = the mention's words and ``<ENDTEXT>``. ``block_index`` is ``-1``
+    (not a block)."""
+    spans = sorted(spans)
+    template, mentions = decompose(tokens, spans)
+    return [
+        QASample(
+            mention_context(template, mentions, k, layout=layout),
+            tag_token(span.label),
+            " ".join((*mentions[k], ENDTEXT)),
+            -1,
+        )
+        for k, span in enumerate(spans)
+    ]
 
 
 def lm_sample(template: Template) -> QASample:

@@ -62,6 +62,9 @@ class ECGConfig:
     mention_token: str | None = None
     mention_max_words: dict[str, int] | None = None
     mention_max_tokens: int | None = None
+    # How the mention samples showed their slot (hf_ecg.runtime.blocks.MENTION_LAYOUTS); models trained before it
+    # was recorded used "in-sentence".
+    mention_layout: str = "in-sentence"
     tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
     format_version: int = FORMAT_VERSION
 
@@ -96,8 +99,8 @@ class ECGConfig:
         """The config of a model trained on ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) with ``tokenizer``:
         how the corpus writes words and ends sentences, the forms of the types' names a model may spell, its
         statistics, the mention writer's limits (``mention_samples``) and the bank (``save_mention_bank``);
-        ``settings`` are the other fields (``loss_on``, ``max_length``, ``lora``, ``layout``, ``label_names``,
-        ``corpus_statistics``)."""
+        ``settings`` are the other fields (``loss_on``, ``max_length``, ``lora``, ``layout``, ``mention_layout``,
+        ``label_names``, ``corpus_statistics``)."""
         from .blocks import MENTION_TOKEN
         from .mentions import MentionBank
         from .tag_pieces import tag_piece_exceptions, tag_piece_forms, vocabulary_words

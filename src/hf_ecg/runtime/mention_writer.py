@@ -171,27 +171,17 @@ class MentionWriter:
         return result
 
     def prompt(self, template: Template, written: Sequence[tuple[str, ...] | None], slot: int) -> list[int]:
-        """The prompt of slot ``slot``: the template with the slots before it filled by ``written`` (a ``None``
-        stays a tag), the slot marked, the later slots as tags; the slot's tag as the question."""
-        words: list[str] = []
-        seen = 0
-        for position, token in enumerate(template.tokens):
-            if tag_label(token) is None:
-                words.append(token)
-                continue
-            if seen == slot:
-                context = mention_context(words, template.tokens[position + 1 :])
-                context_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"]
-                return prompt_ids(
-                    self.segments,
-                    context_ids,
-                    [self.tag_ids[tag_label(token)]],
-                    max_length=self.ecg_config.max_length,
-                    answer_room=self.max_tokens + 1,
-                )
-            words.extend(written[seen] or (token,))
-            seen += 1
-        raise IndexError(f"the template has {seen} slots, not {slot + 1}")
+        """The prompt of slot ``slot``: :func:`~hf_ecg.runtime.blocks.mention_context` in the model's mention layout
+        (the slots before it filled by ``written``, a ``None`` staying a tag), the slot's tag as the question."""
+        layout = self.ecg_config.mention_layout
+        context = mention_context(template, written, slot, layout=layout)
+        return prompt_ids(
+            self.segments,
+            self.tokenizer(context, add_special_tokens=False)["input_ids"],
+            [self.tag_ids[template.entity_types[slot]]],
+            max_length=self.ecg_config.max_length,
+            answer_room=self.max_tokens + 1,
+        )
 
     def _write_all(
         self,

@@ -143,6 +143,7 @@ def train_ecg_model(
         max_length=args.max_length,
         lora=args.lora,
         layout=args.layout,
+        mention_layout=args.mention_layout,
         label_names=_iob2_label_names(corpus),
         corpus_statistics=stats,
     )
@@ -223,6 +224,7 @@ def _build_blocks(
         first_n=first_n,
         fraction=fraction,
         layout=args.layout,
+        mention_layout=args.mention_layout,
         mention_samples=args.mention_samples,
         **reader_options,
     )

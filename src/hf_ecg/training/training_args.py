@@ -8,6 +8,7 @@ from pathlib import Path
 
 from transformers import TrainingArguments
 
+from ..runtime.blocks import MENTION_LAYOUTS
 from ..runtime.layout import LAYOUTS
 
 __all__ = ["FULL_LEARNING_RATE", "LORA_LEARNING_RATE", "ECGTrainingArguments"]
@@ -92,6 +93,15 @@ class ECGTrainingArguments(TrainingArguments):
             "(docs/results.md). false: blocks only (the paper's training)."
         },
     )
+    mention_layout: str = field(
+        default="in-sentence",
+        metadata={
+            "help": "How a mention sample shows its slot: 'in-sentence' (the sentence up to the slot with the mentions "
+            "before it, a slot marker, the rest of the template; default) or 'after-template' (the whole template, "
+            "then the slots before it as tag/mention pairs: the writer reads each sentence once, not once per slot).",
+            "choices": list(MENTION_LAYOUTS),
+        },
+    )
     validation_split: float = field(
         default=0.1,
         metadata={
@@ -138,6 +148,8 @@ class ECGTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.layout not in LAYOUT_CHOICES:
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
+        if self.mention_layout not in MENTION_LAYOUTS:
+            raise ValueError(f"mention_layout must be one of {MENTION_LAYOUTS}, got {self.mention_layout!r}")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
         if self.learning_rate is None:  # not given: the recipe's rate for the kind of training
