@@ -4,16 +4,20 @@ slot's type given the sentence around it (masked-entity imputation, as MELM and 
 do), so that generated data carries mentions the training corpus never had.
 
 Slots are written left to right: a slot's context holds the mentions written for the slots before it and the
-tags of those after it, as in training. A mention is drawn again (up to ``max_attempts`` times) when the model
+tags of those after it, as in training, laid out as the model's mention samples were
+(:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`: ``in-sentence``, the slot marked in the sentence, or
+``after-template``, the template then the earlier slots' tag/mention pairs, where a slot's prompt extends the one
+before it). A mention is drawn again (up to ``max_attempts`` times) when the model
 does not end it within the longest training mention's tokens, when it comes out empty, longer in words than the
 longest training mention of its type, holds a word that reads as structure, begins or ends on punctuation (it
 ran past the name), or is a training mention of another type only (the model ignored the slot's tag); a slot
 that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
 
-Writing costs about half what the templates cost because little is encoded twice and no step waits: one batch
+Writing costs about 0.6 of what the templates cost because little is encoded twice and no step waits: one batch
 of rows, a row a template's current try; a slot's prompt is encoded on top of the keys and values of the same
-template's previous prompt up to where the two differ (the earlier slot's marker), a try drawn again on top of its
-own prompt; a row leaves the batch as it writes ``<ENDTEXT>``, and the next tries join the rows still writing.
+template's previous prompt up to where the two differ (``in-sentence``: the earlier slot's marker; ``after-template``:
+the end of the template), a try drawn again on top of its own prompt; a row leaves the batch as it writes
+``<ENDTEXT>``, and the next tries join the rows still writing.
 """
 
 from __future__ import annotations
