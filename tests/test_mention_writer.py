@@ -77,8 +77,7 @@ def test_an_after_template_mention_sample_is_the_template_then_the_earlier_slots
 
 
 WRITER_TYPES = ("Chemical", "Disease", "cell_type", "DNA")  # conftest's LABELS
-WRITER_MODEL, WRITER_TOKENIZER, _ = tiny_ecg_model(WRITER_TYPES)
-WRITER_TOKENIZER.add_special_tokens({"extra_special_tokens": [MENTION_TOKEN]}, replace_extra_special_tokens=False)
+WRITER_MODEL, WRITER_TOKENIZER, _ = tiny_ecg_model(WRITER_TYPES, mention=True)
 
 
 @settings(max_examples=40, deadline=None)

@@ -83,14 +83,15 @@ def save_tiny_model(directory: Path, n_positions: int = 256, dtype: torch.dtype 
     return directory
 
 
-def tiny_ecg_model(entity_types: Iterable[str] = ("Chemical", "Disease"), seed: int = 0):
-    """An untrained tiny GPT-2 with the ECG tokens of ``entity_types`` added: (model, tokenizer, ECGConfig)."""
+def tiny_ecg_model(entity_types: Iterable[str] = ("Chemical", "Disease"), seed: int = 0, *, mention: bool = False):
+    """An untrained tiny GPT-2 with the ECG tokens of ``entity_types`` added (and, with ``mention``, the mention
+    samples' slot marker): (model, tokenizer, ECGConfig)."""
     from hf_ecg.modeling import add_ecg_tokens
     from hf_ecg.runtime.ecg_config import ECGConfig
 
     tokenizer = tiny_tokenizer()
     model = tiny_gpt2(len(tokenizer), seed=seed)
-    add_ecg_tokens(tokenizer, model, list(entity_types))
+    add_ecg_tokens(tokenizer, model, list(entity_types), mention=mention)
     return model, tokenizer, ECGConfig(entity_types=list(entity_types), max_length=128)
 
 
