@@ -408,7 +408,8 @@ def test_a_block_that_writes_a_line_break_is_drawn_again(tiny):
 )
 def test_rows_joining_and_leaving_a_batch_keep_their_states_positions_and_ids(parts_lengths, rnd):
     """Batches of rows of different widths merged into one hold each row, in key order, with the same live
-    columns, position and ids; rows leaving take nothing of the others', and columns no row uses are dropped."""
+    columns, position and ids; rows leaving take nothing of the others' (the rows that stay keep their states
+    wherever they move to), and columns no row uses are dropped."""
     from transformers import DynamicCache
     from transformers.cache_utils import DynamicLayer
 
@@ -429,8 +430,8 @@ def test_rows_joining_and_leaving_a_batch_keep_their_states_positions_and_ids(pa
         parts.append(RowBatch(rows, cache, mask, positions, [list(expected[key][2]) for key in rows]))
         k += len(lengths)
 
-    def check(batch):
-        assert batch.keys == sorted(batch.keys)
+    def check(batch, kept):
+        assert sorted(batch.keys) == sorted(kept)
         for row, key in enumerate(batch.keys):
             live = batch.mask[row].bool()
             torch.testing.assert_close(batch.cache.layers[0].keys[row][:, live], expected[key][0])
@@ -438,9 +439,11 @@ def test_rows_joining_and_leaving_a_batch_keep_their_states_positions_and_ids(pa
             assert batch.positions[row] == expected[key][1] and batch.answers[row] == expected[key][2]
 
     batch = RowBatch.merged(parts)
-    assert sorted(batch.keys) == sorted(expected)
-    check(batch)
+    assert batch.keys == sorted(expected)
+    check(batch, expected)
     leaving = set(rnd.sample(range(len(batch.keys)), rnd.randint(0, len(batch.keys) - 1)))
+    staying = [key for row, key in enumerate(batch.keys) if row not in leaving]
     batch.keep([row for row in range(len(batch.keys)) if row not in leaving])
-    check(batch)
+    check(batch, staying)
+    assert len(batch.answers) == len(batch.positions) == len(batch.mask) == batch.cache.layers[0].keys.shape[0]
     assert batch.mask[:, 0].any()  # once rows left, no column on the left that no row uses

@@ -87,7 +87,9 @@ class ChainedDecoder(BlockDecoder):
                 attempts=len(row.targets) + row.retries,
                 redrawn_tokens=row.redrawn_tokens,
                 refused=row.refused,
+                prefix=None if row.prefix_kv is None else (row.prefix_ids, row.prefix_kv),
             )
+            row.prefix_kv = None
             in_flight -= 1
             remaining -= 1
             if progress is not None:

@@ -134,6 +134,15 @@ class SlotLayer(DynamicLayer):
         extra = self.keys.new_zeros((rows, *self.keys.shape[1:]))
         self.assign(torch.cat([self.keys, extra]), torch.cat([self.values, extra]), left_room=self._start)
 
+    def move_rows(self, sources: torch.Tensor, targets: torch.Tensor, rows: int) -> None:
+        """Copy rows ``sources`` onto rows ``targets``, then keep the first ``rows`` rows (a view: only the moved
+        rows are copied)."""
+        if len(sources):
+            self._keys[targets] = self._keys[sources]
+            self._values[targets] = self._values[sources]
+        self._keys, self._values = self._keys[:rows], self._values[:rows]
+        self._refresh()
+
     def select_rows(self, index: torch.Tensor) -> None:
         """Keep only these rows, in this order (one copy: the buffer's layout stays)."""
         self._keys, self._values = self._keys.index_select(0, index), self._values.index_select(0, index)
@@ -196,16 +205,28 @@ class RowBatch:
         return cls(keys, cache, mask, positions, answers)
 
     def keep(self, rows: list[int]) -> None:
-        """Keep only these rows; drop the columns on the left that none of them uses."""
-        self.keys, self.answers = [self.keys[k] for k in rows], [self.answers[k] for k in rows]
+        """Keep only these rows; drop the columns on the left that none of them uses. The last rows kept move into
+        the places of those that leave below them, so that a step that ends a few rows copies only those few, not
+        the whole cache."""
+        kept = set(rows)
+        size = len(rows)
+        holes = [k for k in range(size) if k not in kept]
+        movers = [k for k in rows if k >= size]
+        for hole, mover in zip(holes, movers, strict=True):
+            self.keys[hole], self.answers[hole] = self.keys[mover], self.answers[mover]
+        del self.keys[size:], self.answers[size:]
         if not rows:
             return
-        index = torch.tensor(rows, device=self.mask.device)
-        self.mask, self.positions = self.mask.index_select(0, index), self.positions.index_select(0, index)
+        sources = torch.tensor(movers, dtype=torch.long, device=self.mask.device)
+        targets = torch.tensor(holes, dtype=torch.long, device=self.mask.device)
+        if movers:
+            self.mask[targets] = self.mask[sources]
+            self.positions[targets] = self.positions[sources]
+        self.mask, self.positions = self.mask[:size], self.positions[:size]
         unused = int(self.mask.any(0).long().argmax())  # the first column a row uses
         self.mask = self.mask[:, unused:]
         for layer in self.cache.layers:
-            layer.select_rows(index)
+            layer.move_rows(sources, targets, size)
             layer.trim_left(unused)
 
 

@@ -254,7 +254,8 @@ class TemplateFiller:
         config = replace(self.decoding, seed=seeds.decoding)
         decoder = make_decoder(self.model, self.tokenizer, self.ecg_config, config)
         report = None if progress is None else (lambda n: progress(n, decoder.budget))
-        decoded = decoder.decode(requested, progress=report)
+        # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
+        decoded = decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None)
         rows, written = self.fill(decoded, random.Random(seeds.mentions), seeds.written_mentions)
         return rows, decoder.budget, written
 
@@ -277,7 +278,8 @@ class TemplateFiller:
                         origins[i][k] = filler.origin(label)
         written = None
         if self.writer is not None:
-            written = self.writer.write([d.template for d in decoded], write_seed, given)
+            prefixes = [d.prompt_prefix for d in decoded]
+            written = self.writer.write([d.template for d in decoded], write_seed, given, prefixes)
             given = written.mentions
         rows = [self.filler.fill(d, rng, m, o) for d, m, o in zip(decoded, given, origins, strict=True)]
         return rows, written

@@ -23,7 +23,7 @@ the end of the template), a try drawn again on top of its own prompt; a row leav
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +136,11 @@ class MentionWriter:
         self.max_tokens = ecg_config.mention_max_tokens or 16
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
+        # Tokens that begin a word after a space (``Ġcell``, ``▁cell``), and tokens of spaces only: an answer holds
+        # at least as many words as it has such word starts (:meth:`_words_at_least`), so a try is stopped as soon
+        # as it is longer than its type's longest training mention, not at the token limit.
+        self._word_starts = frozenset(i for token, i in vocab.items() if token[:1] in ("Ġ", "▁") and token.strip("Ġ▁ "))
+        self._blank = frozenset(i for token, i in vocab.items() if not token.strip("Ġ▁ "))
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._warpers = sampling_warpers(temperature, top_p)
         # The types each known mention has (case folded): a known mention written for a slot of another type
@@ -150,12 +155,17 @@ class MentionWriter:
         templates: Sequence[Template],
         seed: int,
         given: Sequence[Sequence[tuple[str, ...] | None]] | None = None,
+        prefixes: Sequence[tuple[list[int], KeptStates] | None] | None = None,
     ) -> WrittenMentions:
         """A mention per slot of each template (``None`` where every try was rejected), drawn with ``seed``.
 
         ``given[i][k]``: a mention slot ``k`` of template ``i`` already has (from another source of a
         :class:`~hf_ecg.runtime.mention_sources.MentionMixture`): it is kept, and the slots written after it read it
-        in their context; only the ``None`` slots are written and counted."""
+        in their context; only the ``None`` slots are written and counted.
+
+        ``prefixes[i]``: prompt ids and their keys/values that template ``i``'s first prompt may start with (the
+        decoder's :attr:`~hf_ecg.runtime.decoding_config.DecodedTemplate.prompt_prefix`, the sentence before its
+        last block): only the ids after those the two share are encoded."""
         if given is None:
             given = [[None] * len(t.entity_types) for t in templates]
         result = WrittenMentions(mentions=[list(row) for row in given])
@@ -165,8 +175,9 @@ class MentionWriter:
         order = list(range(len(templates)))
         if self.group_by_length:
             order.sort(key=lambda i: -len(templates[i].tokens))
+        kept = {i: prefix for i, prefix in enumerate(prefixes or ()) if prefix is not None}
         with torch.inference_mode():
-            self._write_all(templates, order, given, result, rng)
+            self._write_all(templates, order, given, result, rng, kept)
         result.written = sum(
             m is not None and g is None
             for row, grow in zip(result.mentions, given, strict=True)
@@ -194,15 +205,17 @@ class MentionWriter:
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
         rng: torch.Generator,
+        kept: dict[int, tuple[list[int], KeptStates]],
     ) -> None:
         """Write the templates' slots (templates taken in ``order``) in one batch of at most ``batch_size`` rows,
         a row a template's current try. A row that ends leaves the batch; its template's next try (its next slot,
         or the same one again) waits with the new templates until :data:`JOIN_WHEN_FREE` of the batch is free, and
         they join the rows still writing: no step waits for a few long answers while the rest of the batch is idle.
-        The templates with the most to write go first: they set how long the run takes."""
+        The templates with the most to write go first: they set how long the run takes. ``kept[i]``: template
+        ``i``'s last prompt and its keys/values (to begin with: a prefix from the decoder), the next prompt encoded
+        after the ids the two share."""
         todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in order}  # slots left, in order
         tries = dict.fromkeys(order, 0)  # of the template's current slot
-        kept: dict[int, tuple[list[int], KeptStates]] = {}  # each template's last prompt and its keys/values
         waiting = deque(i for i in order if todo[i])  # templates not begun
         ready: list[int] = []  # templates begun, whose next try is to be encoded
         batch = RowBatch.empty()
@@ -216,7 +229,7 @@ class MentionWriter:
                 new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, rng)
                 kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
                 batch = RowBatch.merged([batch, *new])
-            for i, ids in self._take_ended(batch):
+            for i, ids in self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
                 slot = todo[i][0]
                 mention, reason = self._mention(ids, templates[i].entity_types[slot])
                 tries[i] += 1
@@ -251,7 +264,7 @@ class MentionWriter:
         batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
-            answers.update(self._take_ended(batch))
+            answers.update(self._take_ended(batch, None))
             if not batch.keys:
                 return [answers[j] for j in range(len(prompts))], states
             self._step(batch, rng)
@@ -313,12 +326,15 @@ class MentionWriter:
         for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], rng, may_end=True), strict=True):
             answer.append(token)
 
-    def _take_ended(self, batch: RowBatch) -> list[tuple[int, list[int]]]:
-        """The rows whose answer ended (``<ENDTEXT>``, or the limit), with their answers, out of the batch."""
+    def _take_ended(self, batch: RowBatch, label_of: Callable[[int], str] | None) -> list[tuple[int, list[int]]]:
+        """The rows whose answer ended (``<ENDTEXT>``, the token limit, or more words than the longest training
+        mention of the row's type, ``label_of(key)``), with their answers, out of the batch."""
         ended = {
             k
             for k, answer in enumerate(batch.answers)
-            if answer[-1] == self.endtext_id or len(answer) > self.max_tokens
+            if answer[-1] == self.endtext_id
+            or len(answer) > self.max_tokens
+            or (label_of is not None and self._too_long(answer, label_of(batch.keys[k])))
         }
         if not ended:
             return []
@@ -339,10 +355,22 @@ class MentionWriter:
         draw = torch.rand((len(cdf), 1), generator=rng, device=cdf.device, dtype=torch.float64) * cdf[:, -1:]
         return torch.searchsorted(cdf, draw, right=True).squeeze(1).tolist()
 
+    def _words_at_least(self, ids: Sequence[int]) -> int:
+        """How many words the answer ``ids`` holds at least (:meth:`_mention` splits the text on spaces first):
+        its word starts, and one for text before the first of them."""
+        starts = sum(i in self._word_starts for i in ids)
+        first = next((i for i in ids if i not in self._blank), None)
+        return starts + (first is not None and first not in self._word_starts)
+
+    def _too_long(self, ids: Sequence[int], label: str) -> bool:
+        """Whether an answer already holds more words than the longest training mention of ``label``."""
+        limit = self.max_words.get(label)
+        return limit is not None and len(ids) > limit and self._words_at_least(ids) > limit
+
     def _mention(self, ids: list[int], label: str) -> tuple[tuple[str, ...] | None, str]:
         """The mention's words, or ``None`` and why the try is rejected."""
         if self.endtext_id not in ids:
-            return None, "unended"
+            return None, "too long" if self._too_long(ids, label) else "unended"
         text = self.tokenizer.decode(
             ids[: ids.index(self.endtext_id)], skip_special_tokens=True, clean_up_tokenization_spaces=False
         )
