@@ -248,11 +248,12 @@ def decoder_run(model: Any, tokenizer: Any, ecg_config: Any, sequences: list, se
     the default path's second step, the templates' slots filled as ``hf-ecg generate`` fills them by default
     (written by the generator when it was trained with mention samples, else drawn from its bank): its seconds."""
     decoder = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=batch_size, **settings))
+    filler = TemplateFiller(None, ecg_config, model, tokenizer)
     with counted_positions(model) as positions:
         start = time.perf_counter()
-        results = decoder.decode(sequences)
+        # as `hf-ecg generate`: the writer starts from the sentences the decoder encoded
+        results = decoder.decode(sequences, keep_prefixes=filler.writer is not None)
         seconds = time.perf_counter() - start
-    filler = TemplateFiller(None, ecg_config, model, tokenizer)
     start = time.perf_counter()
     filler.fill(results, random.Random(settings["seed"]), settings["seed"])
     return {

@@ -4,8 +4,9 @@ In this one process, on one model, after a short warm-up of each:
 
 - **templates**: the batched decoder (:class:`hf_ecg.runtime.decoding.ChainedDecoder`, ``hf-ecg generate``'s
   defaults) on ``-n`` entity sequences drawn from the model's training statistics (gold sampler);
-- **writer**: :class:`hf_ecg.runtime.mention_writer.MentionWriter` writing every slot of those templates (rounds of
-  one try per template, prompts encoded on the kept keys/values of the template's previous prompt);
+- **writer**: :class:`hf_ecg.runtime.mention_writer.MentionWriter` writing every slot of those templates as
+  ``hf-ecg generate`` does (one continuous batch, each prompt encoded on the kept keys/values of the template's
+  previous prompt, the first one on those of the sentence the decoder encoded);
 - **per-slot generate**: the writer as it was before (issue 48): slot by slot over all templates, each try a
   ``model.generate`` call over the whole prompt, batches of ``--batch-size`` prompts sorted by length.
 
@@ -55,6 +56,7 @@ class PerSlotGenerateWriter(MentionWriter):
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
         rng: torch.Generator,
+        kept: dict,
     ) -> None:
         for start in range(0, len(order), self.batch_size):
             self._write_group(templates, order[start : start + self.batch_size], given, result, rng)
@@ -146,7 +148,7 @@ def main() -> None:
     ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences[:8])  # warm-up
     with counted_positions(model) as positions:
         start = time.perf_counter()
-        decoded = ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences)
+        decoded = ChainedDecoder(model, tokenizer, ecg_config, settings).decode(sequences, keep_prefixes=True)
         template_seconds = time.perf_counter() - start
     templates = [d.template for d in decoded]
     slots = sum(len(t.entity_types) for t in templates)
@@ -159,7 +161,7 @@ def main() -> None:
         writer.write(templates[:8], seed=0)  # warm-up
         with counted_positions(model) as positions:
             start = time.perf_counter()
-            result = writer.write(templates, seed=args.seed)
+            result = writer.write(templates, seed=args.seed, prefixes=[d.prompt_prefix for d in decoded])
             seconds = time.perf_counter() - start
         record = result.to_dict()
         mentions = [

@@ -268,6 +268,88 @@ def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encod
         assert ends == [len(answer) - 1] or (not ends and len(answer) == writer.max_tokens + 1)
 
 
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_if_it_encoded_it(
+    after_template_writer_model, keep, monkeypatch
+):
+    """``decode(keep_prefixes=True)``: each template keeps its last prompt's ``<|context|> context`` ids and their
+    keys/values (those of encoding them afresh); an after-template writer's first prompt starts with them, so it
+    encodes only what follows, and writes the same mentions as when it encodes the whole prompt."""
+    import hf_ecg.runtime.mention_writer as mention_writer
+    from hf_ecg.runtime.decoding import ChainedDecoder
+
+    writer = load_writer(after_template_writer_model)
+    model, tokenizer, config = writer.model, writer.tokenizer, writer.ecg_config
+    sequences = [("Chemical", "Disease"), ("Disease",), ("Chemical",), ()] * 3
+    settings = DecodingConfig(batch_size=4, seed=2, max_block_tokens=12)
+    decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences, keep_prefixes=keep)
+    if not keep:
+        assert all(d.prompt_prefix is None for d in decoded)
+        return
+    assert all(d.prompt_prefix is not None for d in decoded)
+    for d in decoded:
+        ids, states = d.prompt_prefix
+        assert ids[0] == writer.segments.context and all(len(k[0]) == len(ids) for k in [s[0] for s in states])
+        if d.entities:  # the writer's first prompt starts with the ids the decoder kept
+            assert writer.prompt(d.template, [None] * len(d.entities), 0)[: len(ids)] == ids
+        with torch.inference_mode():
+            fresh = model(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
+        for (keys, values), layer in zip(states, fresh.layers, strict=True):
+            torch.testing.assert_close(keys, layer.keys[0], rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(values, layer.values[0], rtol=1e-4, atol=1e-4)
+    pasts = []
+
+    def recording(model, cache, prompts, past, kept, pad_id):  # the real prefill, recording what it reuses
+        pasts.extend(past)
+        return encode_after_prefixes(model, cache, prompts, past, kept, pad_id)
+
+    monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
+    templates = [d.template for d in decoded]
+    whole = writer.write(templates, seed=6)
+    reused = sum(pasts)
+    pasts.clear()
+    started = writer.write(templates, seed=6, prefixes=[d.prompt_prefix for d in decoded])
+    assert started.mentions == whole.mentions and started.rejected == whole.rejected
+    first_prompts = sum(len(d.prompt_prefix[0]) for d in decoded if d.entities)
+    assert sum(pasts) == reused + first_prompts  # every first prompt read its sentence from the decoder
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=12))
+def test_an_answer_holds_at_least_the_words_the_writer_counts_before_it_ends(writer_model, draws):
+    """The early stop's count (a try stops once it holds more words than its type's longest training mention) never
+    exceeds the words the finished mention would have: stopping early rejects only tries that would be rejected."""
+    writer = load_writer(writer_model)
+    vocabulary = sorted(set(range(len(writer.tokenizer))) - set(writer.banned) - {writer.endtext_id})
+    ids = [vocabulary[d % len(vocabulary)] for d in draws]
+    text = writer.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+    assert writer._words_at_least(ids) <= len(writer.split_words(text))
+
+
+def test_a_try_longer_than_its_types_longest_training_mention_stops_there(writer_model):
+    """A model pushed never to end its mention and to begin a word at every token: each try stops at one word more
+    than its type's longest training mention (not at the token limit) and is rejected as too long."""
+    writer = load_writer(writer_model, max_attempts=2)
+    vocab = writer.tokenizer.get_vocab()
+    word = next(i for token, i in sorted(vocab.items()) if token[:1] == "Ġ" and token[1:].isalpha())
+    bonus = torch.zeros(len(writer.tokenizer))
+    bonus[word], bonus[writer.endtext_id] = 50.0, -50.0
+    handle = writer.model.get_output_embeddings().register_forward_hook(lambda module, inputs, out: out + bonus)
+    answers = []
+    judge = writer._mention
+    writer._mention = lambda ids, label: answers.append((label, list(ids))) or judge(ids, label)
+    try:
+        result = writer.write([Template(("<Chemical>", "cures", "<Disease>", "."))] * 2, seed=1)
+    finally:
+        handle.remove()
+    assert result.written == 0 and result.rejected == {"too long": 8}
+    assert {(label, len(ids)) for label, ids in answers} == {
+        (label, writer.max_words[label] + 1) for label in ("Chemical", "Disease")
+    }
+    # the token limit alone would have stopped them later: max_tokens + 1 ids
+    assert min(writer.max_words.values()) + 1 < writer.max_tokens + 1
+
+
 @pytest.mark.parametrize("batch_size", [1, 2, 64])
 def test_tries_that_join_a_batch_still_writing_are_each_counted_once(writer_model, batch_size):
     """Whatever the batch (rows joining the ones still writing at 2, one row at a time at 1): every slot is written

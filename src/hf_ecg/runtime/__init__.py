@@ -19,6 +19,7 @@ REMOTE_CODE_MODULES = (
     "mention_sources.py",
     "mentions.py",
     "mention_writer.py",
+    "attention.py",
     "decoding.py",
     "decoding_batched.py",
     "decoding_lm.py",

@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from .attention import use_decode_step_attention
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
 from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, new_cache
 from .decoding_constraint import sampling_warpers
@@ -126,6 +127,7 @@ class MentionWriter:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.model, self.tokenizer, self.ecg_config = model, tokenizer, ecg_config
+        use_decode_step_attention(model)
         self.temperature, self.top_p, self.max_attempts, self.batch_size = temperature, top_p, max_attempts, batch_size
         self.group_by_length = group_by_length
         self.segments = SegmentIds.of(tokenizer)
@@ -136,11 +138,15 @@ class MentionWriter:
         self.max_tokens = ecg_config.mention_max_tokens or 16
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
-        # Tokens that begin a word after a space (``Ġcell``, ``▁cell``), and tokens of spaces only: an answer holds
-        # at least as many words as it has such word starts (:meth:`_words_at_least`), so a try is stopped as soon
-        # as it is longer than its type's longest training mention, not at the token limit.
-        self._word_starts = frozenset(i for token, i in vocab.items() if token[:1] in ("Ġ", "▁") and token.strip("Ġ▁ "))
-        self._blank = frozenset(i for token, i in vocab.items() if not token.strip("Ġ▁ "))
+        # Tokens whose text is a space then more (`` cell``), and tokens of white space alone: an answer holds at
+        # least as many words as it has such word starts (:meth:`_words_at_least`), so a try is stopped as soon as
+        # it is longer than its type's longest training mention, not at the token limit.
+        ids = sorted(vocab.values())
+        texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
+        self._word_starts = frozenset(
+            i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip()
+        )
+        self._blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._warpers = sampling_warpers(temperature, top_p)
         # The types each known mention has (case folded): a known mention written for a slot of another type
