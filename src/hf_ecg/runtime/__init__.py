@@ -19,7 +19,6 @@ REMOTE_CODE_MODULES = (
     "mention_sources.py",
     "mentions.py",
     "mention_writer.py",
-    "attention.py",
     "decoding.py",
     "decoding_batched.py",
     "decoding_lm.py",

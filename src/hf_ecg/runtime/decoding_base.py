@@ -10,7 +10,6 @@ from typing import Any
 import torch
 from transformers import DynamicCache, LogitsProcessorList
 
-from .attention import use_decode_step_attention
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 from .decoding_cache import TemplateRow, new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
@@ -63,7 +62,6 @@ class BlockDecoder:
 
     def __init__(self, model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None):
         self.model = model.eval()
-        use_decode_step_attention(model)
         self.tokenizer = tokenizer
         self.ecg_config = ecg_config
         self.config = config or DecodingConfig()

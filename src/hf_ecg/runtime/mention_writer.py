@@ -29,7 +29,6 @@ from typing import Any
 
 import torch
 
-from .attention import use_decode_step_attention
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
 from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, new_cache
 from .decoding_constraint import sampling_warpers
@@ -127,7 +126,6 @@ class MentionWriter:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.model, self.tokenizer, self.ecg_config = model, tokenizer, ecg_config
-        use_decode_step_attention(model)
         self.temperature, self.top_p, self.max_attempts, self.batch_size = temperature, top_p, max_attempts, batch_size
         self.group_by_length = group_by_length
         self.segments = SegmentIds.of(tokenizer)
