@@ -25,6 +25,7 @@ the next tries join the rows still writing.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -139,15 +140,8 @@ class MentionWriter:
         self.max_tokens = ecg_config.mention_max_tokens or 16
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
-        # Tokens whose text is a space then more (`` cell``), and tokens of white space alone: an answer holds at
-        # least as many words as it has such word starts (:meth:`_words_at_least`), so a try is stopped as soon as
-        # it is longer than its type's longest training mention, not at the token limit.
-        ids = sorted(vocab.values())
-        texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
-        self._word_starts = frozenset(
-            i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip()
-        )
-        self._blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
+        # a try is stopped as soon as it is longer than its type's longest training mention (_words_at_least)
+        self._word_starts, self._blank = _word_start_tokens(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._warpers = sampling_warpers(temperature, top_p)
         # The types each known mention has (case folded): a known mention written for a slot of another type
@@ -395,6 +389,28 @@ class MentionWriter:
         if label not in self.known_types.get(" ".join(words).casefold(), {label}):
             return None, "another type's mention"
         return words, ""
+
+
+#: Per tokenizer (and its vocabulary size): :func:`_word_start_tokens`. The pipeline makes a writer per call, and
+#: decoding a whole vocabulary token by token takes about half a second (SmolLM2's 49k tokens).
+_WORD_START_CACHE: weakref.WeakKeyDictionary[Any, tuple[int, frozenset[int], frozenset[int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
+    """The tokens whose text is a space then more (`` cell``), and the tokens of white space alone: an answer holds
+    at least as many words as it has such word starts (:meth:`MentionWriter._words_at_least`)."""
+    size = len(tokenizer)
+    cached = _WORD_START_CACHE.get(tokenizer)
+    if cached is not None and cached[0] == size:
+        return cached[1], cached[2]
+    ids = sorted(tokenizer.get_vocab().values())
+    texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
+    starts = frozenset(i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip())
+    blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
+    _WORD_START_CACHE[tokenizer] = (size, starts, blank)
+    return starts, blank
 
 
 def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
