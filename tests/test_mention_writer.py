@@ -30,7 +30,7 @@ from hf_ecg.runtime.blocks import (
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.decoding_cache import encode_after_prefixes
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.runtime.mention_writer import MentionWriter, _shared_length
+from hf_ecg.runtime.mention_writer import MentionWriter, _shared_length, template_seeds
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
@@ -210,6 +210,30 @@ def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_
     assert result.to_dict()["slots"] == 16
 
 
+def test_a_template_writes_the_same_mentions_whichever_templates_it_is_written_with(writer_model):
+    """Each template draws from its own stream (``seed[i]``): written alone, in another order or beside other
+    templates in one batch, it gets the same mentions; so the shards of a run may be written together."""
+    writer = load_writer(writer_model, batch_size=3)
+    templates = [
+        Template(("<Chemical>", "cures", "<Disease>", ".")),
+        Template(("Patients", "with", "<Disease>", "received", "<Chemical>", "and", "<Chemical>", ".")),
+        Template(("<Disease>", "after", "<Chemical>", ".")),
+        Template(("No", "effect", ".")),
+        Template(("<Chemical>", "induced", "<Disease>", "in", "rats", ".")),
+    ]
+    seeds = [11, 12, 13, 14, 15]
+    together = writer.write(templates, seed=seeds)
+    alone = [writer.write([t], seed=[s]).mentions[0] for t, s in zip(templates, seeds, strict=True)]
+    assert together.mentions == alone
+    reverse = writer.write(templates[::-1], seed=seeds[::-1])
+    assert reverse.mentions == together.mentions[::-1]
+    # an int seed is its template_seeds; another seed, other mentions
+    assert writer.write(templates, seed=7).mentions == writer.write(templates, seed=template_seeds(7, 5)).mentions
+    assert writer.write(templates, seed=7).mentions != writer.write(templates, seed=8).mentions
+    with pytest.raises(ValueError, match="one seed per template"):
+        writer.write(templates, seed=seeds[:2])
+
+
 @pytest.mark.parametrize("group_by_length", [True, False])
 def test_grouping_by_length_batches_similar_templates_and_still_fills_every_slot(
     writer_model, group_by_length, monkeypatch
@@ -248,10 +272,8 @@ def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encod
     second = [writer.prompt(t, w, 1) for t, w in zip(templates, written, strict=True)]
 
     def draw(prompts, kept, seed=5):
-        generator = torch.Generator()
-        generator.manual_seed(seed)
         with torch.inference_mode():
-            return writer.draw(prompts, kept, generator)
+            return writer.draw(prompts, kept, seed)
 
     _, first_states = draw(first, [None] * 3)
     kept = list(zip(first, first_states, strict=True))
@@ -499,6 +521,59 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
     assert "generated" in {origin for s in samples for origin in s["mention_sources"]}  # mentions were written
     at_1 = [s for g in gen(requests, num_return_sequences=2, seed=11, **{**settings, "temperature": 1.0}) for s in g]
     assert [s["text"] for s in at_1] != written["text"]  # the temperature reaches the samples
+
+
+def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_each_shard_as_alone(
+    writer_model, tmp_path, monkeypatch
+):
+    """The writer takes the templates of up to MAX_KEPT_PREFIXES samples (several shards) in one call; every shard
+    comes out as it does when written alone, also when a run killed between two shards of a group resumes."""
+    import hf_ecg.synthetic.generate as generate_module
+    from hf_ecg.data.dataset_format import load_data_folder
+
+    calls = []
+    real_write = MentionWriter.write
+
+    def counting(self, templates, *args, **kwargs):
+        calls.append(len(templates))
+        return real_write(self, templates, *args, **kwargs)
+
+    monkeypatch.setattr(MentionWriter, "write", counting)
+    settings = {
+        "samples_per_shard": 3,
+        "seed": 4,
+        # a high temperature: the toy writer's mentions vary with the numbers drawn, so another stream shows
+        "decoding": DecodingConfig(max_block_tokens=10, batch_size=3, temperature=3.0),
+        "dtype": "float32",
+        "progress_bar": False,
+    }
+    monkeypatch.setattr(generate_module, "MAX_KEPT_PREFIXES", 3)  # a shard a call
+    alone = load_data_folder(generate_dataset(writer_model, tmp_path / "alone", 11, **settings)).sort("id")
+    assert calls == [3, 3, 3, 2]
+    calls.clear()
+    monkeypatch.setattr(generate_module, "MAX_KEPT_PREFIXES", 9)  # three shards a call
+    together = load_data_folder(generate_dataset(writer_model, tmp_path / "together", 11, **settings)).sort("id")
+    assert calls == [9, 2]
+    assert together.to_list() == alone.to_list()
+    assert "generated" in {origin for row in together["mention_sources"] for origin in row}
+
+    real_save = generate_module.write_shard
+    saved = []
+
+    def crash_after_one(rows, features, data_dir, shard, rank):
+        if saved:
+            raise KeyboardInterrupt  # killed between the first and the second shard of a group
+        saved.append(shard)
+        real_save(rows, features, data_dir, shard, rank)
+
+    calls.clear()
+    monkeypatch.setattr(generate_module, "write_shard", crash_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        generate_dataset(writer_model, tmp_path / "resumed", 11, **settings)
+    monkeypatch.setattr(generate_module, "write_shard", real_save)
+    resumed = load_data_folder(generate_dataset(writer_model, tmp_path / "resumed", 11, **settings)).sort("id")
+    assert calls == [9, 8]  # the killed run wrote shards 0-2 together; the resumed one 1, 2 and 3
+    assert resumed.to_list() == alone.to_list()
 
 
 def test_generate_dataset_rejects_generated_mentions_for_a_model_without_them(model_dir, tmp_path):

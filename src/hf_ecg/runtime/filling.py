@@ -29,7 +29,7 @@ from .mention_sources import (
     ResolvedMentions,
     resolve_mentions,
 )
-from .mention_writer import MentionWriter, WrittenMentions
+from .mention_writer import MentionWriter, WrittenMentions, template_seeds
 from .mentions import FILL_STRATEGIES, MentionBank
 from .tags import spans_to_tags, text_spans
 from .words import WordSplitter
@@ -251,13 +251,32 @@ class TemplateFiller:
         each step seeded from ``seeds``; with what the templates cost (the decoder's budget) and what writing
         their mentions cost. ``progress(n, budget)`` is called as ``n`` templates finish. The pipeline and
         :func:`~hf_ecg.generate_dataset` write their samples with this, so that one gives what the other does."""
-        config = replace(self.decoding, seed=seeds.decoding)
-        decoder = make_decoder(self.model, self.tokenizer, self.ecg_config, config)
-        report = None if progress is None else (lambda n: progress(n, decoder.budget))
-        # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
-        decoded = decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None)
-        rows, written = self.fill(decoded, random.Random(seeds.mentions), seeds.written_mentions)
-        return rows, decoder.budget, written
+        (rows,), (budget,), written = self.shard_samples([(requested, seeds)], progress)
+        return rows, budget, written
+
+    def shard_samples(
+        self,
+        shards: Sequence[tuple[Sequence[Sequence[str]], ShardSeeds]],
+        progress: Callable[[int, Any], None] | None = None,
+    ) -> tuple[list[list[dict[str, Any]]], list[RedrawBudget], WrittenMentions | None]:
+        """:meth:`samples` of several shards, each ``(requested, seeds)``: each shard's samples and its templates'
+        cost, and what writing all their mentions cost. The templates are decoded shard by shard, then the
+        mentions of all of them written in one call: the writer's last steps, where a few templates with many
+        slots write on alone, are shared with the other shards' templates (each template draws from its own
+        seeded stream, so every shard gets the samples it gets alone)."""
+        decoded: list[list[DecodedTemplate]] = []
+        budgets: list[RedrawBudget] = []
+        for requested, seeds in shards:
+            decoder = make_decoder(
+                self.model, self.tokenizer, self.ecg_config, replace(self.decoding, seed=seeds.decoding)
+            )
+            report = None if progress is None else (lambda n, decoder=decoder: progress(n, decoder.budget))
+            # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
+            decoded.append(decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None))
+            budgets.append(decoder.budget)
+        rngs = [random.Random(seeds.mentions) for _, seeds in shards]
+        rows, written = self._fill(decoded, rngs, [seeds.written_mentions for _, seeds in shards])
+        return rows, budgets, written
 
     def fill(
         self, decoded: Sequence[DecodedTemplate], rng: random.Random, write_seed: int
@@ -265,6 +284,42 @@ class TemplateFiller:
         """The labelled samples of ``decoded`` (:meth:`MentionFiller.fill`), and what writing their mentions
         cost (``None`` when no mention is written). ``rng`` draws the mixture's sources and the drawn mentions,
         ``write_seed`` the written ones."""
+        (rows,), written = self._fill([decoded], [rng], [write_seed])
+        return rows, written
+
+    def _fill(
+        self, shards: Sequence[Sequence[DecodedTemplate]], rngs: Sequence[random.Random], write_seeds: Sequence[int]
+    ) -> tuple[list[list[dict[str, Any]]], WrittenMentions | None]:
+        """:meth:`fill` of several shards (``rngs[j]`` and ``write_seeds[j]`` are shard ``j``'s), their mentions
+        written in one call."""
+        given = [self._given(decoded, rng) for decoded, rng in zip(shards, rngs, strict=True)]
+        written = None
+        if self.writer is not None:
+            flat = [d for decoded in shards for d in decoded]
+            seeds = [
+                s for decoded, seed in zip(shards, write_seeds, strict=True) for s in template_seeds(seed, len(decoded))
+            ]
+            written = self.writer.write(
+                [d.template for d in flat],
+                seeds,
+                [row for shard_given, _ in given for row in shard_given],
+                [d.prompt_prefix for d in flat],
+            )
+            mentions = iter(written.mentions)
+            given = [
+                ([next(mentions) for _ in decoded], origins)
+                for decoded, (_, origins) in zip(shards, given, strict=True)
+            ]
+        rows = [
+            [self.filler.fill(d, rng, m, o) for d, m, o in zip(decoded, shard_given, origins, strict=True)]
+            for decoded, rng, (shard_given, origins) in zip(shards, rngs, given, strict=True)
+        ]
+        return rows, written
+
+    def _given(
+        self, decoded: Sequence[DecodedTemplate], rng: random.Random
+    ) -> tuple[list[list[tuple[str, ...] | None]], list[list[str]]]:
+        """Each slot's mention from a mixture's other sources (``None``: to be written) and where it came from."""
         given: list[list[tuple[str, ...] | None]] = [[None] * len(d.entities) for d in decoded]
         origins = [[GENERATED] * len(d.entities) for d in decoded]
         if self.shares:
@@ -276,13 +331,7 @@ class TemplateFiller:
                         filler = self.parts[part]
                         given[i][k] = filler.bank.sample(label, rng, filler.strategy)
                         origins[i][k] = filler.origin(label)
-        written = None
-        if self.writer is not None:
-            prefixes = [d.prompt_prefix for d in decoded]
-            written = self.writer.write([d.template for d in decoded], write_seed, given, prefixes)
-            given = written.mentions
-        rows = [self.filler.fill(d, rng, m, o) for d, m, o in zip(decoded, given, origins, strict=True)]
-        return rows, written
+        return given, origins
 
 
 def _refuse_unknown_types(given: Mapping[str, Any], ecg_config: ECGConfig, what: str) -> None:

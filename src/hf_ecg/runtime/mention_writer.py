@@ -25,6 +25,7 @@ the next tries join the rows still writing.
 
 from __future__ import annotations
 
+import random
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ from .layout import SegmentIds, prompt_ids
 from .mentions import MentionBank, mention_problem
 from .words import WordSplitter
 
-__all__ = ["MentionWriter", "WrittenMentions"]
+__all__ = ["MentionWriter", "WrittenMentions", "template_seeds"]
 
 #: Prefill passes per draw at most: the rests to encode range from one id (a try drawn again) to a whole
 #: sentence; with 4 passes a JNLPBA generator's padding fell from 84% to 27% of the real positions (2: 84%).
@@ -102,8 +103,8 @@ class MentionWriter:
             took 8% more time at 256).
         group_by_length: take the templates longest first (the templates in the batch at one time have similar
             lengths: far less padding where sentence lengths vary; those with the most slots, which set how long
-            writing takes, start first). Which templates share a batch changes the sampled mentions, not their
-            distribution.
+            writing takes, start first). Each template draws from its own random stream, so the order changes
+            no template's mentions.
         known: the training mention bank: a mention of it written for a slot of a type it never has there
             (``selegiline`` for a Disease) is drawn again.
     """
@@ -154,11 +155,16 @@ class MentionWriter:
     def write(
         self,
         templates: Sequence[Template],
-        seed: int,
+        seed: int | Sequence[int],
         given: Sequence[Sequence[tuple[str, ...] | None]] | None = None,
         prefixes: Sequence[tuple[list[int], KeptStates] | None] | None = None,
     ) -> WrittenMentions:
         """A mention per slot of each template (``None`` where every try was rejected), drawn with ``seed``.
+
+        Each template draws from its own random stream, seeded ``seed[i]`` (one seed per template) or, for an
+        int ``seed``, ``template_seeds(seed, len(templates))[i]``: which templates are written together changes
+        no template's draws, so the templates of several shards may be written in one call (fuller batches) and
+        each gets the mentions it would get alone.
 
         ``given[i][k]``: a mention slot ``k`` of template ``i`` already has (from another source of a
         :class:`~hf_ecg.runtime.mention_sources.MentionMixture`): it is kept, and the slots written after it read it
@@ -171,14 +177,16 @@ class MentionWriter:
             given = [[None] * len(t.entity_types) for t in templates]
         result = WrittenMentions(mentions=[list(row) for row in given])
         result.slots = sum(m is None for row in given for m in row)
-        rng = torch.Generator(device=self.model.device)
-        rng.manual_seed(seed)
+        seeds = template_seeds(seed, len(templates)) if isinstance(seed, int) else list(seed)
+        if len(seeds) != len(templates):
+            raise ValueError(f"one seed per template: got {len(seeds)} seeds for {len(templates)} templates")
+        streams = [random.Random(s) for s in seeds]
         order = list(range(len(templates)))
         if self.group_by_length:
             order.sort(key=lambda i: -len(templates[i].tokens))
         kept = {i: prefix for i, prefix in enumerate(prefixes or ()) if prefix is not None}
         with torch.inference_mode():
-            self._write_all(templates, order, given, result, rng, kept)
+            self._write_all(templates, order, given, result, streams, kept)
         result.written = sum(
             m is not None and g is None
             for row, grow in zip(result.mentions, given, strict=True)
@@ -205,7 +213,7 @@ class MentionWriter:
         order: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
-        rng: torch.Generator,
+        streams: list[random.Random],
         kept: dict[int, tuple[list[int], KeptStates]],
     ) -> None:
         """Write the templates' slots (templates taken in ``order``) in one batch of at most ``batch_size`` rows,
@@ -227,7 +235,7 @@ class MentionWriter:
                 while len(joining) < room and waiting:
                     joining.append(waiting.popleft())
                 prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
-                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, rng)
+                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, streams)
                 kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
                 batch = RowBatch.merged([batch, *new])
             for i, ids in self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
@@ -248,7 +256,7 @@ class MentionWriter:
                 else:
                     del kept[i]
             if batch.keys:
-                self._step(batch, rng)
+                self._step(batch, streams)
             elif not (ready or waiting):
                 return
 
@@ -256,26 +264,28 @@ class MentionWriter:
         self,
         prompts: list[list[int]],
         kept: Sequence[tuple[list[int], KeptStates] | None],
-        rng: torch.Generator,
+        seed: int,
     ) -> tuple[list[list[int]], list[KeptStates]]:
         """One answer per prompt (its ids, ``<ENDTEXT>`` last unless it ran to the limit) and the prompt's keys
-        and values, the prompts written together. ``kept[j]``: an earlier prompt of the same row and its
-        keys/values: only what follows the ids the two share is encoded (a try drawn again: all but the last id)."""
-        parts, states = self._begin(prompts, kept, list(range(len(prompts))), rng)
+        and values, the prompts written together, prompt ``j`` drawing as template ``j`` of :meth:`write` does.
+        ``kept[j]``: an earlier prompt of the same row and its keys/values: only what follows the ids the two share
+        is encoded (a try drawn again: all but the last id)."""
+        streams = [random.Random(s) for s in template_seeds(seed, len(prompts))]
+        parts, states = self._begin(prompts, kept, list(range(len(prompts))), streams)
         batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
             answers.update(self._take_ended(batch, None))
             if not batch.keys:
                 return [answers[j] for j in range(len(prompts))], states
-            self._step(batch, rng)
+            self._step(batch, streams)
 
     def _begin(
         self,
         prompts: list[list[int]],
         kept: Sequence[tuple[list[int], KeptStates] | None],
         keys: list[int],
-        rng: torch.Generator,
+        streams: Sequence[random.Random],
     ) -> tuple[list[RowBatch], list[KeptStates]]:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
@@ -305,14 +315,13 @@ class MentionWriter:
             positions = torch.tensor([len(prompts[j]) for j in group], device=device)
             parts.append(RowBatch([keys[j] for j in group], cache, mask.to(device), positions, [[] for _ in group]))
             logits.append(out.logits[:, -1, :])
-        # Drawn in key order, the order of the merged batch: a row's draws do not depend on its pass.
-        order = sorted(range(len(keys)), key=[keys[j] for group in groups for j in group].__getitem__)
+        rows = [keys[j] for group in groups for j in group]
         answers = [answer for part in parts for answer in part.answers]
-        for k, token in zip(order, self._sample(torch.cat(logits)[order], rng, may_end=False), strict=True):
-            answers[k].append(token)
+        for answer, token in zip(answers, self._sample(torch.cat(logits), rows, streams, may_end=False), strict=True):
+            answer.append(token)
         return parts, states
 
-    def _step(self, batch: RowBatch, rng: torch.Generator) -> None:
+    def _step(self, batch: RowBatch, streams: Sequence[random.Random]) -> None:
         """Feed each row its last token and draw its next."""
         batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.keys), 1))], 1)
         tokens = torch.tensor([answer[-1] for answer in batch.answers], device=batch.mask.device)
@@ -324,7 +333,8 @@ class MentionWriter:
             use_cache=True,
         )
         batch.positions = batch.positions + 1
-        for answer, token in zip(batch.answers, self._sample(out.logits[:, -1, :], rng, may_end=True), strict=True):
+        tokens = self._sample(out.logits[:, -1, :], batch.keys, streams, may_end=True)
+        for answer, token in zip(batch.answers, tokens, strict=True):
             answer.append(token)
 
     def _take_ended(self, batch: RowBatch, label_of: Callable[[int], str] | None) -> list[tuple[int, list[int]]]:
@@ -343,8 +353,11 @@ class MentionWriter:
         batch.keep([k for k in range(len(batch.keys)) if k not in ended])
         return taken
 
-    def _sample(self, logits: torch.Tensor, rng: torch.Generator, *, may_end: bool) -> list[int]:
-        """A token per row: never a structural one, nor ``<ENDTEXT>`` before the mention's first token."""
+    def _sample(
+        self, logits: torch.Tensor, keys: Sequence[int], streams: Sequence[random.Random], *, may_end: bool
+    ) -> list[int]:
+        """A token per row (row ``r`` drawing from ``streams[keys[r]]``): never a structural one, nor
+        ``<ENDTEXT>`` before the mention's first token."""
         scores = logits.to(torch.float32, copy=True)
         scores[:, self.banned] = -float("inf")
         if not may_end:
@@ -353,7 +366,8 @@ class MentionWriter:
         # Inverse-CDF sampling: the distribution torch.multinomial draws from, at a fraction of its CPU cost over
         # a whole vocabulary (in float64, ``u * total`` stays below the total: no token past the last allowed one).
         cdf = torch.softmax(scores, dim=-1).to(torch.float64).cumsum(-1)
-        draw = torch.rand((len(cdf), 1), generator=rng, device=cdf.device, dtype=torch.float64) * cdf[:, -1:]
+        uniforms = torch.tensor([[streams[key].random()] for key in keys], dtype=torch.float64, device=cdf.device)
+        draw = uniforms * cdf[:, -1:]
         return torch.searchsorted(cdf, draw, right=True).squeeze(1).tolist()
 
     def _words_at_least(self, ids: Sequence[int]) -> int:
@@ -389,6 +403,12 @@ class MentionWriter:
         if label not in self.known_types.get(" ".join(words).casefold(), {label}):
             return None, "another type's mention"
         return words, ""
+
+
+def template_seeds(seed: int, count: int) -> list[int]:
+    """The seeds of the random streams the templates of a :meth:`MentionWriter.write` call seeded ``seed`` draw
+    their mentions' tokens from (one uniform number a token), template by template."""
+    return [random.Random(f"written mention:{seed}:{i}").getrandbits(63) for i in range(count)]
 
 
 #: Per tokenizer (and its vocabulary size): :func:`_word_start_tokens`. The pipeline makes a writer per call, and

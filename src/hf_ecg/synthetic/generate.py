@@ -15,11 +15,15 @@ Shard ``s`` holds ids ``[s*S, (s+1)*S)``; its entity sequences, decoding and fil
 ``(seed, s)`` alone. So a shard is the same whoever writes it and whenever: a run killed midway is
 resumed by running the same command again (finished shards are kept, the rest written), and under
 ``accelerate launch`` each process writes the shards ``s % num_processes == process_index``. Each
-shard is written to a temporary file and renamed, so a shard on disk is always complete.
+shard is written to a temporary file and renamed, so a shard on disk is always complete. When the
+generator writes the mentions, a process writes those of up to 1,024 samples' templates in one call
+(four shards of 256; each template draws from its own seeded stream, so grouping changes no shard) and
+saves those shards together: a killed run loses at most that much work.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import random
@@ -46,6 +50,7 @@ from ..data.manifest import MANIFEST_NAME, GenerationManifest, MentionsRecord, r
 from ..data.outputs import DATASET, check_output
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig
+from ..runtime.decoding_base import MAX_KEPT_PREFIXES
 from ..runtime.decoding_config import ShardSeeds
 from ..runtime.filling import TemplateFiller, training_bank
 from ..runtime.mention_sources import Mentions
@@ -283,28 +288,49 @@ def _write_shards(
     )
     for tmp in unfinished_dir.glob(f".tmp-{state.process_index}-*"):
         tmp.unlink()
-    spent = [0, 0]  # generator tokens kept, redrawn: the shards this run finished
+    spent = [0, 0]  # generator tokens kept, redrawn: the shards whose templates are written
     writing = WrittenMentions()  # the mentions this run's shards had written
+    together = _shards_written_together(run, shards.per_shard)
+    for start in range(0, len(todo), together):
+        group = todo[start : start + together]
+        seeds = [ShardSeeds.of(seed, shard) for shard in group]
+        ends = list(itertools.accumulate((len(shards.ids(shard)) for shard in group), initial=bar.n))[1:]
+        finished = [0]  # the group's shards whose templates are written
+        writing_what = f"Writing mentions of shard{'s' * (len(group) > 1)} {', '.join(map(str, group))}"
 
-    for shard in todo:
-        ids, seeds = shards.ids(shard), ShardSeeds.of(seed, shard)
-        templates_end = bar.n + len(ids)
-
-        def progress(n: int, budget: Any, shard: int = shard, templates_end: int = templates_end) -> None:
-            bar.set_postfix_str(cost_postfix(spent[0] + budget.kept, spent[1] + budget.redrawn), refresh=False)
+        def progress(
+            n: int, budget: Any, ends: list[int] = ends, finished: list[int] = finished, what: str = writing_what
+        ) -> None:
             bar.update(n)
-            if run.filler.writer is not None and bar.n == templates_end:  # its mentions are written now
-                bar.set_description_str(f"Writing mentions of shard {shard}")
+            if finished[0] < len(ends) and bar.n == ends[finished[0]]:  # a shard's templates are done: its budget too
+                finished[0] += 1
+                spent[0], spent[1] = spent[0] + budget.kept, spent[1] + budget.redrawn
+                bar.set_postfix_str(cost_postfix(*spent), refresh=False)
+            else:
+                bar.set_postfix_str(cost_postfix(spent[0] + budget.kept, spent[1] + budget.redrawn), refresh=False)
+            if run.filler.writer is not None and finished[0] == len(ends):  # their mentions are written now
+                bar.set_description_str(what)
 
-        filled, budget, written = run.filler.samples(run.requests(ids, seeds), seeds, progress)
+        requests = [(run.requests(shards.ids(shard), s), s) for shard, s in zip(group, seeds, strict=True)]
+        filled, _, written = run.filler.shard_samples(requests, progress)
         bar.set_description_str("Generating")
-        spent[0], spent[1] = spent[0] + budget.kept, spent[1] + budget.redrawn
         if written is not None:
             writing.add(written)
-        rows = [{"id": i, **row} for i, row in zip(ids, filled, strict=True)]
-        write_shard(rows, features, unfinished_dir, shard, state.process_index)
+        for shard, rows in zip(group, filled, strict=True):
+            rows = [{"id": i, **row} for i, row in zip(shards.ids(shard), rows, strict=True)]
+            write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
     return writing, bool(done)
+
+
+def _shards_written_together(run: _Run, per_shard: int) -> int:
+    """How many shards' mentions one writer call writes: as many as keep at most :data:`MAX_KEPT_PREFIXES` templates'
+    prompts (the writer starts each from its decoder's keys and values), one when no mention is written. Written
+    together, the templates of the next shards fill the writer's batch while a few of the last ones write on alone:
+    on a JNLPBA generator, 1,024 templates in one call took 9% less time than in four of 256."""
+    if run.filler.writer is None:
+        return 1
+    return max(1, MAX_KEPT_PREFIXES // per_shard)
 
 
 def _finish_run(
