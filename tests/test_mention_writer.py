@@ -523,6 +523,50 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
     assert [s["text"] for s in at_1] != written["text"]  # the temperature reaches the samples
 
 
+def test_the_pipeline_fills_its_chunks_in_the_groups_generate_dataset_writes_its_shards_in(
+    writer_model, tmp_path, monkeypatch
+):
+    """Several chunks: the pipeline fills them in the groups of shards ``generate_dataset`` writes mentions for in one
+    call (here two of three chunks, then the third), and gives its samples."""
+    import hf_ecg.runtime.pipeline as pipeline_module
+    import hf_ecg.synthetic.generate as generate_module
+    from hf_ecg.data.dataset_format import load_data_folder
+    from hf_ecg.modeling import load_ecg_model
+
+    monkeypatch.setattr(generate_module, "MAX_KEPT_PREFIXES", 8)
+    monkeypatch.setattr(pipeline_module, "MAX_KEPT_PREFIXES", 8)
+    calls = []
+    real_write = MentionWriter.write
+
+    def counting(self, templates, *args, **kwargs):
+        calls.append(len(templates))
+        return real_write(self, templates, *args, **kwargs)
+
+    monkeypatch.setattr(MentionWriter, "write", counting)
+    settings = {"temperature": 3.0, "max_block_tokens": 10, "batch_size": 2}
+    requests = [["Chemical", "Disease"], ["Disease"], ["Chemical"], ["Disease", "Chemical"], ["Chemical"]]
+    out = generate_dataset(
+        writer_model,
+        tmp_path / "set",
+        10,
+        entities=[r for r in requests for _ in range(2)],
+        seed=3,
+        samples_per_shard=4,
+        decoding=DecodingConfig(**settings),
+        dtype="float32",
+        progress_bar=False,
+    )
+    assert calls == [8, 2]
+    written = load_data_folder(out).sort("id")
+    model, tokenizer, config = load_ecg_model(writer_model)
+    gen = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=config, device="cpu")
+    calls.clear()
+    samples = [s for group in gen(requests, num_return_sequences=2, seed=3, **settings) for s in group]
+    assert calls == [8, 2]
+    assert [s["text"] for s in samples] == written["text"]
+    assert [s["mention_sources"] for s in samples] == written["mention_sources"]
+
+
 def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_each_shard_as_alone(
     writer_model, tmp_path, monkeypatch
 ):
@@ -572,7 +616,7 @@ def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_
         generate_dataset(writer_model, tmp_path / "resumed", 11, **settings)
     monkeypatch.setattr(generate_module, "write_shard", real_save)
     resumed = load_data_folder(generate_dataset(writer_model, tmp_path / "resumed", 11, **settings)).sort("id")
-    assert calls == [9, 8]  # the killed run wrote shards 0-2 together; the resumed one 1, 2 and 3
+    assert calls == [9, 9, 2]  # shards 0-2 together (killed after saving shard 0), again in the resumed run, then 3
     assert resumed.to_list() == alone.to_list()
 
 

@@ -96,20 +96,22 @@ def test_dataset_keydataset_and_generator_inputs_stream_in_batches(gen, monkeypa
     real_forward = type(gen)._forward
 
     def counting_forward(self, model_inputs, **options):
-        decoded.append((len(model_inputs["sequences"]), options["batch_size"]))
+        decoded.append(([len(chunk["sequences"]) for chunk in model_inputs["chunks"]], options["batch_size"]))
         return real_forward(self, model_inputs, **options)
 
     monkeypatch.setattr(type(gen), "_forward", counting_forward)
+    # chunks are filled in groups of up to MAX_KEPT_PREFIXES samples (the groups generate_dataset writes mentions in)
+    monkeypatch.setattr("hf_ecg.runtime.pipeline.MAX_KEPT_PREFIXES", 4)
     for stream in (dataset, KeyDataset(dataset, "entities"), (r for r in requests), dataset["entities"]):
         decoded.clear()
         results = gen(stream, batch_size=2, max_block_tokens=4, seed=1)
         assert not isinstance(results, list)  # a stream gives an iterator
         results = list(results)
         assert [[s["entities"] for s in samples] for samples in results] == [[r] for r in requests]
-        assert decoded == [(2, 2), (2, 2), (1, 2)]  # batch_size requests at a time, in order
+        assert decoded == [([2, 2], 2), ([1], 2)]  # batch_size requests a chunk, two chunks a group, in order
     decoded.clear()
     gen(requests, num_return_sequences=2, max_block_tokens=4)  # a list: the default batch, 64 requests
-    assert decoded == [(10, 64)]
+    assert decoded == [([10], 64)]
     # Equal requests in two batches are drawn from two seeds.
     twice = list(gen((["Chemical"] for _ in range(2)), batch_size=1, max_block_tokens=6, seed=3))
     assert twice[0][0]["template"] != twice[1][0]["template"] or twice[0][0]["tokens"] != twice[1][0]["tokens"]

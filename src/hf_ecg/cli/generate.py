@@ -93,7 +93,13 @@ def add_parser(sub: Any) -> None:
         help="training corpus, for mentions and statistics when the model was saved without a mention bank",
     )
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
-    generate.add_argument("--samples-per-shard", type=int, default=256, help="rows per Parquet shard (default 256)")
+    generate.add_argument(
+        "--samples-per-shard",
+        type=int,
+        default=256,
+        help="rows per Parquet shard, the unit of resuming (default 256); written mentions are written for up to "
+        "1,024 samples at a time, and those shards saved together",
+    )
     generate.add_argument(
         "--dtype",
         choices=INFERENCE_DTYPES,

@@ -20,6 +20,7 @@ own choice of the requested tag). ``save_pretrained`` writes this code and a
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
@@ -28,6 +29,7 @@ from typing import Any
 from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig
+from .decoding_base import MAX_KEPT_PREFIXES
 from .decoding_config import ShardSeeds
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .filling import TemplateFiller
@@ -86,7 +88,8 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     Inputs are what other pipelines take: one request, a list, or a stream (a ``datasets.Dataset``
     whose rows have ``entities``, a ``KeyDataset``, a generator), which gives an iterator of results.
-    ``batch_size`` (default :class:`~hf_ecg.runtime.decoding.DecodingConfig`'s, 64) requests are decoded together.
+    ``batch_size`` (default :class:`~hf_ecg.runtime.decoding.DecodingConfig`'s, 64) requests are decoded together,
+    and the slots of up to 1,024 samples filled together (a stream's results come a group of chunks at a time).
     """
 
     _load_tokenizer = True
@@ -151,11 +154,21 @@ class EntityControlledGenerationPipeline(Pipeline):
         """Results in input order, ``batch_size`` requests decoded at a time. Entity sequences need no
         tensors, so the requests are chunked here rather than by a ``DataLoader``; chunk ``k`` is seeded as
         :func:`~hf_ecg.generate_dataset` seeds its shard ``k`` (:class:`~hf_ecg.runtime.decoding_config.ShardSeeds`),
-        so that equal requests in two chunks differ."""
-        for index, chunk in enumerate(_chunks(inputs, batch_size)):
-            model_inputs = self.preprocess([_entity_sequence(item) for item in chunk], **preprocess_params)
-            outputs = self.forward(model_inputs, **{**forward_params, "batch_size": batch_size, "shard": index})
-            yield from self.postprocess(outputs, **postprocess_params)
+        so that equal requests in two chunks differ, and the chunks are filled in the groups that
+        ``generate_dataset`` writes its shards' mentions in (up to :data:`MAX_KEPT_PREFIXES` samples)."""
+        samples = batch_size * preprocess_params.get("num_return_sequences", 1)
+        group = max(1, MAX_KEPT_PREFIXES // samples)
+        chunks = _chunks(inputs, batch_size)
+        for first in itertools.count(0, group):
+            taken = list(itertools.islice(chunks, group))
+            if not taken:
+                return
+            prepared = [
+                self.preprocess([_entity_sequence(item) for item in chunk], **preprocess_params) for chunk in taken
+            ]
+            outputs = self.forward({"chunks": prepared}, **{**forward_params, "batch_size": batch_size, "shard": first})
+            for chunk in outputs["chunks"]:
+                yield from self.postprocess(chunk, **postprocess_params)
 
     def preprocess(self, sequences: list[tuple[str, ...]], num_return_sequences: int = 1) -> dict[str, Any]:
         for sequence in sequences:
@@ -171,15 +184,18 @@ class EntityControlledGenerationPipeline(Pipeline):
         mentions: Any = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """Templates for the requests, and their slots filled: both steps run the model (written mentions)."""
+        """Templates for the requests of each chunk (``model_inputs["chunks"]``, the first seeded as shard
+        ``shard``), and their slots filled: both steps run the model (written mentions)."""
         if seed is None:
             seed = random.SystemRandom().getrandbits(63)
         filler = TemplateFiller(
             mentions, self.ecg_config, self.model, self.tokenizer, decoding=DecodingConfig(**options)
         )
-        filler.check_types([label for sequence in model_inputs["sequences"] for label in sequence])
-        samples, _, _ = filler.samples(model_inputs["sequences"], ShardSeeds.of(seed, shard))
-        return {**model_inputs, "samples": samples}
+        chunks = model_inputs["chunks"]
+        filler.check_types([label for chunk in chunks for sequence in chunk["sequences"] for label in sequence])
+        shards = [(chunk["sequences"], ShardSeeds.of(seed, shard + k)) for k, chunk in enumerate(chunks)]
+        samples, _, _ = filler.shard_samples(shards)
+        return {"chunks": [{**chunk, "samples": rows} for chunk, rows in zip(chunks, samples, strict=True)]}
 
     def postprocess(self, model_outputs: dict[str, Any]) -> list[list[dict[str, Any]]]:
         samples, k = model_outputs["samples"], model_outputs["num_return_sequences"]

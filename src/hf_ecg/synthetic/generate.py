@@ -14,11 +14,13 @@ the command that resumes it; the last step moves the shards into ``data/`` and w
 Shard ``s`` holds ids ``[s*S, (s+1)*S)``; its entity sequences, decoding and filling are seeded by
 ``(seed, s)`` alone. So a shard is the same whoever writes it and whenever: a run killed midway is
 resumed by running the same command again (finished shards are kept, the rest written), and under
-``accelerate launch`` each process writes the shards ``s % num_processes == process_index``. Each
-shard is written to a temporary file and renamed, so a shard on disk is always complete. When the
-generator writes the mentions, a process writes those of up to 1,024 samples' templates in one call
-(four shards of 256; each template draws from its own seeded stream, so grouping changes no shard) and
-saves those shards together: a killed run loses at most that much work.
+``accelerate launch`` each process writes the groups of shards ``g % num_processes == process_index``. Each
+shard is written to a temporary file and renamed, so a shard on disk is always complete. A group is one
+shard, or, when the generator writes the mentions, as many consecutive shards as hold 1,024 samples (four
+of 256): their mentions are written in one call (fuller batches; each template draws from its own seeded
+stream) and their shards saved together, so a killed run loses at most a group's work, and a group is
+always written whole, so that its batches, and their rounding in bfloat16, do not depend on what was saved
+or on how many processes run.
 """
 
 from __future__ import annotations
@@ -159,7 +161,9 @@ def generate_dataset(
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
             write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
     shards = ShardLayout(output_dir, num_samples, samples_per_shard)
-    mine = [s for s in range(shards.count) if s % state.num_processes == state.process_index]
+    together = _shards_written_together(run, samples_per_shard)
+    groups = [list(range(g, min(g + together, shards.count))) for g in range(0, shards.count, together)]
+    mine = [group for k, group in enumerate(groups) if k % state.num_processes == state.process_index]
     writing, resumed = _write_shards(run, shards, mine, seed, manifest, state, progress_bar)
     state.wait_for_everyone()
     if state.is_main_process:
@@ -265,20 +269,30 @@ class _Run:
 
 
 def _write_shards(
-    run: _Run, shards: ShardLayout, mine: list[int], seed: int, manifest: GenerationManifest, state: Any, bar_on: bool
+    run: _Run,
+    shards: ShardLayout,
+    mine: list[list[int]],
+    seed: int,
+    manifest: GenerationManifest,
+    state: Any,
+    bar_on: bool,
 ) -> tuple[WrittenMentions, bool]:
-    """Write this process's shards that are not on disk yet, each seeded by ``(seed, shard)`` alone; what
-    their written mentions cost, and whether the run resumed a folder (some shards were done)."""
+    """Write this process's groups of shards (``mine``: the shards whose mentions one writer call writes) that
+    are not all on disk yet, each shard seeded by ``(seed, shard)`` alone; what their written mentions cost, and
+    whether the run resumed a folder (some shards were done). A group is always written whole, its shards saved
+    before a run was killed written again and not saved: its templates are written in the same batches whatever
+    was saved, so reduced-precision arithmetic rounds them as an uninterrupted run does."""
     from tqdm.auto import tqdm
 
     unfinished_dir = shards.output_dir / UNFINISHED_DIR
     begun = unfinished_dir if any(unfinished_dir.glob("*.parquet")) else shards.output_dir / "data"
     features = columns_of_folder(begun, dataset_features(run.ecg_config.entity_types, manifest.label_names))
-    todo = [s for s in mine if not shards.done(s)]
-    total = sum(len(shards.ids(s)) for s in mine)
-    done = total - sum(len(shards.ids(s)) for s in todo)
-    if done:
-        logger.info("resuming: %d of this process's samples are already written", done)
+    todo = [group for group in mine if not all(shards.done(s) for s in group)]
+    total = sum(len(shards.ids(s)) for group in mine for s in group)
+    done = total - sum(len(shards.ids(s)) for group in todo for s in group)
+    resumed = any(shards.done(s) for group in mine for s in group)
+    if resumed:
+        logger.info("resuming: some of this process's shards are already written")
     bar = tqdm(
         total=total,
         initial=done,
@@ -290,9 +304,7 @@ def _write_shards(
         tmp.unlink()
     spent = [0, 0]  # generator tokens kept, redrawn: the shards whose templates are written
     writing = WrittenMentions()  # the mentions this run's shards had written
-    together = _shards_written_together(run, shards.per_shard)
-    for start in range(0, len(todo), together):
-        group = todo[start : start + together]
+    for group in todo:
         seeds = [ShardSeeds.of(seed, shard) for shard in group]
         ends = list(itertools.accumulate((len(shards.ids(shard)) for shard in group), initial=bar.n))[1:]
         finished = [0]  # the group's shards whose templates are written
@@ -317,10 +329,11 @@ def _write_shards(
         if written is not None:
             writing.add(written)
         for shard, rows in zip(group, filled, strict=True):
-            rows = [{"id": i, **row} for i, row in zip(shards.ids(shard), rows, strict=True)]
-            write_shard(rows, features, unfinished_dir, shard, state.process_index)
+            if not shards.done(shard):  # a shard saved before the run was killed holds these same rows
+                rows = [{"id": i, **row} for i, row in zip(shards.ids(shard), rows, strict=True)]
+                write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
-    return writing, bool(done)
+    return writing, resumed
 
 
 def _shards_written_together(run: _Run, per_shard: int) -> int:
