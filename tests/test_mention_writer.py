@@ -523,6 +523,19 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
     assert [s["text"] for s in at_1] != written["text"]  # the temperature reaches the samples
 
 
+def writer_calls(monkeypatch) -> list[int]:
+    """The number of templates of each :meth:`MentionWriter.write` call from now on (the real writer runs)."""
+    calls: list[int] = []
+    real_write = MentionWriter.write
+
+    def counting(self, templates, *args, **kwargs):
+        calls.append(len(templates))
+        return real_write(self, templates, *args, **kwargs)
+
+    monkeypatch.setattr(MentionWriter, "write", counting)
+    return calls
+
+
 def test_the_pipeline_fills_its_chunks_in_the_groups_generate_dataset_writes_its_shards_in(
     writer_model, tmp_path, monkeypatch
 ):
@@ -535,14 +548,7 @@ def test_the_pipeline_fills_its_chunks_in_the_groups_generate_dataset_writes_its
 
     monkeypatch.setattr(generate_module, "MAX_KEPT_PREFIXES", 8)
     monkeypatch.setattr(pipeline_module, "MAX_KEPT_PREFIXES", 8)
-    calls = []
-    real_write = MentionWriter.write
-
-    def counting(self, templates, *args, **kwargs):
-        calls.append(len(templates))
-        return real_write(self, templates, *args, **kwargs)
-
-    monkeypatch.setattr(MentionWriter, "write", counting)
+    calls = writer_calls(monkeypatch)
     settings = {"temperature": 3.0, "max_block_tokens": 10, "batch_size": 2}
     requests = [["Chemical", "Disease"], ["Disease"], ["Chemical"], ["Disease", "Chemical"], ["Chemical"]]
     out = generate_dataset(
@@ -575,14 +581,7 @@ def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_
     import hf_ecg.synthetic.generate as generate_module
     from hf_ecg.data.dataset_format import load_data_folder
 
-    calls = []
-    real_write = MentionWriter.write
-
-    def counting(self, templates, *args, **kwargs):
-        calls.append(len(templates))
-        return real_write(self, templates, *args, **kwargs)
-
-    monkeypatch.setattr(MentionWriter, "write", counting)
+    calls = writer_calls(monkeypatch)
     settings = {
         "samples_per_shard": 3,
         "seed": 4,
