@@ -161,8 +161,7 @@ def generate_dataset(
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
             write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
     shards = ShardLayout(output_dir, num_samples, samples_per_shard)
-    together = _shards_written_together(run, samples_per_shard)
-    groups = [list(range(g, min(g + together, shards.count))) for g in range(0, shards.count, together)]
+    groups = shard_groups(shards.count, _shards_written_together(run, samples_per_shard))
     mine = [group for k, group in enumerate(groups) if k % state.num_processes == state.process_index]
     writing, resumed = _write_shards(run, shards, mine, seed, manifest, state, progress_bar)
     state.wait_for_everyone()
@@ -334,6 +333,12 @@ def _write_shards(
                 write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
     return writing, resumed
+
+
+def shard_groups(count: int, together: int) -> list[list[int]]:
+    """The shards ``0 .. count - 1`` in consecutive groups of ``together`` (the last may hold fewer): the unit a
+    process writes, fixed by the shard indices alone."""
+    return [list(range(g, min(g + together, count))) for g in range(0, count, together)]
 
 
 def _shards_written_together(run: _Run, per_shard: int) -> int:
