@@ -107,7 +107,8 @@ class MentionWriter:
         group_by_length: take the templates longest first (the templates in the batch at one time have similar
             lengths: far less padding where sentence lengths vary; those with the most slots, which set how long
             writing takes, start first). Each template draws from its own random stream, so the order changes
-            no template's mentions.
+            no template's random numbers (in bfloat16 the batch a template is written in can still round its
+            scores otherwise, and so change a draw).
         known: the training mention bank: a mention of it written for a slot of a type it never has there
             (``selegiline`` for a Disease) is drawn again.
     """
