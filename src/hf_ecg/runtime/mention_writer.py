@@ -13,17 +13,17 @@ longest training mention of its type, holds a word that reads as structure, begi
 ran past the name), or is a training mention of another type only (the model ignored the slot's tag); a slot
 that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
 
-Writing costs under half of what the templates cost (a whole default run of a JNLPBA generator, bfloat16 on a
-2-core CPU: 0.43-0.48) because little is encoded twice and no step waits: one batch of rows, a row a template's
-current try, over the templates of several shards (:func:`~hf_ecg.generate_dataset` gives up to 1,024; each
-template draws from its own random stream, so which templates share a call changes none of its random numbers);
-a template's first prompt is encoded on top of the keys and values the decoder kept of the sentence before its
-last block (``prefixes``:
-the whole of it with ``after-template``, up to the first slot with ``in-sentence``), each later slot's on top of
-the same template's previous prompt up to where the two differ (``in-sentence``: the earlier slot's marker;
-``after-template``: the end of the template), a try drawn again on top of its own prompt; a try stops as soon as
-it holds more words than any training mention of its type; a row leaves the batch as it writes ``<ENDTEXT>``, and
-the next tries join the rows still writing.
+Writing costs about half of what the templates cost (whole default runs of JNLPBA generators, bfloat16 on a 2-core
+CPU: 0.43-0.48, and 0.62 where the templates redraw less) because little is encoded twice and no step waits: one
+batch of rows, a row a template's current try, over the templates of several shards
+(:func:`~hf_ecg.generate_dataset` gives up to 1,024; each template draws from its own random stream, so which
+templates share a call changes none of its random numbers); a template's first prompt is encoded on top of the keys
+and values the decoder kept of the sentence before its last block (``prefixes``: the whole of it with
+``after-template``, up to the first slot with ``in-sentence``), each later slot's on top of the same template's
+previous prompt up to where the two differ (``in-sentence``: the earlier slot's marker; ``after-template``: the end
+of the template), a try drawn again on top of its own prompt; a try stops as soon as it holds more words than any
+training mention of its type; a row leaves the batch as it writes ``<ENDTEXT>``, and the next tries join the rows
+still writing.
 """
 
 from __future__ import annotations
