@@ -55,11 +55,12 @@ class PerSlotGenerateWriter(MentionWriter):
         order: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
-        rng: torch.Generator,
+        streams: list[random.Random],
         kept: dict,
     ) -> None:
         for start in range(0, len(order), self.batch_size):
-            self._write_group(templates, order[start : start + self.batch_size], given, result, rng)
+            group = order[start : start + self.batch_size]
+            self._write_group(templates, group, given, result, streams[group[0]].getrandbits(63))
 
     def _write_group(
         self,
@@ -67,9 +68,9 @@ class PerSlotGenerateWriter(MentionWriter):
         group: list[int],
         given: Sequence[Sequence[tuple[str, ...] | None]],
         result: WrittenMentions,
-        rng: torch.Generator,
+        seed: int,
     ) -> None:
-        torch.manual_seed(rng.initial_seed() + group[0])
+        torch.manual_seed(seed)
         for slot in range(max(len(templates[i].entity_types) for i in group)):
             todo = [i for i in group if slot < len(templates[i].entity_types) and given[i][slot] is None]
             for attempt in range(self.max_attempts):
