@@ -167,8 +167,9 @@ class MentionWriter:
 
         Each template draws from its own random stream, seeded ``seed[i]`` (one seed per template) or, for an
         int ``seed``, ``template_seeds(seed, len(templates))[i]``: which templates are written together changes
-        no template's draws, so the templates of several shards may be written in one call (fuller batches) and
-        each gets the mentions it would get alone.
+        none of a template's random numbers, so the templates of several shards may be written in one call
+        (fuller batches); a template gets the mentions it would get alone up to the batch's rounding (in bfloat16
+        another batch can round its scores otherwise and change a draw).
 
         ``given[i][k]``: a mention slot ``k`` of template ``i`` already has (from another source of a
         :class:`~hf_ecg.runtime.mention_sources.MentionMixture`): it is kept, and the slots written after it read it

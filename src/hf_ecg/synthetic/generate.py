@@ -286,10 +286,11 @@ def _write_shards(
     unfinished_dir = shards.output_dir / UNFINISHED_DIR
     begun = unfinished_dir if any(unfinished_dir.glob("*.parquet")) else shards.output_dir / "data"
     features = columns_of_folder(begun, dataset_features(run.ecg_config.entity_types, manifest.label_names))
-    todo = [group for group in mine if not all(shards.done(s) for s in group)]
+    saved = {s for group in mine for s in group if shards.done(s)}  # read once: each reads Parquet footers
+    todo = [group for group in mine if not saved.issuperset(group)]
     total = sum(len(shards.ids(s)) for group in mine for s in group)
     done = total - sum(len(shards.ids(s)) for group in todo for s in group)
-    resumed = any(shards.done(s) for group in mine for s in group)
+    resumed = bool(saved)
     if resumed:
         logger.info("resuming: some of this process's shards are already written")
     bar = tqdm(
@@ -328,7 +329,7 @@ def _write_shards(
         if written is not None:
             writing.add(written)
         for shard, rows in zip(group, filled, strict=True):
-            if not shards.done(shard):  # a shard saved before the run was killed holds these same rows
+            if shard not in saved:  # a shard saved before the run was killed holds these same rows
                 rows = [{"id": i, **row} for i, row in zip(shards.ids(shard), rows, strict=True)]
                 write_shard(rows, features, unfinished_dir, shard, state.process_index)
     bar.close()
