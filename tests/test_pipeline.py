@@ -101,7 +101,7 @@ def test_dataset_keydataset_and_generator_inputs_stream_in_batches(gen, monkeypa
 
     monkeypatch.setattr(type(gen), "_forward", counting_forward)
     # chunks are filled in groups of up to MAX_KEPT_PREFIXES samples (the groups generate_dataset writes mentions in)
-    monkeypatch.setattr("hf_ecg.runtime.pipeline.MAX_KEPT_PREFIXES", 4)
+    monkeypatch.setattr("hf_ecg.runtime.filling.MAX_KEPT_PREFIXES", 4)
     for stream in (dataset, KeyDataset(dataset, "entities"), (r for r in requests), dataset["entities"]):
         decoded.clear()
         results = gen(stream, batch_size=2, max_block_tokens=4, seed=1)

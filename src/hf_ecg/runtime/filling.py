@@ -17,6 +17,7 @@ from typing import Any
 
 from .blocks import recompose
 from .decoding import DecodedTemplate, DecodingConfig, make_decoder
+from .decoding_base import MAX_KEPT_PREFIXES
 from .decoding_config import RedrawBudget, ShardSeeds
 from .ecg_config import ECGConfig
 from .files import read_json
@@ -34,7 +35,7 @@ from .mentions import FILL_STRATEGIES, MentionBank
 from .tags import spans_to_tags, text_spans
 from .words import WordSplitter
 
-__all__ = ["MentionFiller", "TemplateFiller", "default_mentions", "training_bank"]
+__all__ = ["MentionFiller", "TemplateFiller", "default_mentions", "shards_per_writer_call", "training_bank"]
 
 
 def default_mentions(ecg_config: ECGConfig) -> str:
@@ -42,6 +43,13 @@ def default_mentions(ecg_config: ECGConfig) -> str:
     mentions in context, measured better than the bank in docs/results.md), else ``random`` from the bank
     (the paper)."""
     return GENERATED if ecg_config.mention_token else "random"
+
+
+def shards_per_writer_call(samples_per_shard: int) -> int:
+    """How many shards of ``samples_per_shard`` samples :meth:`TemplateFiller.shard_samples` takes at once: as many as
+    keep at most :data:`~hf_ecg.runtime.decoding_base.MAX_KEPT_PREFIXES` templates' prompt keys and values for the
+    writer (one at least). :func:`~hf_ecg.generate_dataset` groups its shards and the pipeline its chunks so."""
+    return max(1, MAX_KEPT_PREFIXES // samples_per_shard)
 
 
 def training_bank(ecg_config: ECGConfig, corpus_bank: MentionBank | None = None) -> MentionBank | None:

@@ -20,7 +20,6 @@ own choice of the requested tag). ``save_pretrained`` writes this code and a
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
@@ -29,10 +28,9 @@ from typing import Any
 from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig
-from .decoding_base import MAX_KEPT_PREFIXES
 from .decoding_config import ShardSeeds
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
-from .filling import TemplateFiller
+from .filling import TemplateFiller, shards_per_writer_call
 
 __all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
 
@@ -155,18 +153,15 @@ class EntityControlledGenerationPipeline(Pipeline):
         tensors, so the requests are chunked here rather than by a ``DataLoader``; chunk ``k`` is seeded as
         :func:`~hf_ecg.generate_dataset` seeds its shard ``k`` (:class:`~hf_ecg.runtime.decoding_config.ShardSeeds`),
         so that equal requests in two chunks differ, and the chunks are filled in the groups that
-        ``generate_dataset`` writes its shards' mentions in (up to :data:`MAX_KEPT_PREFIXES` samples)."""
-        samples = batch_size * preprocess_params.get("num_return_sequences", 1)
-        group = max(1, MAX_KEPT_PREFIXES // samples)
-        chunks = _chunks(inputs, batch_size)
-        for first in itertools.count(0, group):
-            taken = list(itertools.islice(chunks, group))
-            if not taken:
-                return
+        ``generate_dataset`` writes its shards' mentions in (:func:`~hf_ecg.runtime.filling.shards_per_writer_call`)."""
+        group = shards_per_writer_call(batch_size * preprocess_params.get("num_return_sequences", 1))
+        for index, taken in enumerate(_chunks(_chunks(inputs, batch_size), group)):
             prepared = [
                 self.preprocess([_entity_sequence(item) for item in chunk], **preprocess_params) for chunk in taken
             ]
-            outputs = self.forward({"chunks": prepared}, **{**forward_params, "batch_size": batch_size, "shard": first})
+            outputs = self.forward(
+                {"chunks": prepared}, **{**forward_params, "batch_size": batch_size, "shard": index * group}
+            )
             for chunk in outputs["chunks"]:
                 yield from self.postprocess(chunk, **postprocess_params)
 

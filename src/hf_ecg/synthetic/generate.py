@@ -52,9 +52,8 @@ from ..data.manifest import MANIFEST_NAME, GenerationManifest, MentionsRecord, r
 from ..data.outputs import DATASET, check_output
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig
-from ..runtime.decoding_base import MAX_KEPT_PREFIXES
 from ..runtime.decoding_config import ShardSeeds
-from ..runtime.filling import TemplateFiller, training_bank
+from ..runtime.filling import TemplateFiller, shards_per_writer_call, training_bank
 from ..runtime.mention_sources import Mentions
 from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
@@ -343,15 +342,15 @@ def shard_groups(count: int, together: int) -> list[list[int]]:
 
 
 def _shards_written_together(run: _Run, per_shard: int) -> int:
-    """How many shards' mentions one writer call writes: as many as keep at most :data:`MAX_KEPT_PREFIXES` templates'
-    prompts (the writer starts each from its decoder's keys and values), one when no mention is written. Written
+    """How many shards' mentions one writer call writes (:func:`~hf_ecg.runtime.filling.shards_per_writer_call`), one
+    when no mention is written. Written
     together, the templates of the next shards fill the writer's batch while a few of the last ones write on alone:
     on a JNLPBA generator, a whole 1,860-sample run's writer took 9-15% less time than one shard a call. Groups do not
     depend on the number of processes (a process writes whole groups), so a run of fewer than 1,024 samples a
     process leaves some processes idle."""
     if run.filler.writer is None:
         return 1
-    return max(1, MAX_KEPT_PREFIXES // per_shard)
+    return shards_per_writer_call(per_shard)
 
 
 def _finish_run(
