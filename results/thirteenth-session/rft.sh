@@ -27,4 +27,4 @@ with open(out, "w") as f:
 print(len(g), "gold +", len(s), "synthetic sentences ->", out)
 PY
 (time hf-ecg train --data $W/train.tsv --model smollm2-135m -o $W/model) > $W/train.log 2>&1
-NOLABELS=1 bash outputs/s13/gen2.sh $W/model $name-gen
+NOLABELS=1 bash results/thirteenth-session/gen2.sh $W/model $name-gen

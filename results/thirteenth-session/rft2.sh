@@ -42,4 +42,4 @@ for key in ("sentence_breaks", "unended_share", "sentence_endings"):
     print(key, "trained:", new.get(key), "-> gold's:", base.get(key)); new[key] = base.get(key)
 json.dump(new, open(sys.argv[2], "w"), indent=2)
 PY
-NOLABELS=1 bash outputs/s13/gen2.sh $W/model $name-gen
+NOLABELS=1 bash results/thirteenth-session/gen2.sh $W/model $name-gen
