@@ -42,6 +42,18 @@ def own_datasets_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("datasets-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def train_once_by_default():
+    """Tests train tiny models on toy corpora to test other things: by default they train once, as on a large
+    corpus; tests of the second training (tests/test_own_sentences.py) ask for it with ``own_sentences``. For the
+    whole session, so that module-scoped model fixtures train once too."""
+    from hf_ecg.training import own_sentences
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", 0)
+        yield
+
+
 LABELS = ["Chemical", "Disease", "cell_type", "DNA"]
 words = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Z", "Cc")), min_size=1, max_size=6).filter(
     lambda w: not any(ch.isspace() for ch in w) and not (w.startswith("<") and w.endswith(">"))

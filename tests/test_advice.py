@@ -6,16 +6,22 @@ import logging
 import re
 import shutil
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.training import own_sentences
 from hf_ecg.training.advice import NO_RECORD_ADVICE, TrainingRecord, undertrained_advice
 
+MAX_CORPUS = own_sentences.OWN_SENTENCES_MAX_CORPUS  # before conftest.train_once_by_default sets it to 0
 
-def card(epochs: int, updates_per_epoch: int, losses: list[float] | None, max_steps: int | None) -> ECGModelCardData:
+
+def card(
+    epochs: int, updates_per_epoch: int, losses: list[float] | None, max_steps: int | None, own: int | None = None
+) -> ECGModelCardData:
     """Card data as the trainer's callback writes it: a training-loss row every few updates, a held-out row at
     the end of each epoch when there was a held-out split."""
     total = max_steps or epochs * updates_per_epoch
@@ -29,6 +35,7 @@ def card(epochs: int, updates_per_epoch: int, losses: list[float] | None, max_st
         total_steps=total,
         hyperparameters=hyperparameters,
         corpus_statistics={"num_sentences": 54},
+        own_sentences=None if own is None else {"written": 2 * own, "kept": own},
     )
 
 
@@ -41,19 +48,26 @@ def suggested(advice: str) -> int:
     updates_per_epoch=st.integers(5, 80),
     losses=st.none() | st.lists(st.floats(1.0, 6.0), min_size=1, max_size=12),
     max_steps=st.none() | st.integers(5, 400),
+    own=st.none() | st.integers(1, 300),
 )
-def test_the_advice_never_names_what_the_model_ran(epochs, updates_per_epoch, losses, max_steps):
+def test_the_advice_never_names_what_the_model_ran(epochs, updates_per_epoch, losses, max_steps, own):
     losses = None if losses is None else losses[:epochs]
-    record = TrainingRecord(card(epochs, updates_per_epoch, losses, max_steps))
-    advice = record.advice()
+    record = TrainingRecord(card(epochs, updates_per_epoch, losses, max_steps, own))
+    with pytest.MonkeyPatch.context() as patch:  # the library's threshold (conftest sets it to 0 for training)
+        patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
+        advice = record.advice()
     assert "hf-ecg train" not in advice and "default" not in advice
     assert f"it trained {record.updates} updates" in advice and "54 sentences" in advice
+    if own is not None:  # trained twice already: said, and not suggested again
+        assert f"54 sentences and {own} of its own" in advice and "--own-sentences" not in advice
     if max_steps:
         assert f"--max-steps {max_steps}`" not in advice and f"--max_steps {max_steps}`" not in advice
     else:
         assert f"--num-train-epochs {epochs}`" not in advice and f"--epochs {epochs}`" not in advice
-    if losses and losses.index(min(losses)) < len(losses) - 1:
-        assert "more sentences" in advice and "--" not in advice  # more epochs of the same would not help
+    if losses and losses.index(min(losses)) < len(losses) - 1:  # more epochs of the same would not help
+        assert "more sentences" in advice and "--num-train-epochs" not in advice and "--max-steps" not in advice
+        if own is None:  # trained once on a small corpus: its own whole sentences are more sentences
+            assert advice.endswith("with its own whole sentences (`--own-sentences 200`)")
     else:
         ran = record.updates if max_steps else record.epochs
         assert suggested(advice) > ran

@@ -75,6 +75,7 @@ def add_parser(sub: Any) -> None:
 TRAINING_OPTIONS = (
     "num_train_epochs",
     "max_steps",
+    "own_sentences",
     "learning_rate",
     "per_device_train_batch_size",
     "seed",
@@ -199,8 +200,15 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         if stats.get("num_repairs"):
             print(repair_note(stats["num_repairs"], stats["scheme"], None))
         loss = card.final_train_loss
+        own = card.own_sentences
+        if own:
+            print(
+                f"trained {args.model}, wrote {own['written']} sentences with it ({args.output}/{own['folder']}/), "
+                f"and trained it again with the {own['kept']} whole ones ({own['blocks']} more blocks)"
+            )
         print(
-            f"trained {args.model} on {card.corpus_statistics['num_blocks']} blocks"
+            f"{'trained' if not own else 'the second time:'} {args.model} on {card.corpus_statistics['num_blocks']} "
+            + ("gold blocks" if own else "blocks")
             + (f" and {card.corpus_statistics['num_entities']} mention samples" * trainer.args.mention_samples)
             + f" for {trainer.state.global_step} steps"
             + (f" (last training loss {loss:.4f})" if loss is not None else "")

@@ -20,7 +20,16 @@ from pathlib import Path
 
 from ..runtime.ecg_config import ECG_CONFIG_NAME
 
-__all__ = ["BLOCKS", "DATASET", "MODEL", "OUTPUT_KINDS", "OutputKind", "check_output", "prepare_output"]
+__all__ = [
+    "BLOCKS",
+    "DATASET",
+    "MODEL",
+    "OUTPUT_KINDS",
+    "OWN_SENTENCES_DIR",
+    "OutputKind",
+    "check_output",
+    "prepare_output",
+]
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,8 @@ DATASET = OutputKind(
     entries=("ecg_generation.json", "README.md", "data", "unfinished", "baseline.json", ".gitattributes"),
     nested={"data": _SHARDS, "unfinished": (*_SHARDS, "resume.txt")},
 )
+#: Inside a model's folder, the sentences the first of its two trainings wrote (hf_ecg.training.own_sentences).
+OWN_SENTENCES_DIR = "own-sentences"
 #: A trained generator: what ``save_pretrained`` and the Trainer write, plus the ECG files and the card.
 MODEL = OutputKind(
     "model",
@@ -94,7 +105,9 @@ MODEL = OutputKind(
         "eval_results.json",
         "trainer_state.json",
         ".gitattributes",
+        OWN_SENTENCES_DIR,
     ),
+    nested={OWN_SENTENCES_DIR: DATASET.entries},
 )
 _SPLITS = ("train", "validation", "test")
 #: Q&A blocks: a ``DatasetDict.save_to_disk`` and the corpus statistics.

@@ -69,6 +69,10 @@ class ECGModelCardData:
     # A downstream NER report (`hf-ecg evaluate ner -o`) of a tagger trained with this model's data: the
     # card's model-index and its "Downstream evaluation" section.
     downstream: dict[str, Any] | None = None
+    # Trained twice (ECGTrainingArguments.own_sentences): what the first generator wrote, what was kept and added
+    # (hf_ecg.training.own_sentences.OwnSentences.record, with the blocks added and the first training's best
+    # held-out loss and steps).
+    own_sentences: dict[str, Any] | None = None
     total_steps: int | None = None
     versions: dict[str, str] = field(default_factory=library_versions)
     has_pipeline_code: bool = False  # the folder carries the pipeline code for trust_remote_code

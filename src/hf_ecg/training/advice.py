@@ -30,6 +30,7 @@ class TrainingRecord:
         self.epochs: float = max((row.get("epoch", 0.0) for row in logs), default=0.0)
         self.sentences: int | None = (card.corpus_statistics or {}).get("num_sentences")
         self.max_steps: int | None = card.hyperparameters.get("training_steps")
+        self.own_sentences: int = (card.own_sentences or {}).get("kept", 0)
         self.held_out: list[tuple[float, float]] = [
             (row["epoch"], row["eval_loss"]) for row in logs if "eval_loss" in row
         ]
@@ -45,6 +46,7 @@ class TrainingRecord:
     def describe(self) -> str:
         """``it trained 63 updates (3 epochs over 54 sentences)``."""
         over = f" over {self.sentences} sentences" if self.sentences else ""
+        over += f" and {self.own_sentences} of its own" if self.own_sentences and over else ""
         return f"it trained {self.updates} updates ({self.epochs:.3g} epochs{over})"
 
     def advice(self) -> str:
@@ -57,6 +59,7 @@ class TrainingRecord:
             return (
                 f"{self.describe()}, and its held-out loss was lowest at epoch {best_epoch:.3g} ({best_loss:.2f}) "
                 "and no lower after it, so more epochs would not help: train it on more sentences"
+                + self._own_sentences_advice()
             )
         if self.held_out:
             first, last = self.held_out[0][1], self.held_out[-1][1]
@@ -69,6 +72,15 @@ class TrainingRecord:
             change = f"`--num-train-epochs {max(math.ceil(2 * self.epochs), math.floor(self.epochs) + 1)}`"
         keep = " (the lowest held-out loss is kept)" if self.held_out else ""
         return f"{self.describe()} and {why}: train it longer, e.g. {change}{keep}"
+
+    def _own_sentences_advice(self) -> str:
+        """For a generator of a small corpus trained once: that its own whole sentences are more sentences."""
+        from .own_sentences import own_sentence_count
+
+        count = own_sentence_count(self.sentences, None) if self.sentences else 0
+        if self.own_sentences or not count:
+            return ""
+        return f", or train it twice, the second time with its own whole sentences (`--own-sentences {count}`)"
 
 
 def undertrained_advice(model: str | os.PathLike) -> str:

@@ -1,7 +1,8 @@
 """``train_ecg_model``: a corpus in, a trained ECG model out, in the order of TRL's scripts: check what can
 be refused, build the Q&A blocks (holding out validation sentences), load the base model, derive the
 :class:`~hf_ecg.ECGConfig` from the corpus, train with :class:`~hf_ecg.training.trainer.ECGTrainer` (the best
-epoch kept), save, push."""
+epoch kept), save; on small corpora write sentences with that generator and train again with its whole ones
+(:mod:`hf_ecg.training.own_sentences`); push."""
 
 from __future__ import annotations
 
@@ -116,62 +117,77 @@ def train_ecg_model(
     ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata; ``callbacks`` (``TrainerCallback``
     objects) are added to the trainer's. Returns the trainer (its ``state`` holds the steps and logs).
 
+    With ``args.own_sentences`` (by default on corpora under 500 sentences:
+    :func:`~hf_ecg.training.own_sentences.own_sentence_count`) it trains twice: the first generator writes sentences
+    into ``args.output_dir/own-sentences``, and the model is trained again on the gold blocks and the templates of
+    those that pass the rules (:mod:`hf_ecg.training.own_sentences`); the returned trainer is the second's, its card
+    data's ``own_sentences`` says what was added. ``resume`` continues whichever step was stopped.
+
     What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
     Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
     ``args.max_length`` positions. A push that fails after training raises
     :class:`~hf_ecg.hub.push.HubUploadError` saying where the model was written and how to push it later.
     """
-    from transformers.trainer_utils import get_last_checkpoint
-
     from ..data.outputs import MODEL, prepare_output
     from ..data.statistics import CorpusStatistics
     from ..hub.push import HubUploadError
     from ..modeling import upstream_model_id
+    from .own_sentences import own_sentence_count, own_sentences_written
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = _check_before_training(args, data, validation, overwrite, resume, later)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
-    model, tokenizer = _load_base_model(model_name, args, corpus.entity_types, trust_remote_code)
+    own_count = own_sentence_count(len(corpus), args.own_sentences)
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
-    ecg_config = ECGConfig.from_corpus(
-        corpus,
-        tokenizer,
-        str(model_name),
-        mention_samples=args.mention_samples,
-        save_mention_bank=args.save_mention_bank,
-        loss_on=args.loss_on,
-        max_length=args.max_length,
-        lora=args.lora,
-        layout=args.layout,
-        mention_layout=args.mention_layout,
-        label_names=_iob2_label_names(corpus),
-        corpus_statistics=stats,
-    )
-    card = ECGModelCardData(
-        base_model=upstream_model_id(str(model_name)),
-        dataset_name=corpus.name,
-        corpus_statistics=stats,
-        first_n=first_n,
-        license=license,
-        dataset_id=dataset_id,
-    )
-    trainer = ECGTrainer(
-        model=model,
-        args=args,
-        ecg_config=ecg_config,
-        train_dataset=blocks["train"],
-        eval_dataset=blocks.get("validation"),
-        processing_class=tokenizer,
-        model_card_data=card,
-        callbacks=callbacks,
-    )
+
+    def card() -> ECGModelCardData:
+        return ECGModelCardData(
+            base_model=upstream_model_id(str(model_name)),
+            dataset_name=corpus.name,
+            corpus_statistics=stats,
+            first_n=first_n,
+            license=license,
+            dataset_id=dataset_id,
+        )
+
+    def trainer_for(train_blocks: datasets.Dataset) -> ECGTrainer:
+        model, tokenizer = _load_base_model(model_name, args, corpus.entity_types, trust_remote_code)
+        ecg_config = ECGConfig.from_corpus(
+            corpus,
+            tokenizer,
+            str(model_name),
+            mention_samples=args.mention_samples,
+            save_mention_bank=args.save_mention_bank,
+            loss_on=args.loss_on,
+            max_length=args.max_length,
+            lora=args.lora,
+            layout=args.layout,
+            mention_layout=args.mention_layout,
+            label_names=_iob2_label_names(corpus),
+            corpus_statistics=stats,
+        )
+        return ECGTrainer(
+            model=model,
+            args=args,
+            ecg_config=ecg_config,
+            train_dataset=train_blocks,
+            eval_dataset=blocks.get("validation"),
+            processing_class=tokenizer,
+            model_card_data=card(),
+            callbacks=callbacks,
+        )
+
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
-    checkpoint = get_last_checkpoint(args.output_dir) if resume and os.path.isdir(args.output_dir) else None
-    if resume and checkpoint is None:
-        logger.warning("no checkpoint in %s: starting from the beginning", args.output_dir)
-    trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.save_model()
+    trainer = None
+    if not (resume and own_count and _first_training_done(args.output_dir)):
+        trainer = trainer_for(blocks["train"])
+        _train(trainer, resume)
+    if own_count:
+        if not own_sentences_written(args.output_dir):
+            _remove_checkpoints(args)  # the first training's: the second's alone say where to resume it
+        trainer = _train_again(trainer, trainer_for, blocks, corpus, own_count, args, resume, trust_remote_code)
+    assert trainer is not None
     if trainer.push_after_training:
         try:
             trainer.push_to_hub()
@@ -179,6 +195,92 @@ def train_ecg_model(
             raise HubUploadError(
                 f"{error}; the trained model is in {args.output_dir}/: push it with `{later}`"
             ) from error
+    return trainer
+
+
+def _train(trainer: ECGTrainer, resume: bool) -> None:
+    """Train (from the last checkpoint in the output folder with ``resume``) and save the final model."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    output_dir = trainer.args.output_dir
+    checkpoint = get_last_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
+    if resume and checkpoint is None:
+        logger.warning("no checkpoint in %s: starting from the beginning", output_dir)
+    trainer.train(resume_from_checkpoint=checkpoint)
+    trainer.save_model()
+
+
+def _first_training_done(output_dir: str) -> bool:
+    """Whether the first of two trainings saved its model in ``output_dir`` (the card is written by the final save
+    only; the second training's saved model has one too, and resuming it trains from its last checkpoint)."""
+    from ..hub.model_card import CARD_DATA_NAME
+
+    return os.path.isfile(os.path.join(output_dir, CARD_DATA_NAME))
+
+
+def _remove_checkpoints(args: ECGTrainingArguments) -> None:
+    """Delete the first training's checkpoints (its best model is saved)."""
+    import glob
+    import shutil
+
+    from accelerate import PartialState
+
+    if args.should_save:
+        for checkpoint in glob.glob(os.path.join(args.output_dir, "checkpoint-*")):
+            shutil.rmtree(checkpoint)
+    PartialState().wait_for_everyone()
+
+
+def _train_again(
+    first: ECGTrainer | None,
+    trainer_for: Any,
+    blocks: datasets.DatasetDict,
+    corpus: Any,
+    own_count: int,
+    args: ECGTrainingArguments,
+    resume: bool,
+    trust_remote_code: bool,
+) -> ECGTrainer:
+    """The second training: ``own_count`` sentences written by the first generator (saved in the output folder),
+    those that pass the rules added to the training blocks as templates, and a generator trained again from the
+    base model. The first generator stays when none passes."""
+    import gc
+
+    from ..hub.model_card import ECGModelCardData
+    from .own_sentences import own_sentence_blocks, write_own_sentences
+
+    first_card = ECGModelCardData.load(args.output_dir)
+    own = write_own_sentences(
+        args.output_dir,
+        corpus,
+        own_count,
+        seed=args.seed,
+        progress_bar=not args.disable_tqdm,
+        trust_remote_code=trust_remote_code,
+    )
+    if not own.corpus:
+        logger.warning(
+            "none of the %d sentences the generator wrote passed the rules (%s): it is not trained again",
+            own.written,
+            own.dropped,
+        )
+        return first if first is not None else trainer_for(blocks["train"])
+    resume_second = resume and first is None  # the first training was done before: the second may have begun
+    del first
+    gc.collect()
+    first_ids = max(blocks["train"]["sentence_id"], default=-1) + 1
+    train_blocks = datasets.concatenate_datasets(
+        [blocks["train"], own_sentence_blocks(own.corpus, args.layout, first_ids)]
+    )
+    logger.info("training again with %d of its own sentences (%d blocks in all)", len(own.corpus), len(train_blocks))
+    trainer = trainer_for(train_blocks)
+    trainer.model_card_data.own_sentences = {
+        **own.record(),
+        "blocks": len(train_blocks) - len(blocks["train"]),
+        "first_best_eval_loss": first_card.best_eval_loss if first_card else None,
+        "first_steps": first_card.total_steps if first_card else None,
+    }
+    _train(trainer, resume_second)
     return trainer
 
 

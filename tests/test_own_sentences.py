@@ -1,0 +1,133 @@
+"""Training twice: the generator's whole own sentences added to the gold sentences as templates only."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_ecg.cli import main
+from hf_ecg.data.builder import ECGBlocksBuilder
+from hf_ecg.data.corpus import load_corpus
+from hf_ecg.data.outputs import MODEL, OWN_SENTENCES_DIR
+from hf_ecg.hub.model_card import ECGModelCardData
+from hf_ecg.modeling import model_fingerprint
+from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.training import own_sentences
+from hf_ecg.training.own_sentences import own_sentence_count, write_own_sentences
+from hf_ecg.training.train import hold_out_sentences, train_ecg_model
+from hf_ecg.training.training_args import ECGTrainingArguments
+from tiny import save_tiny_model, toy_corpus
+
+#: The library's threshold (tests train once by default: conftest.train_once_by_default sets it to 0).
+MAX_CORPUS = own_sentences.OWN_SENTENCES_MAX_CORPUS
+OWN = 24
+STEPS = 400
+
+
+@given(sentences=st.integers(1, 3000), requested=st.none() | st.integers(0, 5000))
+def test_the_default_writes_twice_the_corpus_and_at_least_200_for_small_corpora_only(sentences, requested):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
+        count = own_sentence_count(sentences, requested)
+    if requested is not None:
+        assert count == requested
+    elif sentences >= MAX_CORPUS:
+        assert count == 0
+    else:
+        assert count >= 2 * sentences and count >= 200 and count == max(2 * sentences, 200)
+
+
+def test_the_defaults_train_twice_below_the_threshold_only(monkeypatch):
+    monkeypatch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
+    assert own_sentence_count(45, None) == 200 and own_sentence_count(186, None) == 372
+    assert own_sentence_count(744, None) == 0 and own_sentence_count(186, 0) == 0
+    with pytest.raises(ValueError, match="own_sentences must be >= 0"):
+        ECGTrainingArguments(output_dir="o", own_sentences=-1)
+
+
+def arguments(output_dir, own: int | None) -> ECGTrainingArguments:
+    """A tiny GPT-2 trained on the toy corpus long enough to write whole sentences, with a held-out split."""
+    return ECGTrainingArguments(
+        output_dir=str(output_dir),
+        lora=False,
+        max_steps=STEPS,
+        learning_rate=5e-3,
+        per_device_train_batch_size=8,
+        use_cpu=True,
+        eval_strategy="steps",
+        eval_steps=STEPS,
+        disable_tqdm=True,
+        seed=3,
+        own_sentences=own,
+        report_to=[],
+    )
+
+
+@pytest.fixture(scope="module")
+def trained_twice(tmp_path_factory):
+    root = tmp_path_factory.mktemp("twice")
+    data = toy_corpus(root / "toy.tsv", repeat=8)  # 32 sentences, 3 held out
+    trainer = train_ecg_model(data, str(save_tiny_model(root / "base")), arguments(root / "model", OWN))
+    return root, data, trainer
+
+
+def test_the_second_training_adds_the_whole_own_sentences_as_templates(trained_twice):
+    root, data, trainer = trained_twice
+    model = root / "model"
+    gold = load_corpus(str(data))
+    record = trainer.model_card_data.own_sentences
+    assert record["written"] == OWN and 0 < record["kept"] <= OWN
+    assert record["kept"] + sum(record["dropped"].values()) == OWN
+
+    written = datasets.load_dataset(str(model / OWN_SENTENCES_DIR), split="train")
+    assert written.num_rows == OWN
+    whole = [
+        row for row in written if row["complete"] and not (row["forced_tags"] or row["cut_blocks"] or row["tag_pieces"])
+    ]
+    assert record["kept"] <= len(whole)
+    # The sentences kept, as the second training read them: none is a gold sentence, each ends as gold ones do.
+    kept = write_own_sentences(model, gold, OWN, seed=3, progress_bar=False)  # the finished folder, read again
+    assert len(kept.corpus) == record["kept"]
+    gold_tokens = {s.tokens for s in gold}
+    for sentence in kept.corpus:
+        assert sentence.tokens not in gold_tokens and sentence.tokens[-1] == "."
+    # Templates only: one block per entity and one for the end, no mention samples.
+    assert record["blocks"] == sum(len(s.spans) + 1 for s in kept.corpus)
+    gold_blocks = ECGBlocksBuilder(
+        data_files={"train": str(data)}, mention_samples=True, cache_dir=str(root / "blocks")
+    )
+    gold_blocks.download_and_prepare()
+    held_out = hold_out_sentences(gold_blocks.as_dataset(), 32, 0.1, seed=3)
+    assert len(trainer.train_dataset) == len(held_out["train"]) + record["blocks"]
+    # The held-out split, the rules' statistics and the mention bank are the gold sentences' alone.
+    assert len(trainer.eval_dataset) == len(held_out["validation"])
+    config = ECGConfig.load(model)
+    assert config.corpus_statistics["num_sentences"] == 32 and config.sentence_endings == ["."]
+    assert {m["mention"] for m in config.mention_bank["Chemical"]} == {"Aspirin", "Ibuprofen", "paracetamol"}
+    assert record["first_best_eval_loss"] is not None and record["first_steps"] == STEPS
+    assert f"After the first training it wrote {OWN} sentences" in (model / "README.md").read_text()
+    assert MODEL.foreign(model) == []  # hf_ecg's own folder: --overwrite may replace it, nothing else is in it
+
+
+def test_resuming_after_the_first_training_writes_and_trains_the_second_only(tmp_path, capsys):
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=8)
+    base = save_tiny_model(tmp_path / "base")
+    model = tmp_path / "model"
+    once = train_ecg_model(data, str(base), arguments(model, 0))
+    assert once.model_card_data.own_sentences is None and not (model / OWN_SENTENCES_DIR).exists()
+    first = model_fingerprint(str(model))
+    argv = ["train", "--data", str(data), "--model", str(base), "-o", str(model), "--resume"]
+    argv += ["--own-sentences", str(OWN), "--no-lora", "--max-steps", str(STEPS), "--learning-rate", "5e-3"]
+    argv += ["--seed", "3", "--use_cpu", "true", "--eval_strategy", "steps", "--eval_steps", str(STEPS)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    written = json.loads((model / OWN_SENTENCES_DIR / "ecg_generation.json").read_text())
+    assert written["model_fingerprint"] == first  # written by the first training's model, not a new one
+    card = ECGModelCardData.load(model)
+    assert card.own_sentences["first_steps"] == STEPS and card.total_steps == STEPS
+    assert f"wrote {OWN} sentences with it ({model}/{OWN_SENTENCES_DIR}/)" in out
+    assert f"trained it again with the {card.own_sentences['kept']} whole ones" in out
