@@ -17,7 +17,7 @@ from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.modeling import model_fingerprint
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.training import own_sentences
-from hf_ecg.training.own_sentences import own_sentence_count, write_own_sentences
+from hf_ecg.training.own_sentences import failed_check, own_sentence_count, write_own_sentences
 from hf_ecg.training.train import hold_out_sentences, train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 from tiny import save_tiny_model, toy_corpus
@@ -89,12 +89,13 @@ def test_the_second_training_adds_the_whole_own_sentences_as_templates(trained_t
         row for row in written if row["complete"] and not (row["forced_tags"] or row["cut_blocks"] or row["tag_pieces"])
     ]
     assert record["kept"] <= len(whole)
-    # The sentences kept, as the second training read them: none is a gold sentence, each ends as gold ones do.
+    # The sentences kept, as the second training read them: none is a gold sentence, each is one sentence that ends
+    # as gold ones do.
     kept = write_own_sentences(model, gold, OWN, seed=3, progress_bar=False)  # the finished folder, read again
-    assert len(kept.corpus) == record["kept"]
+    assert len(kept.corpus) == record["kept"] and kept.dropped == record["dropped"]
     gold_tokens = {s.tokens for s in gold}
     for sentence in kept.corpus:
-        assert sentence.tokens not in gold_tokens and sentence.tokens[-1] == "."
+        assert sentence.tokens not in gold_tokens and sentence.tokens[-1] == "." and "." not in sentence.tokens[:-1]
     # Templates only: one block per entity and one for the end, no mention samples.
     assert record["blocks"] == sum(len(s.spans) + 1 for s in kept.corpus)
     gold_blocks = ECGBlocksBuilder(
@@ -131,3 +132,29 @@ def test_resuming_after_the_first_training_writes_and_trains_the_second_only(tmp
     assert card.own_sentences["first_steps"] == STEPS and card.total_steps == STEPS
     assert f"wrote {OWN} sentences with it ({model}/{OWN_SENTENCES_DIR}/)" in out
     assert f"trained it again with the {card.own_sentences['kept']} whole ones" in out
+
+
+clause = st.lists(st.sampled_from(["a", "b", "(", ",", "i", "p", "TET"]), min_size=1, max_size=12)
+
+
+@given(first=clause, second=clause, refused=st.integers(0, 3))
+def test_a_second_sentence_of_any_kind_or_a_refused_redraw_fails(first, second, refused):
+    endings = {".", "!"}
+    one = [*first, "."]
+    assert failed_check(one, refused, endings) == ("refused-redraw" if refused else None)
+    for ending in endings:  # a lower-case run-on (`... . icine ...`) as much as a capital one
+        two = [*first, ending, *second, "."]
+        assert failed_check(two, refused, endings) == ("refused-redraw" if refused else "second-sentence")
+
+
+def test_words_spelt_from_a_bare_space_as_no_gold_word_is_are_odd(tmp_path):
+    from tiny import tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()  # byte-level BPE: " Aspirin" is the bare space, then "Aspirin"
+    assert tokenizer.tokenize(" Aspirin")[0] == tokenizer.tokenize(" ")[0] != tokenizer.tokenize(" cures")[0]
+    gold = load_corpus(str(toy_corpus(tmp_path / "toy.tsv")))
+    words = ["Aspirin", "cures", "5", "12", "xyzq", "qq"]
+    odd = own_sentences.bare_space_words(words, (s.tokens for s in gold), tokenizer)
+    assert odd == {"xyzq", "qq"}  # gold's own spelling, a merged word and numbers are not odd
+    assert failed_check(["a", "qq", "."], 0, {"."}, odd) == "odd-word"
+    assert failed_check(["Aspirin", "cures", "12", "."], 0, {"."}, odd) is None

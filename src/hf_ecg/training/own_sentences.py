@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,11 @@ __all__ = [
     "OWN_SENTENCES_MAX_CORPUS",
     "OWN_SENTENCES_MIN",
     "OWN_SENTENCES_PER_GOLD",
+    "OWN_SENTENCE_CHECKS",
     "OWN_SENTENCE_RULES",
     "OwnSentences",
+    "bare_space_words",
+    "failed_check",
     "own_sentence_blocks",
     "own_sentence_count",
     "own_sentences_written",
@@ -46,8 +50,11 @@ OWN_SENTENCES_PER_GOLD = 2
 OWN_SENTENCES_MIN = 200
 #: The selection rules a sentence must pass (:func:`~hf_ecg.synthetic.selection.select_samples`): not a gold
 #: sentence or an earlier one, no tag spelled as text, a whole sentence (complete, nothing forced or cut, no
-#: repetition, no second sentence).
+#: repetition, no second sentence of a kind rare in gold); then :data:`OWN_SENTENCE_CHECKS`.
 OWN_SENTENCE_RULES = ("duplicate", "tag-leak", "whole")
+#: And checks of :func:`write_own_sentences`'s own (:func:`failed_check`): no redraw refused, no sentence ending
+#: before the last word, no word spelt from a bare space the way no gold word is.
+OWN_SENTENCE_CHECKS = ("refused-redraw", "second-sentence", "odd-word")
 
 
 def own_sentence_count(num_sentences: int, requested: int | None) -> int:
@@ -63,7 +70,8 @@ def own_sentence_count(num_sentences: int, requested: int | None) -> int:
 
 @dataclass
 class OwnSentences:
-    """The first generator's sentences that passed :data:`OWN_SENTENCE_RULES`, and what the card records of them."""
+    """The first generator's sentences that passed :data:`OWN_SENTENCE_RULES` and :data:`OWN_SENTENCE_CHECKS`, and
+    what the card records of them."""
 
     corpus: Corpus
     written: int
@@ -77,7 +85,7 @@ class OwnSentences:
             "written": self.written,
             "kept": len(self.corpus),
             "dropped": self.dropped,
-            "rules": list(OWN_SENTENCE_RULES),
+            "rules": [*OWN_SENTENCE_RULES, *OWN_SENTENCE_CHECKS],
             "first_redrawn_share": self.redrawn_share,
             "folder": self.folder,
         }
@@ -94,11 +102,13 @@ def write_own_sentences(
 ) -> OwnSentences:
     """Have the generator in ``model_dir`` write ``num_samples`` sentences into ``model_dir/own-sentences`` (the
     gold entity sequences, bank mentions: only the templates are used) and keep those that pass
-    :data:`OWN_SENTENCE_RULES` against ``gold``; a run stopped midway is resumed by the same call."""
+    :data:`OWN_SENTENCE_RULES` against ``gold`` and :data:`OWN_SENTENCE_CHECKS`; a run stopped midway is resumed by
+    the same call."""
     from transformers import AutoTokenizer
 
     from ..runtime.ecg_config import ECGConfig
     from ..runtime.tag_pieces import vocabulary_words
+    from ..runtime.words import DEFAULT_SENTENCE_ENDINGS
     from ..synthetic.generate import generate_dataset, read_generated
     from ..synthetic.selection import SelectionConfig, select_samples
 
@@ -123,24 +133,31 @@ def write_own_sentences(
         finally:
             generation_log.setLevel(level)
     manifest, table = read_generated(folder)
+    config = ECGConfig.load(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    endings = set(config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
     rows = datasets.Dataset(table)
     names = rows.features["ner_tags"].feature.names
     tags = [[names[k] for k in row] for row in rows["ner_tags"]]
     flags = {column: rows[column] for column in ("complete", "forced_tags", "cut_blocks", "tag_pieces")}
+    tokens, refused = rows["tokens"], rows["refused_redraws"]
     selection = select_samples(
-        rows["tokens"],
+        tokens,
         tags,
         gold,
         SelectionConfig(rules=list(OWN_SENTENCE_RULES)),
         flags=flags,
-        tag_pieces=ECGConfig.load(model_dir).tag_pieces,
-        vocabulary=vocabulary_words(AutoTokenizer.from_pretrained(str(model_dir)).get_vocab()),
+        tag_pieces=config.tag_pieces,
+        vocabulary=vocabulary_words(tokenizer.get_vocab()),
     )
-    # A block that broke a decoding rule and was kept because the redraw budget was spent is no model either.
-    refused = rows["refused_redraws"]
-    kept = [i for i in selection.kept if not refused[i]]
-    dropped = {**selection.dropped, **({"refused-redraw": len(selection.kept) - len(kept)} if refused else {})}
-    sentences = [Sentence.from_tags(rows[i]["tokens"], tags[i], source=f"{folder.name}[{rows[i]['id']}]") for i in kept]
+    dropped = dict(selection.dropped)
+    odd = bare_space_words((w for i in selection.kept for w in tokens[i]), (s.tokens for s in gold), tokenizer)
+    failed = {i: failed_check(tokens[i], refused[i], endings, odd) for i in selection.kept}
+    kept = [i for i in selection.kept if failed[i] is None]
+    for check in OWN_SENTENCE_CHECKS:
+        dropped[check] = sum(rule == check for rule in failed.values())
+    ids = rows["id"]
+    sentences = [Sentence.from_tags(tokens[i], tags[i], source=f"{folder.name}[{ids[i]}]") for i in kept]
     cost = manifest.generation_cost or {}
     logger.info("kept %d of the %d sentences the first generator wrote (dropped: %s)", len(kept), len(rows), dropped)
     return OwnSentences(
@@ -150,6 +167,46 @@ def write_own_sentences(
         folder=OWN_SENTENCES_DIR,
         redrawn_share=cost.get("redrawn_share"),
     )
+
+
+def failed_check(
+    tokens: Sequence[str], refused_redraws: int, endings: Collection[str], odd_words: Collection[str] = ()
+) -> str | None:
+    """The first of :data:`OWN_SENTENCE_CHECKS` a generated sentence fails, or None.
+
+    ``refused-redraw``: a block broke a decoding rule and was kept because the redraw budget was spent.
+    ``second-sentence``: one of ``endings`` before the last word, of any kind. The decoder's run-on rule and the
+    ``whole`` selection rule leave alone the kinds gold sentences have (BC5CDR's ``i . p .``); a generator trained
+    again on sentences that went on in lower case after a ``.`` wrote such run-ons in a fifth of its sentences.
+    ``odd-word``: one of ``odd_words`` (:func:`bare_space_words`)."""
+    if refused_redraws:
+        return "refused-redraw"
+    if any(word in endings for word in tokens[:-1]):
+        return "second-sentence"
+    if any(word in odd_words for word in tokens):
+        return "odd-word"
+    return None
+
+
+def bare_space_words(words: Iterable[str], gold: Iterable[Sequence[str]], tokenizer: Any) -> set[str]:
+    """The ``words`` the tokenizer spells as a bare space token and pieces, where the piece after the bare space is
+    one that never follows one in the ``gold`` sentences (other than digits).
+
+    SmolLM2's tokenizer writes a digit after a bare space (`` 5`` is ``Ġ``, ``5``), and gold text puts nothing else
+    there; a generator that puts a letter piece there writes a word of no language (``ictal``, ``ictidine``,
+    ``iline``: in 5% of a BC5CDR 45 generator's sentences), and trained again on its own sentences it wrote them in
+    16% of its sentences."""
+    (bare,) = tokenizer.tokenize(" ") or [None]
+    if bare is None:
+        return set()
+
+    def after_bare(text: str) -> set[str]:
+        pieces = tokenizer.tokenize(text)
+        return {pieces[i + 1] for i in range(len(pieces) - 1) if pieces[i] == bare}
+
+    allowed = set().union(*(after_bare(" " + " ".join(sentence)) for sentence in gold))
+    # numbers are an open class: a few gold digits stand for all ten
+    return {word for word in set(words) if any(not p.isdigit() for p in after_bare(" " + word) - allowed)}
 
 
 def own_sentences_written(model_dir: str | os.PathLike) -> bool:
