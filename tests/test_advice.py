@@ -67,7 +67,7 @@ def test_the_advice_never_names_what_the_model_ran(epochs, updates_per_epoch, lo
     if losses and losses.index(min(losses)) < len(losses) - 1:  # more epochs of the same would not help
         assert "more sentences" in advice and "--num-train-epochs" not in advice and "--max-steps" not in advice
         if own is None:  # trained once on a small corpus: its own whole sentences are more sentences
-            assert advice.endswith("with its own whole sentences (`--own-sentences 200`)")
+            assert advice.endswith("with its own whole sentences (`--own-sentences 400`)")
     else:
         ran = record.updates if max_steps else record.epochs
         assert suggested(advice) > ran

@@ -29,7 +29,7 @@ STEPS = 400
 
 
 @given(sentences=st.integers(1, 3000), requested=st.none() | st.integers(0, 5000))
-def test_the_default_writes_twice_the_corpus_and_at_least_200_for_small_corpora_only(sentences, requested):
+def test_the_default_writes_twice_the_corpus_and_at_least_400_for_small_corpora_only(sentences, requested):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
         count = own_sentence_count(sentences, requested)
@@ -38,12 +38,12 @@ def test_the_default_writes_twice_the_corpus_and_at_least_200_for_small_corpora_
     elif sentences >= MAX_CORPUS:
         assert count == 0
     else:
-        assert count >= 2 * sentences and count >= 200 and count == max(2 * sentences, 200)
+        assert count >= 2 * sentences and count >= 400 and count == max(2 * sentences, 400)
 
 
 def test_the_defaults_train_twice_below_the_threshold_only(monkeypatch):
     monkeypatch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
-    assert own_sentence_count(45, None) == 200 and own_sentence_count(186, None) == 372
+    assert own_sentence_count(45, None) == 400 and own_sentence_count(300, None) == 600
     assert own_sentence_count(744, None) == 0 and own_sentence_count(186, 0) == 0
     with pytest.raises(ValueError, match="own_sentences must be >= 0"):
         ECGTrainingArguments(output_dir="o", own_sentences=-1)

@@ -186,7 +186,9 @@ def train_ecg_model(
     if own_count:
         if not own_sentences_written(args.output_dir):
             _remove_checkpoints(args)  # the first training's: the second's alone say where to resume it
-        trainer = _train_again(trainer, trainer_for, blocks, corpus, own_count, args, resume, trust_remote_code)
+        first = [trainer] if trainer is not None else []  # held by _train_again alone, which lets it go
+        trainer = None
+        trainer = _train_again(first, trainer_for, blocks, corpus, own_count, args, resume, trust_remote_code)
     assert trainer is not None
     if trainer.push_after_training:
         try:
@@ -232,7 +234,7 @@ def _remove_checkpoints(args: ECGTrainingArguments) -> None:
 
 
 def _train_again(
-    first: ECGTrainer | None,
+    first: list[ECGTrainer],
     trainer_for: Any,
     blocks: datasets.DatasetDict,
     corpus: Any,
@@ -243,7 +245,8 @@ def _train_again(
 ) -> ECGTrainer:
     """The second training: ``own_count`` sentences written by the first generator (saved in the output folder),
     those that pass the rules added to the training blocks as templates, and a generator trained again from the
-    base model. The first generator stays when none passes."""
+    base model. ``first`` holds the first training's trainer when it ran in this call (emptied here, so that its
+    model and optimizer are freed before the second's are made). The first generator stays when none passes."""
     import gc
 
     from ..hub.model_card import ECGModelCardData
@@ -264,9 +267,9 @@ def _train_again(
             own.written,
             own.dropped,
         )
-        return first if first is not None else trainer_for(blocks["train"])
-    resume_second = resume and first is None  # the first training was done before: the second may have begun
-    del first
+        return first.pop() if first else trainer_for(blocks["train"])
+    resume_second = resume and not first  # the first training was done before: the second may have begun
+    first.clear()
     gc.collect()
     first_ids = max(blocks["train"]["sentence_id"], default=-1) + 1
     train_blocks = datasets.concatenate_datasets(
