@@ -102,7 +102,12 @@ def main() -> None:
     final = args.output / "final"
     if not (final / CONFIG_NAME).is_file():
         training = ECGTrainingArguments(
-            output_dir=str(final), num_train_epochs=args.epochs, save_strategy="no", logging_steps=5, report_to="none"
+            output_dir=str(final),
+            num_train_epochs=args.epochs,
+            save_strategy="no",
+            logging_steps=5,
+            report_to="none",
+            own_sentences=0,  # the curve of one training
         )
         train_ecg_model(
             args.data,

@@ -98,6 +98,7 @@ def build_demo_model(
         logging_steps=5,
         validation_split=0.0,
         mention_samples=False,
+        own_sentences=0,  # a short demo run, on any corpus it is given
     )
     # a demo model from an earlier run is trained again (only what hf_ecg wrote there is replaced)
     train_ecg_model(sentences, DEMO_BASE_MODEL, args, corpus_name=f"{source.name} (readable sentences)", overwrite=True)

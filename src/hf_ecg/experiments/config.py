@@ -61,6 +61,14 @@ class ReproduceConfig:
     generator_max_steps: int = field(
         default=-1, metadata={"help": "train each generator for N updates instead of --generator-epochs"}
     )
+    generator_own_sentences: int = field(
+        default=0,
+        metadata={
+            "help": "own sentences of each generator's second training (ECGTrainingArguments.own_sentences); "
+            "default 0: trained once, as the paper's generators and the committed tables were ('hf-ecg train' "
+            "trains twice on corpora under 500 sentences)"
+        },
+    )
     generation_batch_size: int = field(default=64, metadata={"help": "rows decoded together"})
     max_block_tokens: int = field(default=64, metadata={"help": "tokens per block at most"})
     max_attempts: int = field(default=10, metadata={"help": "draws of a block at most"})

@@ -68,6 +68,7 @@ def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str
             disable_tqdm=True,
             lora=config.lora,
             mention_samples=mention_samples,
+            own_sentences=config.generator_own_sentences,
             **length,
         )
         started = time.perf_counter()
