@@ -158,3 +158,9 @@ def test_words_spelt_from_a_bare_space_as_no_gold_word_is_are_odd(tmp_path):
     assert odd == {"xyzq", "qq"}  # gold's own spelling, a merged word and numbers are not odd
     assert failed_check(["a", "qq", "."], 0, {"."}, odd) == "odd-word"
     assert failed_check(["Aspirin", "cures", "12", "."], 0, {"."}, odd) is None
+
+
+def test_a_second_sentence_is_one_after_a_full_stop_not_after_any_ending():
+    assert own_sentences.full_stops([")", "."]) == {"."}  # JNLPBA: a `)` ends a sentence now and then
+    assert own_sentences.full_stops(["。"]) == {"。"} and own_sentences.full_stops([]) == {".", "!", "?"}
+    assert failed_check(["a", "(", "b", ")", "c", "."], 0, own_sentences.full_stops([")", "."])) is None

@@ -23,6 +23,7 @@ import datasets
 
 from ..data.corpus import Corpus, Sentence
 from ..data.outputs import OWN_SENTENCES_DIR
+from ..runtime.words import DEFAULT_SENTENCE_ENDINGS
 
 __all__ = [
     "OWN_SENTENCES_MAX_CORPUS",
@@ -33,6 +34,7 @@ __all__ = [
     "OwnSentences",
     "bare_space_words",
     "failed_check",
+    "full_stops",
     "own_sentence_blocks",
     "own_sentence_count",
     "own_sentences_written",
@@ -108,7 +110,6 @@ def write_own_sentences(
 
     from ..runtime.ecg_config import ECGConfig
     from ..runtime.tag_pieces import vocabulary_words
-    from ..runtime.words import DEFAULT_SENTENCE_ENDINGS
     from ..synthetic.generate import generate_dataset, read_generated
     from ..synthetic.selection import SelectionConfig, select_samples
 
@@ -135,7 +136,7 @@ def write_own_sentences(
     manifest, table = read_generated(folder)
     config = ECGConfig.load(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    endings = set(config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
+    endings = full_stops(config.sentence_endings)
     rows = datasets.Dataset(table)
     names = rows.features["ner_tags"].feature.names
     tags = [[names[k] for k in row] for row in rows["ner_tags"]]
@@ -186,6 +187,14 @@ def failed_check(
     if any(word in odd_words for word in tokens):
         return "odd-word"
     return None
+
+
+def full_stops(endings: Sequence[str]) -> set[str]:
+    """The full stops among a corpus's sentence ``endings`` (``.``, ``!``, ``?``; all of them where it has none of
+    those): JNLPBA's endings hold a ``)`` that closes a sentence now and then and a clause often, and a check that read
+    every ``)`` as a second sentence kept only the sentences without brackets, half gold's length."""
+    stops = set(endings) & set(DEFAULT_SENTENCE_ENDINGS)
+    return stops or set(endings) or set(DEFAULT_SENTENCE_ENDINGS)
 
 
 def bare_space_words(words: Iterable[str], gold: Iterable[Sequence[str]], tokenizer: Any) -> set[str]:
