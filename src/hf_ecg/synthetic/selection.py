@@ -74,6 +74,7 @@ __all__ = [
     "entity_like",
     "filter_generated",
     "select_samples",
+    "selection_inputs",
     "train_gold_taggers",
 ]
 
@@ -282,12 +283,7 @@ def filter_generated(
     else:  # a file, files hf_ecg did not write (refused, overwrite or not), or another dataset
         prepare_output(output, DATASET, overwrite=overwrite, inputs=[source])
 
-    ids = rows.data.column("id").to_pylist()
-    rows = rows.select(sorted(range(rows.num_rows), key=ids.__getitem__)).flatten_indices()
-    column = rows.data.column
-    names = rows.features["ner_tags"].feature.names
-    tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
-    flags = {c: column(c).to_pylist() for c in FLAG_COLUMNS if c in rows.column_names and c != "entities"}
+    rows, tags, flags = selection_inputs(rows)
     if taggers is None and config.needs_taggers and config.teacher == "gold":  # the self teacher needs the samples
         taggers = train_gold_taggers(gold, config, progress_bar=progress_bar, unlabelled=unlabelled)
     tag_pieces, vocabulary = None, frozenset()
@@ -300,7 +296,7 @@ def filter_generated(
         except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
             pass
     selection = select_samples(
-        column("tokens").to_pylist(),
+        rows.data.column("tokens").to_pylist(),
         tags,
         gold,
         config,
@@ -335,6 +331,18 @@ def filter_generated(
     write_dataset_card(output, **(card_fields or {}))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
+
+
+def selection_inputs(rows: Any) -> tuple[Any, list[list[str]], dict[str, list[Any]]]:
+    """A generated folder's rows (a ``datasets.Dataset``) as :func:`select_samples` reads them: the rows in id order,
+    their IOB2 tags, and the decoder's flag columns they have."""
+    ids = rows.data.column("id").to_pylist()
+    rows = rows.select(sorted(range(rows.num_rows), key=ids.__getitem__)).flatten_indices()
+    column = rows.data.column
+    names = rows.features["ner_tags"].feature.names
+    tags = [[names[k] for k in row] for row in column("ner_tags").to_pylist()]
+    flags = {c: column(c).to_pylist() for c in FLAG_COLUMNS if c in rows.column_names and c != "entities"}
+    return rows, tags, flags
 
 
 def _with_relabelled(rows: Any, new_tags: Sequence[list[str] | None]) -> Any:

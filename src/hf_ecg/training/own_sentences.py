@@ -111,7 +111,7 @@ def write_own_sentences(
     from ..runtime.ecg_config import ECGConfig
     from ..runtime.tag_pieces import vocabulary_words
     from ..synthetic.generate import generate_dataset, read_generated
-    from ..synthetic.selection import SelectionConfig, select_samples
+    from ..synthetic.selection import SelectionConfig, select_samples, selection_inputs
 
     folder = Path(model_dir) / OWN_SENTENCES_DIR
     if not own_sentences_written(model_dir):  # once written, the model in model_dir may be the second one
@@ -137,10 +137,7 @@ def write_own_sentences(
     config = ECGConfig.load(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     endings = full_stops(config.sentence_endings)
-    rows = datasets.Dataset(table)
-    names = rows.features["ner_tags"].feature.names
-    tags = [[names[k] for k in row] for row in rows["ner_tags"]]
-    flags = {column: rows[column] for column in ("complete", "forced_tags", "cut_blocks", "tag_pieces")}
+    rows, tags, flags = selection_inputs(datasets.Dataset(table))
     tokens, refused = rows["tokens"], rows["refused_redraws"]
     selection = select_samples(
         tokens,
@@ -205,9 +202,10 @@ def bare_space_words(words: Iterable[str], gold: Iterable[Sequence[str]], tokeni
     there; a generator that puts a letter piece there writes a word of no language (``ictal``, ``ictidine``,
     ``iline``: in 5% of a BC5CDR 45 generator's sentences), and trained again on its own sentences it wrote them in
     16% of its sentences."""
-    (bare,) = tokenizer.tokenize(" ") or [None]
-    if bare is None:
+    spaces = tokenizer.tokenize(" ")
+    if len(spaces) != 1:  # no bare space token to spell words from
         return set()
+    (bare,) = spaces
 
     def after_bare(text: str) -> set[str]:
         pieces = tokenizer.tokenize(text)
