@@ -72,7 +72,8 @@ def main() -> int:
     )
     print(
         "better text: train to convergence with `hf-ecg train --data CORPUS --model smollm2-135m -o MODEL` "
-        "(its defaults: 3 epochs, the lowest held-out loss kept), then `hf-ecg generate --model MODEL -n N -o OUT`"
+        "(its defaults: 3 epochs, the lowest held-out loss kept, and under 500 sentences a second training on the "
+        "sentences the first one writes), then `hf-ecg generate --model MODEL -n N -o OUT`"
     )
     print(f"\ndone in {time.perf_counter() - started:.0f} s")
     print(f"  model:   {model_dir}/ (pipeline('entity-controlled-generation', model='{model_dir}'))")

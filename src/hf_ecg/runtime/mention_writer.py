@@ -13,8 +13,9 @@ longest training mention of its type, holds a word that reads as structure, begi
 ran past the name), or is a training mention of another type only (the model ignored the slot's tag); a slot
 that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
 
-Writing costs about half of what the templates cost (whole default runs of JNLPBA generators, bfloat16 on a 2-core
-CPU: 0.43-0.48, and 0.62 where the templates redraw less) because little is encoded twice and no step waits: one
+Writing costs what the templates cost with a generator trained twice (a whole default JNLPBA 186 run, bfloat16 on a
+2-core CPU: 118 s against 130 s, its templates redrawing 14% of their tokens), about half with one trained once
+(0.43-0.62, templates redrawing 29-42%). What keeps it there is that little is encoded twice and no step waits: one
 batch of rows, a row a template's current try, over the templates of several shards
 (:func:`~hf_ecg.generate_dataset` gives up to 1,024; each template draws from its own random stream, so which
 templates share a call changes none of its random numbers); a template's first prompt is encoded on top of the keys
