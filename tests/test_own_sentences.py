@@ -164,3 +164,18 @@ def test_a_second_sentence_is_one_after_a_full_stop_not_after_any_ending():
     assert own_sentences.full_stops([")", "."]) == {"."}  # JNLPBA: a `)` ends a sentence now and then
     assert own_sentences.full_stops(["。"]) == {"。"} and own_sentences.full_stops([]) == {".", "!", "?"}
     assert failed_check(["a", "(", "b", ")", "c", "."], 0, own_sentences.full_stops([")", "."])) is None
+
+
+def test_resuming_when_no_own_sentence_passes_keeps_the_first_generator(tmp_path, monkeypatch, caplog):
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=8)
+    model = tmp_path / "model"
+    train_ecg_model(data, str(save_tiny_model(tmp_path / "base")), arguments(model, 0))
+    first = model_fingerprint(str(model))
+    monkeypatch.setattr(own_sentences, "failed_check", lambda *args: "second-sentence")  # none passes
+    trainer = train_ecg_model(data, str(tmp_path / "base"), arguments(model, OWN), resume=True)
+    assert "none of the 24 sentences the generator wrote passed the rules" in caplog.text
+    # What it returns is the first generator as saved: saving it again (a push saves first) changes no weight.
+    assert trainer.model_card_data.total_steps == STEPS == trainer.state.global_step
+    assert trainer.model_card_data.own_sentences is None
+    trainer.save_model()
+    assert model_fingerprint(str(model)) == first

@@ -150,32 +150,49 @@ def train_ecg_model(
             dataset_id=dataset_id,
         )
 
-    def trainer_for(train_blocks: datasets.Dataset) -> ECGTrainer:
-        model, tokenizer = _load_base_model(model_name, args, corpus.entity_types, trust_remote_code)
-        ecg_config = ECGConfig.from_corpus(
-            corpus,
-            tokenizer,
-            str(model_name),
-            mention_samples=args.mention_samples,
-            save_mention_bank=args.save_mention_bank,
-            loss_on=args.loss_on,
-            max_length=args.max_length,
-            lora=args.lora,
-            layout=args.layout,
-            mention_layout=args.mention_layout,
-            label_names=_iob2_label_names(corpus),
-            corpus_statistics=stats,
-        )
-        return ECGTrainer(
+    def trainer_for(train_blocks: datasets.Dataset, *, saved: bool = False) -> ECGTrainer:
+        """A trainer of a new generator (the base model, LoRA added) on ``train_blocks``; with ``saved``, one over the
+        generator an earlier call trained and saved in the output folder, with its card, so that what it saves (a
+        push saves first) is that generator again."""
+        if saved:
+            import torch
+
+            from ..modeling import load_ecg_model
+
+            model, tokenizer, ecg_config = load_ecg_model(
+                args.output_dir, trust_remote_code=trust_remote_code, dtype=torch.float32
+            )
+            card_data = ECGModelCardData.load(args.output_dir)
+        else:
+            model, tokenizer = _load_base_model(model_name, args, corpus.entity_types, trust_remote_code)
+            ecg_config = ECGConfig.from_corpus(
+                corpus,
+                tokenizer,
+                str(model_name),
+                mention_samples=args.mention_samples,
+                save_mention_bank=args.save_mention_bank,
+                loss_on=args.loss_on,
+                max_length=args.max_length,
+                lora=args.lora,
+                layout=args.layout,
+                mention_layout=args.mention_layout,
+                label_names=_iob2_label_names(corpus),
+                corpus_statistics=stats,
+            )
+            card_data = card()
+        trainer = ECGTrainer(
             model=model,
-            args=args,
+            args=replace(args, lora=False) if saved else args,  # saved weights are merged: no adapters to warn of
             ecg_config=ecg_config,
             train_dataset=train_blocks,
             eval_dataset=blocks.get("validation"),
             processing_class=tokenizer,
-            model_card_data=card(),
+            model_card_data=card_data,
             callbacks=callbacks,
         )
+        if saved and card_data is not None:
+            trainer.state.global_step = card_data.total_steps or 0  # the steps it was trained, as the CLI says
+        return trainer
 
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
@@ -267,7 +284,8 @@ def _train_again(
             own.written,
             own.dropped,
         )
-        return first.pop() if first else trainer_for(blocks["train"])
+        # trained in an earlier call when not in memory: the saved generator, never a new untrained one
+        return first.pop() if first else trainer_for(blocks["train"], saved=True)
     resume_second = resume and not first  # the first training was done before: the second may have begun
     first.clear()
     gc.collect()
