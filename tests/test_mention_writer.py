@@ -24,6 +24,7 @@ from hf_ecg.runtime.blocks import (
     Template,
     decompose,
     mention_samples,
+    qa_samples,
     tag_label,
     tag_token,
 )
@@ -84,7 +85,9 @@ WRITER_MODEL, WRITER_TOKENIZER, _ = tiny_ecg_model(WRITER_TYPES, mention=True)
 @given(labelled_sentences(), st.sampled_from(MENTION_LAYOUTS))
 def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_only_its_pair(sentence, layout):
     """Training rows and the writer's prompts come from one context builder, token for token; after the template,
-    slot k's prompt repeats slot k-1's but for its last three ids, so the writer encodes only the pair between."""
+    slot k's prompt repeats slot k-1's but for its last three ids, so the writer encodes only the pair between;
+    ``after-sentence``: one row a sentence, slot k's prompt is the row up to its k-th mention, so it goes on from
+    slot k-1's prompt and the mention drawn there."""
     tokens, spans = sentence
     assume(spans)
     template, mentions = decompose(tokens, spans)
@@ -99,7 +102,22 @@ def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_o
         mention_layout=layout,
     )
     writer = MentionWriter(WRITER_MODEL, WRITER_TOKENIZER, config)
-    prompts = [writer.prompt(template, mentions, k) for k in range(len(samples))]
+    prompts = [writer.prompt(template, mentions, k) for k in range(len(spans))]
+    if layout == "after-sentence":
+        assert len(samples) == 1
+        ids, labels = encoded["input_ids"][0], encoded["labels"][0]
+        loss = [label != -100 for label in labels]
+        starts = [i for i, carries in enumerate(loss) if carries and not loss[i - 1]]  # where each mention begins
+        assert len(starts) == len(spans)
+        mention_ids = WRITER_TOKENIZER([" ".join((*m, ENDTEXT)) for m in mentions], add_special_tokens=False)
+        for k, (prompt, start) in enumerate(zip(prompts, starts, strict=True)):
+            assert prompt == ids[:start]
+            end = start + len(mention_ids["input_ids"][k])
+            assert [i for i, carries in zip(ids[start:end], loss[start:end], strict=True) if carries] == ids[start:end]
+            if k + 1 < len(prompts):  # the next prompt: this one, the mention, <|question|> tag <|answer|>
+                assert prompts[k + 1] == [*prompt, *mention_ids["input_ids"][k], *prompts[k + 1][-3:]]
+        assert sum(loss) == sum(map(len, mention_ids["input_ids"]))  # only the mentions carry loss
+        return
     for prompt, ids, labels in zip(prompts, encoded["input_ids"], encoded["labels"], strict=True):
         assert prompt == ids[: labels.index(next(label for label in labels if label != -100))]
     if layout == "after-template":
@@ -108,6 +126,24 @@ def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_o
             pair += f" {' '.join(mentions[k - 1])} {ENDTEXT}"
             new = len(prompts[k]) - _shared_length(prompts[k - 1], prompts[k])
             assert new <= len(WRITER_TOKENIZER(pair, add_special_tokens=False)["input_ids"]) + 3
+
+
+@given(labelled_sentences())
+def test_an_after_sentence_mention_sample_is_the_last_block_sample_then_a_tag_and_mention_pair_per_slot(sentence):
+    tokens, spans = sentence
+    template, mentions = decompose(tokens, spans)
+    samples = mention_samples(tokens, spans, layout="after-sentence")
+    if not spans:
+        assert samples == []
+        return
+    (sample,) = samples
+    final = qa_samples(template)[-1]
+    assert (sample.context, sample.question, sample.block_index) == (final.context, ENDTEXT, -1)
+    pairs = [
+        [QUESTION_TOKEN, tag_token(label), ANSWER_TOKEN, *mention, ENDTEXT]
+        for label, mention in zip(template.entity_types, mentions, strict=True)
+    ]
+    assert sample.answer.split(" ") == [*final.answer.split(" "), *(token for pair in pairs for token in pair)]
 
 
 def test_the_builder_adds_one_mention_sample_per_entity_only_when_asked(tmp_path):
@@ -161,6 +197,11 @@ def after_template_writer_model(tmp_path_factory):
     return train_writer(tmp_path_factory.mktemp("after-template-model"), "after-template")
 
 
+@pytest.fixture(scope="module")
+def after_sentence_writer_model(tmp_path_factory):
+    return train_writer(tmp_path_factory.mktemp("after-sentence-model"), "after-sentence")
+
+
 def test_training_with_mention_samples_records_the_marker_and_the_mention_limits(writer_model):
     config = ECGConfig.load(writer_model)
     assert config.mention_token == MENTION_TOKEN
@@ -180,11 +221,18 @@ def load_writer(model_dir: Path, **options):
     return MentionWriter(model, tokenizer, config, **options)
 
 
-@pytest.mark.parametrize("model", ["writer_model", "after_template_writer_model"])
-def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_seeded(model, request):
+@pytest.mark.parametrize(
+    ("model", "layout"),
+    [
+        ("writer_model", "in-sentence"),
+        ("after_template_writer_model", "after-template"),
+        ("after_sentence_writer_model", "after-sentence"),
+    ],
+)
+def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_seeded(model, layout, request):
     writer_model = request.getfixturevalue(model)
     writer = load_writer(writer_model)
-    assert writer.ecg_config.mention_layout == ("in-sentence" if model == "writer_model" else "after-template")
+    assert writer.ecg_config.mention_layout == layout
     templates = [
         Template(("<Chemical>", "cures", "<Disease>", ".")),
         Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),
@@ -290,18 +338,27 @@ def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encod
         assert ends == [len(answer) - 1] or (not ends and len(answer) == writer.max_tokens + 1)
 
 
-@pytest.mark.parametrize("keep", [True, False])
+@pytest.mark.parametrize(
+    ("model", "keep"),
+    [
+        ("after_template_writer_model", True),
+        ("after_template_writer_model", False),
+        ("after_sentence_writer_model", True),
+    ],
+)
 def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_if_it_encoded_it(
-    after_template_writer_model, keep, monkeypatch
+    model, keep, monkeypatch, request
 ):
     """``decode(keep_prefixes=True)``: each template keeps its last prompt's ``<|context|> context`` ids and their
-    keys/values (those of encoding them afresh); an after-template writer's first prompt starts with them, so it
-    encodes only what follows, and writes the same mentions as when it encodes the whole prompt."""
+    keys/values (those of encoding them afresh; an ``after-sentence`` model's, its whole last row: that prompt and
+    the block it drew); the writer's first prompt starts with them, so it encodes only what follows, and writes the
+    same mentions as when it encodes the whole prompt."""
     import hf_ecg.runtime.mention_writer as mention_writer
     from hf_ecg.runtime.decoding import ChainedDecoder
 
-    writer = load_writer(after_template_writer_model)
+    writer = load_writer(request.getfixturevalue(model))
     model, tokenizer, config = writer.model, writer.tokenizer, writer.ecg_config
+    whole_rows = config.mention_layout == "after-sentence"
     sequences = [("Chemical", "Disease"), ("Disease",), ("Chemical",), ()] * 3
     settings = DecodingConfig(batch_size=4, seed=2, max_block_tokens=12)
     decoded = ChainedDecoder(model, tokenizer, config, settings).decode(sequences, keep_prefixes=keep)
@@ -309,11 +366,15 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
         assert all(d.prompt_prefix is None for d in decoded)
         return
     assert all(d.prompt_prefix is not None for d in decoded)
+    shared = []  # of each first prompt, the ids read from the decoder
     for d in decoded:
         ids, states = d.prompt_prefix
         assert ids[0] == writer.segments.context and all(len(k[0]) == len(ids) for k in [s[0] for s in states])
+        assert (writer.segments.answer in ids) is whole_rows  # the last block's prompt and answer, or its context
         if d.entities:  # the writer's first prompt starts with the ids the decoder kept
-            assert writer.prompt(d.template, [None] * len(d.entities), 0)[: len(ids)] == ids
+            prompt = writer.prompt(d.template, [None] * len(d.entities), 0)
+            shared.append(min(_shared_length(prompt, ids), len(prompt) - 1))
+            assert shared[-1] == len(ids) or (whole_rows and shared[-1] > ids.index(writer.segments.answer))
         with torch.inference_mode():
             fresh = model(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
         for (keys, values), layer in zip(states, fresh.layers, strict=True):
@@ -332,8 +393,51 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
     pasts.clear()
     started = writer.write(templates, seed=6, prefixes=[d.prompt_prefix for d in decoded])
     assert started.mentions == whole.mentions and started.rejected == whole.rejected
-    first_prompts = sum(len(d.prompt_prefix[0]) for d in decoded if d.entities)
-    assert sum(pasts) == reused + first_prompts  # every first prompt read its sentence from the decoder
+    assert sum(pasts) == reused + sum(shared)  # every first prompt read its sentence from the decoder
+
+
+def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_as_if_it_encoded_it(
+    after_sentence_writer_model, monkeypatch
+):
+    """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and three ids: the
+    writer keeps the keys/values of each accepted try (its prompt and answer) and encodes only what follows, with
+    the mentions and rejections of encoding each prompt on the previous prompt alone."""
+    import hf_ecg.runtime.mention_writer as mention_writer
+
+    writer = load_writer(after_sentence_writer_model, batch_size=3)
+    templates = [
+        Template(("<Chemical>", "cures", "<Disease>", "and", "<Chemical>", ".")),
+        Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),
+        Template(("<Disease>", "after", "<Chemical>", ".")),
+        Template(("No", "effect", ".")),
+    ] * 2
+    rests = []
+
+    def recording(model, cache, prompts, past, kept, pad_id):  # the real prefill, recording what it encodes
+        rests.extend(len(prompt) - p for prompt, p in zip(prompts, past, strict=True))
+        for prompt, p, states in zip(prompts, past, kept, strict=True):
+            if p:  # what is read is the encoding of those ids afresh
+                with torch.inference_mode():
+                    fresh = model(input_ids=torch.tensor([prompt[:p]]), use_cache=True).past_key_values
+                torch.testing.assert_close(states[0][0][:, :p], fresh.layers[0].keys[0], rtol=1e-4, atol=1e-4)
+        return encode_after_prefixes(model, cache, prompts, past, kept, pad_id)
+
+    monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
+    going_on = writer.write(templates, seed=4)
+    after_answers = list(rests)
+    rests.clear()
+    original = mention_writer.MentionWriter._take_ended
+
+    def prompts_only(self, batch, label_of):  # keep no answer: each prompt encoded on the previous prompt only
+        return [(key, ids, None) for key, ids, _ in original(self, batch, label_of)]
+
+    monkeypatch.setattr(mention_writer.MentionWriter, "_take_ended", prompts_only)
+    alone = writer.write(templates, seed=4)
+    assert going_on.mentions == alone.mentions and going_on.rejected == alone.rejected
+    assert going_on.written >= 10
+    assert sum(after_answers) < sum(rests)  # the mentions drawn were not encoded again
+    # a later slot's prompt, after an answer the tokenizer writes alike: <ENDTEXT> <|question|> tag <|answer|>
+    assert after_answers.count(4) >= (going_on.written - 6) // 2
 
 
 @settings(max_examples=60, deadline=None)

@@ -55,8 +55,10 @@ MENTION_TOKEN = "<|mention|>"
 #: as their mentions), :data:`MENTION_TOKEN`, the rest of the template (later entities as their tags).
 #: ``after-template``: the whole template, then a question/answer pair per earlier slot (its tag, its mention and
 #: ``<ENDTEXT>``): slot ``k``'s prompt is slot ``k - 1``'s plus that slot's pair, so a writer reads the sentence once
-#: and only a few ids per later slot.
-MENTION_LAYOUTS = ("in-sentence", "after-template")
+#: and only a few ids per later slot. ``after-sentence``: the sentence's last block sample as the decoder writes it
+#: (context, ``<ENDTEXT>`` question, last block as the answer), then a question/answer pair per slot, one training row
+#: a sentence (:func:`mention_samples`): a writer continues the decoder's last row, encoding about four ids a slot.
+MENTION_LAYOUTS = ("in-sentence", "after-template", "after-sentence")
 
 _LABEL_RE = re.compile(r"^[^\s<>|]+$")
 _TAG_TOKEN_RE = re.compile(r"^<([^\s<>|]+)>$")
@@ -237,7 +239,7 @@ def mention_context(
         pairs = [(QUESTION_TOKEN, template.tokens[tags[k]], ANSWER_TOKEN, *filled[k], ENDTEXT) for k in range(slot)]
         return " ".join((*template.tokens, *(token for pair in pairs for token in pair)))
     if layout != "in-sentence":
-        raise ValueError(f"mention layout must be one of {MENTION_LAYOUTS}, got {layout!r}")
+        raise ValueError(f"mention layout must be 'in-sentence' or 'after-template' here, got {layout!r}")
     words: list[str] = []
     start = 0
     for k in range(slot):
@@ -249,12 +251,27 @@ def mention_context(
 
 
 def mention_samples(tokens: Sequence[str], spans: Iterable[Span], *, layout: str = "in-sentence") -> list[QASample]:
-    """One sample per entity that teaches a generator to write the mention of a slot in its sentence
-    (masked-entity imputation): context = :func:`mention_context` (the slots before it filled with their gold
-    mentions), question = the slot's tag, answer = the mention's words and ``<ENDTEXT>``. ``block_index`` is ``-1``
-    (not a block)."""
+    """Samples that teach a generator to write the mention of a slot in its sentence (masked-entity imputation),
+    ``block_index`` ``-1`` (not a block).
+
+    ``in-sentence`` and ``after-template``: one sample per entity, context = :func:`mention_context` (the slots
+    before it filled with their gold mentions), question = the slot's tag, answer = the mention's words and
+    ``<ENDTEXT>``. ``after-sentence``: one sample per sentence with entities, the sentence's last Q&A sample
+    (:func:`qa_samples`) whose answer goes on with a pair per slot, ``<|question|> tag <|answer|> mention <ENDTEXT>``
+    (:func:`~hf_ecg.runtime.layout.continued_answer` lays it out at id level; only the mentions carry loss)."""
     spans = sorted(spans)
     template, mentions = decompose(tokens, spans)
+    if layout == "after-sentence":
+        if not spans:
+            return []
+        final = qa_samples(template)[-1]
+        pairs = (
+            f"{QUESTION_TOKEN} {tag_token(span.label)} {ANSWER_TOKEN} {' '.join((*mention, ENDTEXT))}"
+            for span, mention in zip(spans, mentions, strict=True)
+        )
+        return [QASample(final.context, final.question, " ".join((final.answer, *pairs)), -1)]
+    if layout not in MENTION_LAYOUTS:
+        raise ValueError(f"mention layout must be one of {MENTION_LAYOUTS}, got {layout!r}")
     return [
         QASample(
             mention_context(template, mentions, k, layout=layout),

@@ -119,6 +119,7 @@ class BlockDecoder:
         self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens)
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
         self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
+        self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
 
     @property
     def device(self) -> torch.device:
@@ -135,14 +136,15 @@ class BlockDecoder:
     ) -> list[DecodedTemplate]:
         """A template per entity sequence, in input order. ``progress(n)`` is called as ``n`` samples finish.
 
-        ``keep_prefixes``: each template keeps its last prompt's context and its keys/values
-        (:attr:`DecodedTemplate.prompt_prefix`, batched mode, at most :data:`MAX_KEPT_PREFIXES` templates a
-        call), for the mention writer to start from.
+        ``keep_prefixes``: each template keeps its last prompt's context (with mention layout ``after-sentence``,
+        its whole last row) and its keys/values (:attr:`DecodedTemplate.prompt_prefix`, batched mode, at most
+        :data:`MAX_KEPT_PREFIXES` templates a call), for the mention writer to start from.
 
         Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
         entity-free sentence.
         """
         self._prefixes_left = MAX_KEPT_PREFIXES if keep_prefixes else 0
+        self._whole_rows = keep_prefixes and self.ecg_config.mention_layout == "after-sentence"
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
         sequences = [tuple(sequence) for sequence in sequences]

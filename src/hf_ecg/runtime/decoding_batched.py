@@ -128,7 +128,7 @@ class ChainedDecoder(BlockDecoder):
             for slot in finished:
                 row = slots[slot]
                 slots[slot] = None
-                self._keep_prefix(row, cache, slot, row.length, None)
+                self._keep_prefix(row, cache, slot, row.length, None, whole=self._keeps_whole_row(row))
                 finish_block(row)
             for slot in retried:  # the block reached its limit or looped: draw it again from its prompt
                 row = slots[slot]
@@ -156,8 +156,9 @@ class ChainedDecoder(BlockDecoder):
         logits = torch.stack([self._first_prompts[key][2] for key in keys])
         caches = [(*self._first_prompts[key][:2], None) for key in keys]
         lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
-        for row in rows:
+        for row, key in zip(rows, keys, strict=True):
             row.prefix_ids = [self.context_id]
+            row.prompt = self._prompt_ids([], key)
         return self._begin_blocks(rows, logits, caches, lengths, rng, finish_block)
 
     def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
@@ -176,8 +177,11 @@ class ChainedDecoder(BlockDecoder):
         prompts = [self._prompt_ids(row.words, row.targets[row.block :]) for row in rows]
         pasts = []
         for row, prompt in zip(rows, prompts, strict=True):
-            reusable = row.prefix_kv is not None and prompt[: len(row.prefix_ids)] == row.prefix_ids
-            pasts.append(len(row.prefix_ids) if reusable else 0)
+            size = len(row.prefix_ids)
+            if size >= len(prompt):  # a whole last row was kept (_keeps_whole_row): its block is drawn again
+                size = len(context_prefix(prompt, self.segments))
+            reusable = row.prefix_kv is not None and prompt[:size] == row.prefix_ids[:size]
+            pasts.append(size if reusable else 0)
             if not reusable:
                 row.prefix_kv = None
         placed = []
@@ -205,7 +209,7 @@ class ChainedDecoder(BlockDecoder):
         self._reused_prompt_tokens += sum(pasts)
         kept = [row.prefix_kv for row in rows]
         for row, prompt in zip(rows, prompts, strict=True):  # what the next prompt starts with
-            row.prefix_kv, row.prefix_ids = None, context_prefix(prompt, self.segments)
+            row.prefix_kv, row.prefix_ids, row.prompt = None, context_prefix(prompt, self.segments), prompt
         out, mask = encode_after_prefixes(self.model, self._new_cache(), prompts, pasts, kept, self.pad_id)
         columns = [mask[j].nonzero().squeeze(1).to(self.device) if past else None for j, past in enumerate(pasts)]
         caches = [(out.cache, j, columns[j]) for j in range(len(rows))]
@@ -229,7 +233,7 @@ class ChainedDecoder(BlockDecoder):
             row.model_tokens += token != row.target
             if token == row.target:
                 source, j, columns = cache
-                self._keep_prefix(row, source, j, length, columns)
+                self._keep_prefix(row, source, j, length, columns, whole=self._keeps_whole_row(row))
                 finish_block(row)
                 continue
             row.pending, row.length, row.cache = token, length, cache
@@ -310,11 +314,21 @@ class ChainedDecoder(BlockDecoder):
                 row.pending = token
         return finished, retried
 
+    def _keeps_whole_row(self, row: TemplateRow) -> bool:
+        """Whether the row's last block just ended and the mention writer continues the whole row (mention layout
+        ``after-sentence``, :meth:`decode` asked to keep prefixes)."""
+        return self._whole_rows and row.block == len(row.targets) - 1
+
     @staticmethod
-    def _keep_prefix(row: TemplateRow, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None) -> None:
+    def _keep_prefix(
+        row: TemplateRow, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None, *, whole: bool = False
+    ) -> None:
         """Copy out the keys/values of the row's ``<|context|> context`` (the first of its ``length`` live
         columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them, and
-        so does the same prompt when the block is drawn again."""
+        so does the same prompt when the block is drawn again. ``whole``: all of them, the prompt and the block
+        it drew (``prefix_ids`` becomes those ids)."""
+        if whole:
+            row.prefix_ids = [*row.prompt, *row.block_ids]
         size = len(row.prefix_ids)
         row.prefix_kv = [
             (

@@ -308,6 +308,7 @@ class TemplateRow:
     checked_words: int = 0  # complete words of the current block checked for a loop
     cache: tuple[Any, int, torch.Tensor | None] | None = None  # (prefill cache, row, columns) until placed
     prefix_ids: list[int] = field(default_factory=list)  # <|context|> + context ids of the current prompt
+    prompt: list[int] = field(default_factory=list)  # the current block's prompt
     prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # their keys/values, per layer
 
     @property

@@ -245,7 +245,8 @@ class DecodedTemplate:
     complete: bool = False  # ends like the training sentences end (its last token is one of their endings)
     tag_pieces: int = 0  # words of its O text that spell a tag's name ("Dise", "ase": hf_ecg.runtime.tag_pieces)
     #: The ``<|context|> context`` ids of its last block's prompt and their keys/values per layer (``decode(...,
-    #: keep_prefixes=True)``, batched mode): a mention prompt that starts with the same ids reads them instead of
-    #: encoding the sentence again (:meth:`~hf_ecg.runtime.mention_writer.MentionWriter.write`; a context the
-    #: decoder cut on the left shares little more than ``<|context|>``).
+    #: keep_prefixes=True)``, batched mode; for a model of mention layout ``after-sentence``, the whole last row: that
+    #: prompt and the ids of the block it drew, ``<ENDTEXT>`` not fed): a mention prompt that starts with the same ids
+    #: reads them instead of encoding the sentence again (:meth:`~hf_ecg.runtime.mention_writer.MentionWriter.write`;
+    #: a context the decoder cut on the left shares little more than ``<|context|>``).
     prompt_prefix: tuple[list[int], list[tuple[Any, Any]]] | None = field(default=None, repr=False, compare=False)

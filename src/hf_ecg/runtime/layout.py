@@ -16,12 +16,21 @@ agree token for token.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 
-__all__ = ["LAYOUTS", "SegmentIds", "context_prefix", "fit_question", "prompt_ids", "training_sample"]
+__all__ = [
+    "LAYOUTS",
+    "SegmentIds",
+    "context_prefix",
+    "continued_answer",
+    "fit_question",
+    "prompt_ids",
+    "training_sample",
+]
 
 #: ``qa``: ECG-QALM, a Q&A sample per block; ``qa-plan``: the same, each question holding the tags still to come;
 #: ``lm``: ECG-LM, a sample per sentence.
@@ -78,3 +87,18 @@ def training_sample(
     answer = answer[-room:] if len(answer) > room else answer
     prompt = prompt_ids(segments, context, question, max_length=max_length, answer_room=len(answer))
     return [*prompt, *answer], len(prompt)
+
+
+def continued_answer(
+    segments: SegmentIds, block: list[int], pairs: Sequence[tuple[int, list[int]]]
+) -> tuple[list[int], list[bool]]:
+    """The answer of an ``after-sentence`` mention row (:func:`~hf_ecg.runtime.blocks.mention_samples`): the last
+    block's ids (``<ENDTEXT>`` last), then per slot ``<|question|> tag <|answer|> mention ids`` (a pair: its tag id
+    and its mention's ids, ``<ENDTEXT>`` last), segment ids joined without the space tokens text tokenization puts
+    around them, as the decoder's rows are; and which ids carry loss (the mentions'). The writer's prompt for slot
+    ``k`` is the final block's prompt, this answer for the first ``k`` pairs, then ``<|question|> tag <|answer|>``."""
+    ids, loss = list(block), [False] * len(block)
+    for tag, mention in pairs:
+        ids += [segments.question, tag, segments.answer, *mention]
+        loss += [False] * 3 + [True] * len(mention)
+    return ids, loss

@@ -3,15 +3,17 @@
 slot's type given the sentence around it (masked-entity imputation, as MELM and the Fair Data Generation seed
 do), so that generated data carries mentions the training corpus never had.
 
-Slots are written left to right: a slot's context holds the mentions written for the slots before it and the
-tags of those after it, as in training, laid out as the model's mention samples were
-(:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`: ``in-sentence``, the slot marked in the sentence, or
+Slots are written left to right: a slot's context holds the mentions written for the slots before it and the tags of
+those after it, as in training, laid out as the model's mention samples were
+(:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`: ``in-sentence``, the slot marked in the sentence;
 ``after-template``, the template then the earlier slots' tag/mention pairs, where a slot's prompt extends the one
-before it). A mention is drawn again (up to ``max_attempts`` times) when the model
-does not end it within the longest training mention's tokens, when it comes out empty, longer in words than the
-longest training mention of its type, holds a word that reads as structure, begins or ends on punctuation (it
-ran past the name), or is a training mention of another type only (the model ignored the slot's tag); a slot
-that fails every try is left to the mention bank (:class:`WrittenMentions` counts both).
+before it; ``after-sentence``, the decoder's own last row, the sentence's last block sample, then the pairs, where a
+slot's prompt is the previous slot's, the mention drawn there and three ids). A mention is drawn again (up to
+``max_attempts`` times) when the model does not end it within the longest training mention's tokens, when it comes
+out empty, longer in words than the longest training mention of its type, holds a word that reads as structure,
+begins or ends on punctuation (it ran past the name), or is a training mention of another type only (the model
+ignored the slot's tag); a slot that fails every try is left to the mention bank (:class:`WrittenMentions` counts
+both).
 
 Writing costs what the templates cost with a generator trained twice (a whole default JNLPBA 186 run, bfloat16 on a
 2-core CPU: 118 s against 130 s, its templates redrawing 14% of their tokens), about half with one trained once
@@ -20,11 +22,12 @@ batch of rows, a row a template's current try, over the templates of several sha
 (:func:`~hf_ecg.generate_dataset` gives up to 1,024; each template draws from its own random stream, so which
 templates share a call changes none of its random numbers); a template's first prompt is encoded on top of the keys
 and values the decoder kept of the sentence before its last block (``prefixes``: the whole of it with
-``after-template``, up to the first slot with ``in-sentence``), each later slot's on top of the same template's
-previous prompt up to where the two differ (``in-sentence``: the earlier slot's marker; ``after-template``: the end
-of the template), a try drawn again on top of its own prompt; a try stops as soon as it holds more words than any
-training mention of its type; a row leaves the batch as it writes ``<ENDTEXT>``, and the next tries join the rows
-still writing.
+``after-template``, up to the first slot with ``in-sentence``; with ``after-sentence`` the decoder keeps its whole
+last row, block included), each later slot's on top of the same template's previous prompt up to where the two
+differ (``in-sentence``: the earlier slot's marker; ``after-template``: the end of the template; ``after-sentence``:
+the previous prompt and the mention drawn for it, whose keys and values are kept as the try ends), a try drawn again
+on top of its own prompt; a try stops as soon as it holds more words than any training mention of its type; a row
+leaves the batch as it writes ``<ENDTEXT>``, and the next tries join the rows still writing.
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ from typing import Any
 
 import torch
 
-from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label
+from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label, tag_token
 from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, new_cache
 from .decoding_constraint import sampling_warpers
 from .ecg_config import ECGConfig
-from .layout import SegmentIds, prompt_ids
+from .layout import SEGMENTS_IN_PROMPT, SegmentIds, continued_answer, prompt_ids
 from .mentions import MentionBank, mention_problem
 from .words import WordSplitter
 
@@ -202,8 +205,12 @@ class MentionWriter:
 
     def prompt(self, template: Template, written: Sequence[tuple[str, ...] | None], slot: int) -> list[int]:
         """The prompt of slot ``slot``: :func:`~hf_ecg.runtime.blocks.mention_context` in the model's mention layout
-        (the slots before it filled by ``written``, a ``None`` staying a tag), the slot's tag as the question."""
+        (the slots before it filled by ``written``, a ``None`` staying a tag), the slot's tag as the question; with
+        ``after-sentence``, the template's last block row then a tag/mention pair per earlier slot
+        (:func:`~hf_ecg.runtime.layout.continued_answer`), the slot's tag as the last question."""
         layout = self.ecg_config.mention_layout
+        if layout == "after-sentence":
+            return self._continued_prompt(template, written, slot)
         context = mention_context(template, written, slot, layout=layout)
         return prompt_ids(
             self.segments,
@@ -212,6 +219,27 @@ class MentionWriter:
             max_length=self.ecg_config.max_length,
             answer_room=self.max_tokens + 1,
         )
+
+    def _continued_prompt(self, template: Template, written: Sequence[tuple[str, ...] | None], slot: int) -> list[int]:
+        """:meth:`prompt` for mention layout ``after-sentence``. The context is cut on the left (as a training row's)
+        to leave room for the last block and a pair per slot at the writer's limits, the same for every slot of the
+        template, so that slot ``k``'s prompt goes on from slot ``k - 1``'s and its drawn mention."""
+        last = max(i for i, token in enumerate(template.tokens) if tag_label(token) is not None)
+        types = template.entity_types
+        context, block, *mentions = self.tokenizer(
+            [
+                " ".join(template.tokens[: last + 1]),
+                " ".join((*template.tokens[last + 1 :], ENDTEXT)),
+                *(" ".join((*(written[k] or (tag_token(types[k]),)), ENDTEXT)) for k in range(slot)),
+            ],
+            add_special_tokens=False,
+        )["input_ids"]
+        answer, _ = continued_answer(self.segments, block, [(self.tag_ids[types[k]], mentions[k]) for k in range(slot)])
+        room = len(block) + len(types) * (self.max_tokens + 1 + SEGMENTS_IN_PROMPT)
+        prompt = prompt_ids(
+            self.segments, context, [self.endtext_id], max_length=self.ecg_config.max_length, answer_room=room
+        )
+        return [*prompt, *answer, self.segments.question, self.tag_ids[types[slot]], self.segments.answer]
 
     def _write_all(
         self,
@@ -244,7 +272,7 @@ class MentionWriter:
                 new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, streams)
                 kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
                 batch = RowBatch.merged([batch, *new])
-            for i, ids in self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
+            for i, ids, states in self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
                 slot = todo[i][0]
                 mention, reason = self._mention(ids, templates[i].entity_types[slot])
                 tries[i] += 1
@@ -258,6 +286,8 @@ class MentionWriter:
                 todo[i].pop(0)
                 tries[i] = 0
                 if todo[i]:
+                    if states is not None:  # the next prompt goes on from this one and its answer
+                        kept[i] = ([*kept[i][0], *ids[:-1]], states)
                     ready.append(i)
                 else:
                     del kept[i]
@@ -281,7 +311,7 @@ class MentionWriter:
         batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
-            answers.update(self._take_ended(batch, None))
+            answers.update((key, ids) for key, ids, _ in self._take_ended(batch, None))
             if not batch.keys:
                 return [answers[j] for j in range(len(prompts))], states
             self._step(batch, streams)
@@ -343,20 +373,33 @@ class MentionWriter:
         for answer, token in zip(batch.answers, tokens, strict=True):
             answer.append(token)
 
-    def _take_ended(self, batch: RowBatch, label_of: Callable[[int], str] | None) -> list[tuple[int, list[int]]]:
+    def _take_ended(
+        self, batch: RowBatch, label_of: Callable[[int], str] | None
+    ) -> list[tuple[int, list[int], KeptStates | None]]:
         """The rows whose answer ended (``<ENDTEXT>``, the token limit, or more words than the longest training
-        mention of the row's type, ``label_of(key)``), with their answers, out of the batch."""
-        ended = {
+        mention of the row's type, ``label_of(key)``), with their answers, out of the batch; with mention layout
+        ``after-sentence`` (and ``label_of``), each with the keys/values of its prompt and the answer ids fed (all but
+        the last), which the next slot's prompt goes on from (else ``None``)."""
+        ended = sorted(
             k
             for k, answer in enumerate(batch.answers)
             if answer[-1] == self.endtext_id
             or len(answer) > self.max_tokens
             or (label_of is not None and self._too_long(answer, label_of(batch.keys[k])))
-        }
+        )
         if not ended:
             return []
-        taken = [(batch.keys[k], batch.answers[k]) for k in sorted(ended)]
-        batch.keep([k for k in range(len(batch.keys)) if k not in ended])
+        states: list[KeptStates | None] = [None] * len(ended)
+        if label_of is not None and self.ecg_config.mention_layout == "after-sentence":
+            for n, k in enumerate(ended):
+                if batch.answers[k][-1] == self.endtext_id:  # only an ended answer can be kept
+                    columns = batch.mask[k].nonzero().squeeze(1)
+                    states[n] = [
+                        (layer.keys[k].index_select(1, columns), layer.values[k].index_select(1, columns))
+                        for layer in batch.cache.layers
+                    ]
+        taken = [(batch.keys[k], batch.answers[k], st) for k, st in zip(ended, states, strict=True)]
+        batch.keep([k for k in range(len(batch.keys)) if k not in set(ended)])
         return taken
 
     def _sample(

@@ -23,9 +23,9 @@ import datasets
 from transformers import DataCollatorForSeq2Seq, Trainer, TrainerCallback, TrainingArguments
 
 from ..hub.model_card import ECGModelCardData
-from ..runtime.blocks import SEGMENT_TOKENS
+from ..runtime.blocks import ANSWER_TOKEN, QUESTION_TOKEN, SEGMENT_TOKENS
 from ..runtime.ecg_config import ECGConfig
-from ..runtime.layout import SegmentIds, training_sample
+from ..runtime.layout import SegmentIds, continued_answer, training_sample
 from .training_args import ECGTrainingArguments
 
 __all__ = ["ECGModelCardCallback", "ECGTrainer", "ECGTrainingArguments", "encode_blocks"]
@@ -41,20 +41,40 @@ def encode_blocks(
     """Tokenize a batch of Q&A rows into ``input_ids`` and ``labels`` (``-100`` outside the answer
     unless ``loss_on == "all"``). Segments are tokenized separately and joined behind their
     segment tokens; the context is cut from the left to fit ``max_length`` (and an answer that
-    alone does not fit loses its beginning: its end holds the tag)."""
+    alone does not fit loses its beginning: its end holds the tag). An ``after-sentence`` mention row (its answer
+    holds ``<|question|>``: no corpus word can) is laid out by :func:`~hf_ecg.runtime.layout.continued_answer`, only
+    its mentions carrying loss."""
     segments = SegmentIds.of(tokenizer)
 
     def ids(texts: list[str]) -> list[list[int]]:
         return tokenizer(texts, add_special_tokens=False)["input_ids"]
 
     input_ids, labels = [], []
-    for context, question, answer in zip(
-        ids(batch["context"]), ids(batch["question"]), ids(batch["answer"]), strict=True
+    for context, question, answer, text in zip(
+        ids(batch["context"]), ids(batch["question"]), ids(batch["answer"]), batch["answer"], strict=True
     ):
+        loss = [True] * len(answer)
+        if f" {QUESTION_TOKEN} " in text:
+            answer, loss = _continued_answer(text, tokenizer, segments)
         sample, prompt_length = training_sample(segments, context, question, answer, max_length=max_length)
+        loss = loss[len(loss) - (len(sample) - prompt_length) :]  # an answer cut on the left keeps its end
         input_ids.append(sample)
-        labels.append(sample.copy() if loss_on == "all" else [-100] * prompt_length + sample[prompt_length:])
+        labels.append(
+            sample.copy()
+            if loss_on == "all"
+            else [-100] * prompt_length
+            + [i if carries else -100 for i, carries in zip(sample[prompt_length:], loss, strict=True)]
+        )
     return {"input_ids": input_ids, "labels": labels}
+
+
+def _continued_answer(text: str, tokenizer: Any, segments: SegmentIds) -> tuple[list[int], list[bool]]:
+    """The ids and loss of an ``after-sentence`` answer's text: ``block <|question|> tag <|answer|> mention ...``."""
+    block, *pairs = text.split(f" {QUESTION_TOKEN} ")
+    tags, mentions = zip(*(pair.split(f" {ANSWER_TOKEN} ", 1) for pair in pairs), strict=True)
+    block_ids, *mention_ids = tokenizer([block, *mentions], add_special_tokens=False)["input_ids"]
+    tag_ids = tokenizer.convert_tokens_to_ids(list(tags))
+    return continued_answer(segments, block_ids, list(zip(tag_ids, mention_ids, strict=True)))
 
 
 class ECGModelCardCallback(TrainerCallback):

@@ -100,7 +100,8 @@ class ECGTrainingArguments(TrainingArguments):
             "before it, a slot marker, the rest of the template; default) or 'after-template' (the whole template, "
             "then the slots before it as tag/mention pairs: the writer reads each sentence once, not once per slot; on "
             "JNLPBA 186 5-8 percent less writer time, mentions and labels alike, a 10x tagger 0.6 points worse: "
-            "docs/results.md).",
+            "docs/results.md) or 'after-sentence' (the sentence's last block row as the decoder writes it, then a "
+            "tag/mention pair per slot, one row a sentence: the writer continues the decoder's own last row).",
             "choices": list(MENTION_LAYOUTS),
         },
     )
@@ -166,6 +167,8 @@ class ECGTrainingArguments(TrainingArguments):
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
         if self.mention_layout not in MENTION_LAYOUTS:
             raise ValueError(f"mention_layout must be one of {MENTION_LAYOUTS}, got {self.mention_layout!r}")
+        if self.mention_samples and self.mention_layout == "after-sentence" and self.layout == "lm":
+            raise ValueError("mention_layout 'after-sentence' continues a Q&A block row: use layout 'qa' or 'qa-plan'")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
         if self.learning_rate is None:  # not given: the recipe's rate for the kind of training
