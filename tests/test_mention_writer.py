@@ -401,7 +401,7 @@ def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_a
 ):
     """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and three ids: the
     writer keeps the keys/values of each accepted try (its prompt and answer) and encodes only what follows, with
-    the mentions and rejections of encoding each prompt on the previous prompt alone."""
+    the mentions and rejections of encoding each prompt whole."""
     import hf_ecg.runtime.mention_writer as mention_writer
 
     writer = load_writer(after_sentence_writer_model, batch_size=3)
@@ -428,7 +428,7 @@ def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_a
     rests.clear()
     original = mention_writer.MentionWriter._take_ended
 
-    def prompts_only(self, batch, label_of):  # keep no answer: each prompt encoded on the previous prompt only
+    def prompts_only(self, batch, label_of):  # keep nothing: each prompt encoded on the decoder's prefix or whole
         return [(key, ids, None) for key, ids, _ in original(self, batch, label_of)]
 
     monkeypatch.setattr(mention_writer.MentionWriter, "_take_ended", prompts_only)

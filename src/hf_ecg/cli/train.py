@@ -209,7 +209,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         print(
             f"{'trained' if not own else 'the second time:'} {args.model} on {card.corpus_statistics['num_blocks']} "
             + ("gold blocks" if own else "blocks")
-            + (f" and {card.corpus_statistics['num_entities']} mention samples" * trainer.args.mention_samples)
+            + (f" and mention samples of its {stats['num_entities']} entities" * trainer.args.mention_samples)
             + f" for {trainer.state.global_step} steps"
             + (f" (last training loss {loss:.4f})" if loss is not None else "")
         )

@@ -257,6 +257,9 @@ class MentionWriter:
         The templates with the most to write go first: they set how long the run takes. ``kept[i]``: template
         ``i``'s last prompt and its keys/values (to begin with: a prefix from the decoder), the next prompt encoded
         after the ids the two share."""
+        # after-sentence: a row's keys/values are kept as its try ends (its prompt's and its answer's), not as it begins
+        continued = self.ecg_config.mention_layout == "after-sentence"
+        asked: dict[int, list[int]] = {}  # each template's current prompt
         todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in order}  # slots left, in order
         tries = dict.fromkeys(order, 0)  # of the template's current slot
         waiting = deque(i for i in order if todo[i])  # templates not begun
@@ -269,10 +272,16 @@ class MentionWriter:
                 while len(joining) < room and waiting:
                     joining.append(waiting.popleft())
                 prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
-                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, streams)
-                kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
+                new, states = self._begin(
+                    prompts, [kept.get(i) for i in joining], joining, streams, keep_states=not continued
+                )
+                asked.update(zip(joining, prompts, strict=True))
+                if not continued:
+                    kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
                 batch = RowBatch.merged([batch, *new])
             for i, ids, states in self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
+                if states is not None:  # the next prompt (the next slot's, or this one's again) goes on from it
+                    kept[i] = ([*asked[i], *ids[:-1]], states)
                 slot = todo[i][0]
                 mention, reason = self._mention(ids, templates[i].entity_types[slot])
                 tries[i] += 1
@@ -286,11 +295,9 @@ class MentionWriter:
                 todo[i].pop(0)
                 tries[i] = 0
                 if todo[i]:
-                    if states is not None:  # the next prompt goes on from this one and its answer
-                        kept[i] = ([*kept[i][0], *ids[:-1]], states)
                     ready.append(i)
                 else:
-                    del kept[i]
+                    kept.pop(i, None)
             if batch.keys:
                 self._step(batch, streams)
             elif not (ready or waiting):
@@ -322,10 +329,12 @@ class MentionWriter:
         kept: Sequence[tuple[list[int], KeptStates] | None],
         keys: list[int],
         streams: Sequence[random.Random],
+        *,
+        keep_states: bool = True,
     ) -> tuple[list[RowBatch], list[KeptStates]]:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
-        keys/values."""
+        keys/values (empty lists unless ``keep_states``: an ``after-sentence`` writer keeps them as the try ends)."""
         pasts = [
             0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
             for prompt, k in zip(prompts, kept, strict=True)
@@ -343,6 +352,8 @@ class MentionWriter:
                 self.model, cache, [prompts[j] for j in group], [pasts[j] for j in group], past_states, self.pad_id
             )
             for row, j in enumerate(group):
+                if not keep_states:
+                    continue
                 columns = mask[row].nonzero().squeeze(1).to(device)
                 states[j] = [
                     (layer.keys[row].index_select(1, columns), layer.values[row].index_select(1, columns))
@@ -379,7 +390,8 @@ class MentionWriter:
         """The rows whose answer ended (``<ENDTEXT>``, the token limit, or more words than the longest training
         mention of the row's type, ``label_of(key)``), with their answers, out of the batch; with mention layout
         ``after-sentence`` (and ``label_of``), each with the keys/values of its prompt and the answer ids fed (all but
-        the last), which the next slot's prompt goes on from (else ``None``)."""
+        the last), which the next prompt goes on from: the next slot's, or the same prompt for another try (else
+        ``None``)."""
         ended = sorted(
             k
             for k, answer in enumerate(batch.answers)
@@ -392,12 +404,11 @@ class MentionWriter:
         states: list[KeptStates | None] = [None] * len(ended)
         if label_of is not None and self.ecg_config.mention_layout == "after-sentence":
             for n, k in enumerate(ended):
-                if batch.answers[k][-1] == self.endtext_id:  # only an ended answer can be kept
-                    columns = batch.mask[k].nonzero().squeeze(1)
-                    states[n] = [
-                        (layer.keys[k].index_select(1, columns), layer.values[k].index_select(1, columns))
-                        for layer in batch.cache.layers
-                    ]
+                columns = batch.mask[k].nonzero().squeeze(1)
+                states[n] = [
+                    (layer.keys[k].index_select(1, columns), layer.values[k].index_select(1, columns))
+                    for layer in batch.cache.layers
+                ]
         taken = [(batch.keys[k], batch.answers[k], st) for k, st in zip(ended, states, strict=True)]
         batch.keep([k for k in range(len(batch.keys)) if k not in set(ended)])
         return taken
