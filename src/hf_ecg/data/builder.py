@@ -66,10 +66,10 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     # "qa": one Q&A sample per block; "qa-plan": the same, each question also holding the tags still to come;
     # "lm": one sample per sentence (the ECG-LM ablation)
     layout: str = "qa"
-    # Also one sample per entity that writes its mention in the sentence (block_index -1): generated mentions.
+    # Also samples that write the mentions of the sentence's slots (block_index -1): generated mentions.
     mention_samples: bool = False
-    # How a mention sample shows its slot (hf_ecg.runtime.blocks.MENTION_LAYOUTS).
-    mention_layout: str = "in-sentence"
+    # How the mention samples show their slots (hf_ecg.runtime.blocks.MENTION_LAYOUTS; training's default).
+    mention_layout: str = "after-sentence"
 
     def reader_kwargs(self, source: Any) -> dict[str, Any]:
         """Keyword arguments for :func:`~hf_ecg.data.corpus.load_corpus` on ``source``."""
