@@ -146,22 +146,31 @@ def test_an_after_sentence_mention_sample_is_the_last_block_sample_then_a_tag_an
     assert sample.answer.split(" ") == [*final.answer.split(" "), *(token for pair in pairs for token in pair)]
 
 
-def test_the_builder_adds_one_mention_sample_per_entity_only_when_asked(tmp_path):
+@pytest.mark.parametrize("layout", ["in-sentence", None])
+def test_the_builder_adds_mention_samples_only_when_asked(tmp_path, layout):
+    """``in-sentence``: one sample per entity; the default, ``after-sentence``: one per sentence with entities, its
+    answer holding a pair per slot."""
     corpus = toy_corpus(tmp_path / "toy.tsv")
     plain = ECGBlocksBuilder(data_files={"train": str(corpus)}, cache_dir=str(tmp_path / "a"))
     plain.download_and_prepare()
     blocks = plain.as_dataset()["train"]
     assert -1 not in blocks["block_index"]
+    options = {} if layout is None else {"mention_layout": layout}
     with_mentions = ECGBlocksBuilder(
-        data_files={"train": str(corpus)}, mention_samples=True, cache_dir=str(tmp_path / "b")
+        data_files={"train": str(corpus)}, mention_samples=True, cache_dir=str(tmp_path / "b"), **options
     )
     with_mentions.download_and_prepare()
     rows = with_mentions.as_dataset()["train"]
     mention_rows = rows.filter(lambda r: r["block_index"] == -1)
-    assert len(rows) == len(blocks) + 6 and len(mention_rows) == 6  # the toy corpus has 6 entities
-    answers = {" ".join(r["answer"].split(" ")[:-1]) for r in mention_rows}
+    per_row = 1 if layout == "in-sentence" else 2  # the toy corpus has 3 sentences of 2 entities each
+    assert len(rows) == len(blocks) + 6 // per_row and len(mention_rows) == 6 // per_row
+    if layout == "in-sentence":
+        answers = {" ".join(r["answer"].split(" ")[:-1]) for r in mention_rows}
+    else:
+        pairs = [pair for r in mention_rows for pair in r["answer"].split(f" {QUESTION_TOKEN} ")[1:]]
+        answers = {pair.split(f" {ANSWER_TOKEN} ")[1].removesuffix(f" {ENDTEXT}") for pair in pairs}
     assert answers == set().union(*TOY_MENTIONS.values())
-    assert all(r["num_blocks"] == e + 1 for r, e in zip(mention_rows, [2, 2, 2, 2, 2, 2], strict=True))
+    assert all(r["num_blocks"] == 3 for r in mention_rows)
 
 
 def train_writer(root: Path, mention_layout: str = "in-sentence") -> Path:
