@@ -5,7 +5,7 @@
 source .venv/bin/activate
 R=results/sixteenth-session
 while pgrep -f "item1.sh|hf-ecg" > /dev/null; do sleep 10; done
-python /tmp/join_ab.py outputs/s16/jn186-as outputs/s16/jn186-as-10x > $R/writer-batch-ab.txt 2>/dev/null
+python $R/writer_batch_ab.py outputs/s16/jn186-as outputs/s16/jn186-as-10x > $R/writer-batch-ab.txt 2>/dev/null
 rm -rf outputs/quickstart-s15 && mv outputs/quickstart outputs/quickstart-s15
 (time make quickstart) > outputs/s16/quickstart.log 2>&1
 python scripts/bench_generation.py --compare outputs/s16/jn186-as > $R/bench-generation.txt 2> outputs/s16/bench.log
