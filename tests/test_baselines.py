@@ -150,7 +150,9 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
         ]
     )
     assert code == 0
-    assert json.loads((out / "ecg_config.json").read_text())["layout"] == "lm"
+    saved = json.loads((out / "ecg_config.json").read_text())
+    assert saved["layout"] == "lm"
+    assert saved["mention_layout"] == "in-sentence"  # the default after-sentence continues a block row: ECG-LM has none
     requested = [["Disease", "Chemical", "Disease"], [], ["Chemical"]] * 3
     decoding = DecodingConfig(batch_size=4, max_block_tokens=5)
     generated = generate_dataset(

@@ -22,7 +22,15 @@ import datasets
 from datasets.builder import Key
 
 from ..citation import CITATION
-from ..runtime.blocks import RoundTripError, decompose, lm_sample, mention_samples, qa_samples, verify_roundtrip
+from ..runtime.blocks import (
+    RoundTripError,
+    decompose,
+    default_mention_layout,
+    lm_sample,
+    mention_samples,
+    qa_samples,
+    verify_roundtrip,
+)
 from .corpus import Corpus, load_corpus
 
 if TYPE_CHECKING:
@@ -68,8 +76,9 @@ class ECGBlocksConfig(datasets.BuilderConfig):
     layout: str = "qa"
     # Also samples that write the mentions of the sentence's slots (block_index -1): generated mentions.
     mention_samples: bool = False
-    # How the mention samples show their slots (hf_ecg.runtime.blocks.MENTION_LAYOUTS; training's default).
-    mention_layout: str = "after-sentence"
+    # How the mention samples show their slots (hf_ecg.runtime.blocks.MENTION_LAYOUTS); None: training's default,
+    # "after-sentence" ("in-sentence" with layout "lm", which has no block row to continue).
+    mention_layout: str | None = None
 
     def reader_kwargs(self, source: Any) -> dict[str, Any]:
         """Keyword arguments for :func:`~hf_ecg.data.corpus.load_corpus` on ``source``."""
@@ -211,7 +220,8 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 samples = qa_samples(template, plan=self.config.layout == "qa-plan")
             blocks = len(samples)
             if self.config.mention_samples:
-                samples += mention_samples(sentence.tokens, sentence.spans, layout=self.config.mention_layout)
+                layout = self.config.mention_layout or default_mention_layout(self.config.layout)
+                samples += mention_samples(sentence.tokens, sentence.spans, layout=layout)
             for sample in samples:
                 yield (
                     Key(0, row),

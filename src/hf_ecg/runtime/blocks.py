@@ -30,6 +30,7 @@ __all__ = [
     "RoundTripError",
     "Template",
     "decompose",
+    "default_mention_layout",
     "mention_context",
     "mention_samples",
     "qa_samples",
@@ -59,6 +60,13 @@ MENTION_TOKEN = "<|mention|>"
 #: (context, ``<ENDTEXT>`` question, last block as the answer), then a question/answer pair per slot, one training row
 #: a sentence (:func:`mention_samples`): a writer continues the decoder's last row, encoding about four ids a slot.
 MENTION_LAYOUTS = ("in-sentence", "after-template", "after-sentence")
+
+
+def default_mention_layout(layout: str) -> str:
+    """The mention layout a model of Q&A ``layout`` trains with when none is given: ``after-sentence``, except with
+    ``lm`` (ECG-LM writes a sentence in one answer: there is no last block row to continue), ``in-sentence``."""
+    return "in-sentence" if layout == "lm" else "after-sentence"
+
 
 _LABEL_RE = re.compile(r"^[^\s<>|]+$")
 _TAG_TOKEN_RE = re.compile(r"^<([^\s<>|]+)>$")

@@ -410,7 +410,8 @@ class MentionWriter:
                     for layer in batch.cache.layers
                 ]
         taken = [(batch.keys[k], batch.answers[k], st) for k, st in zip(ended, states, strict=True)]
-        batch.keep([k for k in range(len(batch.keys)) if k not in set(ended)])
+        leaving = set(ended)
+        batch.keep([k for k in range(len(batch.keys)) if k not in leaving])
         return taken
 
     def _sample(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from transformers import TrainingArguments
 
-from ..runtime.blocks import MENTION_LAYOUTS
+from ..runtime.blocks import MENTION_LAYOUTS, default_mention_layout
 from ..runtime.layout import LAYOUTS
 
 __all__ = ["FULL_LEARNING_RATE", "LORA_LEARNING_RATE", "ECGTrainingArguments"]
@@ -93,17 +93,19 @@ class ECGTrainingArguments(TrainingArguments):
             "(docs/results.md). false: blocks only (the paper's training)."
         },
     )
-    mention_layout: str = field(
-        default="after-sentence",
+    mention_layout: str | None = field(
+        default=None,
         metadata={
-            "help": "How the mention samples show their slots. 'after-sentence' (default): one row a sentence, its "
+            "help": "How the mention samples show their slots. 'after-sentence' (the default; 'in-sentence' "
+            "with layout 'lm'): one row a sentence, its "
             "last block sample as the decoder writes it, then a tag/mention pair per slot, so the writer goes on from "
             "the decoder's own last row and encodes about four ids a slot (on JNLPBA 186, ten times: mentions "
             "written in 0.45 of the templates' time against 0.91, 89 percent new against 82, 10 percent of tries "
             "rejected against 16, a tagger 0.454 +- 0.007 against 0.458 +- 0.002: docs/results.md, sixteenth "
             "session). 'in-sentence': a row a slot, the sentence up to it with the mentions before it, a slot "
             "marker, the rest of the template (each slot's prompt holds the sentence again). 'after-template': a "
-            "row a slot, the whole template, then the slots before it as tag/mention pairs.",
+            "row a slot, the whole template, then the slots before it as tag/mention pairs. 'after-sentence' continues "
+            "a Q&A block row, so it does not go with layout 'lm'.",
             "choices": list(MENTION_LAYOUTS),
         },
     )
@@ -167,6 +169,8 @@ class ECGTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.layout not in LAYOUT_CHOICES:
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
+        if self.mention_layout is None:
+            self.mention_layout = default_mention_layout(self.layout)
         if self.mention_layout not in MENTION_LAYOUTS:
             raise ValueError(f"mention_layout must be one of {MENTION_LAYOUTS}, got {self.mention_layout!r}")
         if self.mention_samples and self.mention_layout == "after-sentence" and self.layout == "lm":
