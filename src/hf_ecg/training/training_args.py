@@ -86,8 +86,9 @@ class ECGTrainingArguments(TrainingArguments):
     mention_samples: bool = field(
         default=True,
         metadata={
-            "help": "Also train the generator to write the mention of an entity slot in its sentence (one sample per "
-            "gold entity: the sentence with the slot marked, the slot's tag, the mention), so that generation writes "
+            "help": "Also train the generator to write the mentions of a sentence's entity slots (laid out as "
+            "--mention-layout says: by default a row a sentence, its last block then each slot's tag and mention), so "
+            "that generation writes "
             "new mentions in context (`hf-ecg generate`'s default for such a model) instead of recycling the "
             "training mention bank: on BC5CDR 45 and JNLPBA 186 a better tagger from the same templates "
             "(docs/results.md). false: blocks only (the paper's training)."
