@@ -97,17 +97,17 @@ class ECGTrainingArguments(TrainingArguments):
     mention_layout: str | None = field(
         default=None,
         metadata={
-            "help": "How the mention samples show their slots. 'after-sentence' (the default; 'in-sentence' "
-            "with layout 'lm'): one row a sentence, its "
-            "last block sample as the decoder writes it, then a tag/mention pair per slot, so the writer goes on from "
-            "the decoder's own last row and encodes about four ids a slot (on JNLPBA 186, ten times: mentions "
-            "written in 0.45 of the templates' time against 0.91, 89 percent new against 82, 10 percent of tries "
-            "rejected against 16, a tagger 0.454 +- 0.007 against 0.458 +- 0.002; on BC5CDR 45 the writer at 0.74 "
-            "against 0.97 but the tagger 0.525 +- 0.011 against 0.554 +- 0.013, one set each: docs/results.md, "
-            "sixteenth session). 'in-sentence': a row a slot, the sentence up to it with the mentions before it, a slot "
-            "marker, the rest of the template (each slot's prompt holds the sentence again). 'after-template': a "
-            "row a slot, the whole template, then the slots before it as tag/mention pairs. 'after-sentence' continues "
-            "a Q&A block row, so it does not go with layout 'lm'.",
+            "help": "How the mention samples show their slots. 'after-sentence' (the default; 'in-sentence' with "
+            "layout 'lm'): one row a sentence, its last block sample as the decoder writes it, then a "
+            "tag/mention pair per slot, so the writer goes on from the decoder's own last row and encodes "
+            "about four ids a slot (on JNLPBA 186, ten times: mentions written in 0.45 of the templates' time"
+            " against 0.91, 89 percent new against 82, 10 percent of tries rejected against 16, a tagger "
+            "0.454 +- 0.007 against 0.458 +- 0.002; on BC5CDR 45 the writer at 0.74 against 0.97 but the "
+            "tagger 0.525 +- 0.011 against 0.554 +- 0.013, one set each: docs/results.md, sixteenth session)."
+            " 'in-sentence': a row a slot, the sentence up to it with the mentions before it, a slot marker, "
+            "the rest of the template (each slot's prompt holds the sentence again). 'after-template': a row "
+            "a slot, the whole template, then the slots before it as tag/mention pairs. 'after-sentence' "
+            "continues a Q&A block row, so it does not go with layout 'lm'.",
             "choices": list(MENTION_LAYOUTS),
         },
     )
