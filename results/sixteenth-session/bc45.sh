@@ -4,7 +4,7 @@
 source .venv/bin/activate
 D=/work/shared/data
 R=results/sixteenth-session
-while pgrep -f "ci/run|pytest" > /dev/null; do sleep 10; done
+while pgrep -f "bash .ci/run|pytest" > /dev/null; do sleep 10; done
 out=outputs/s16/bc45-10x
 [ -d $out ] || (time hf-ecg generate --model outputs/s16/bc45 -n 450 --seed 1 -o $out) > $out.log 2>&1
 python scripts/generation_log_times.py $out.log > $R/bc45-10x.times.txt

@@ -4,7 +4,7 @@
 source .venv/bin/activate
 D=/work/shared/data
 R=results/sixteenth-session
-while pgrep -f "ci/run|pytest" > /dev/null; do sleep 10; done
+while pgrep -f "bash .ci/run|pytest" > /dev/null; do sleep 10; done
 out=outputs/s16/bc45-10x-refill-bc45d
 [ -d $out ] || python scripts/refill_mentions.py --model outputs/s14/bc45d --source outputs/s16/bc45-10x --output $out --seed 1 > $out.log 2>&1
 cp $out/refill.json $R/bc45-10x-refill-bc45d.refill.json
