@@ -437,8 +437,8 @@ def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_a
     rests.clear()
     original = mention_writer.MentionWriter._take_ended
 
-    def prompts_only(self, batch, label_of):  # keep nothing: each prompt encoded on the decoder's prefix or whole
-        return [(key, ids, None) for key, ids, _ in original(self, batch, label_of)]
+    def prompts_only(self, batch, label_of, **options):  # keep nothing: prompts encoded afresh
+        return [(key, ids, None) for key, ids, _ in original(self, batch, label_of, **options)]
 
     monkeypatch.setattr(mention_writer.MentionWriter, "_take_ended", prompts_only)
     alone = writer.write(templates, seed=4)

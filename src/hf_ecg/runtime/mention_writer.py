@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label, tag_token
-from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, new_cache
+from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, live_columns, new_cache
 from .decoding_constraint import sampling_warpers
 from .ecg_config import ECGConfig
 from .layout import SEGMENTS_IN_PROMPT, SegmentIds, continued_answer, prompt_ids
@@ -279,7 +279,8 @@ class MentionWriter:
                 if not continued:
                     kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
                 batch = RowBatch.merged([batch, *new])
-            for i, ids, states in self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
+            ended = self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]], keep_states=continued)
+            for i, ids, states in ended:
                 if states is not None:  # the next prompt (the next slot's, or this one's again) goes on from it
                     kept[i] = ([*asked[i], *ids[:-1]], states)
                 slot = todo[i][0]
@@ -354,11 +355,7 @@ class MentionWriter:
             for row, j in enumerate(group):
                 if not keep_states:
                     continue
-                columns = mask[row].nonzero().squeeze(1).to(device)
-                states[j] = [
-                    (layer.keys[row].index_select(1, columns), layer.values[row].index_select(1, columns))
-                    for layer in cache.layers
-                ]
+                states[j] = _row_states(cache, row, mask[row].to(device))
             positions = torch.tensor([len(prompts[j]) for j in group], device=device)
             parts.append(RowBatch([keys[j] for j in group], cache, mask.to(device), positions, [[] for _ in group]))
             logits.append(out.logits[:, -1, :])
@@ -385,11 +382,11 @@ class MentionWriter:
             answer.append(token)
 
     def _take_ended(
-        self, batch: RowBatch, label_of: Callable[[int], str] | None
+        self, batch: RowBatch, label_of: Callable[[int], str] | None, *, keep_states: bool = False
     ) -> list[tuple[int, list[int], KeptStates | None]]:
         """The rows whose answer ended (``<ENDTEXT>``, the token limit, or more words than the longest training
-        mention of the row's type, ``label_of(key)``), with their answers, out of the batch; with mention layout
-        ``after-sentence`` (and ``label_of``), each with the keys/values of its prompt and the answer ids fed (all but
+        mention of the row's type, ``label_of(key)``), with their answers, out of the batch; with ``keep_states``
+        (mention layout ``after-sentence``), each with the keys/values of its prompt and the answer ids fed (all but
         the last), which the next prompt goes on from: the next slot's, or the same prompt for another try (else
         ``None``)."""
         ended = sorted(
@@ -402,13 +399,8 @@ class MentionWriter:
         if not ended:
             return []
         states: list[KeptStates | None] = [None] * len(ended)
-        if label_of is not None and self.ecg_config.mention_layout == "after-sentence":
-            for n, k in enumerate(ended):
-                columns = batch.mask[k].nonzero().squeeze(1)
-                states[n] = [
-                    (layer.keys[k].index_select(1, columns), layer.values[k].index_select(1, columns))
-                    for layer in batch.cache.layers
-                ]
+        if keep_states:
+            states = [_row_states(batch.cache, k, batch.mask[k]) for k in ended]
         taken = [(batch.keys[k], batch.answers[k], st) for k, st in zip(ended, states, strict=True)]
         leaving = set(ended)
         batch.keep([k for k in range(len(batch.keys)) if k not in leaving])
@@ -492,6 +484,15 @@ def _word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
     blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
     _WORD_START_CACHE[tokenizer] = (size, starts, blank)
     return starts, blank
+
+
+def _row_states(cache: Any, row: int, mask: torch.Tensor) -> KeptStates:
+    """Row ``row``'s keys and values in ``cache``, per layer, at the columns its attention ``mask`` marks live."""
+    columns = mask.nonzero().squeeze(1)
+    return [
+        (live_columns(layer.keys, row, 0, columns), live_columns(layer.values, row, 0, columns))
+        for layer in cache.layers
+    ]
 
 
 def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
