@@ -86,8 +86,9 @@ WRITER_MODEL, WRITER_TOKENIZER, _ = tiny_ecg_model(WRITER_TYPES, mention=True)
 def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_only_its_pair(sentence, layout):
     """Training rows and the writer's prompts come from one context builder, token for token; after the template,
     slot k's prompt repeats slot k-1's but for its last three ids, so the writer encodes only the pair between;
-    ``after-sentence``: one row a sentence, slot k's prompt is the row up to its k-th mention, so it goes on from
-    slot k-1's prompt and the mention drawn there."""
+    ``after-sentence``: slot k's row is the last block row and the pairs up to slot k, its prompt the row up to
+    slot k's mention (the only ids that carry loss), so it goes on from slot k-1's prompt and the mention drawn
+    there."""
     tokens, spans = sentence
     assume(spans)
     template, mentions = decompose(tokens, spans)
@@ -103,20 +104,15 @@ def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_o
     )
     writer = MentionWriter(WRITER_MODEL, WRITER_TOKENIZER, config)
     prompts = [writer.prompt(template, mentions, k) for k in range(len(spans))]
+    assert len(samples) == len(spans)  # a training row a slot, whatever the layout
     if layout == "after-sentence":
-        assert len(samples) == 1
-        ids, labels = encoded["input_ids"][0], encoded["labels"][0]
-        loss = [label != -100 for label in labels]
-        starts = [i for i, carries in enumerate(loss) if carries and not loss[i - 1]]  # where each mention begins
-        assert len(starts) == len(spans)
         mention_ids = WRITER_TOKENIZER([" ".join((*m, ENDTEXT)) for m in mentions], add_special_tokens=False)
-        for k, (prompt, start) in enumerate(zip(prompts, starts, strict=True)):
-            assert prompt == ids[:start]
-            end = start + len(mention_ids["input_ids"][k])
-            assert [i for i, carries in zip(ids[start:end], loss[start:end], strict=True) if carries] == ids[start:end]
+        for k, (prompt, ids, labels) in enumerate(zip(prompts, encoded["input_ids"], encoded["labels"], strict=True)):
+            taught = [i for i, label in enumerate(labels) if label != -100]
+            assert prompt == ids[: taught[0]]  # the row up to its mention is the writer's prompt
+            assert [ids[i] for i in taught] == ids[taught[0] :] == mention_ids["input_ids"][k]  # its mention, only
             if k + 1 < len(prompts):  # the next prompt: this one, the mention, <|question|> tag <|answer|>
                 assert prompts[k + 1] == [*prompt, *mention_ids["input_ids"][k], *prompts[k + 1][-3:]]
-        assert sum(loss) == sum(map(len, mention_ids["input_ids"]))  # only the mentions carry loss
         return
     for prompt, ids, labels in zip(prompts, encoded["input_ids"], encoded["labels"], strict=True):
         assert prompt == ids[: labels.index(next(label for label in labels if label != -100))]
@@ -129,27 +125,25 @@ def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_o
 
 
 @given(labelled_sentences())
-def test_an_after_sentence_mention_sample_is_the_last_block_sample_then_a_tag_and_mention_pair_per_slot(sentence):
+def test_an_after_sentence_mention_sample_is_the_last_block_sample_then_the_pairs_up_to_its_slot(sentence):
     tokens, spans = sentence
     template, mentions = decompose(tokens, spans)
     samples = mention_samples(tokens, spans, layout="after-sentence")
-    if not spans:
-        assert samples == []
-        return
-    (sample,) = samples
+    assert len(samples) == len(spans)
     final = qa_samples(template)[-1]
-    assert (sample.context, sample.question, sample.block_index) == (final.context, ENDTEXT, -1)
     pairs = [
         [QUESTION_TOKEN, tag_token(label), ANSWER_TOKEN, *mention, ENDTEXT]
         for label, mention in zip(template.entity_types, mentions, strict=True)
     ]
-    assert sample.answer.split(" ") == [*final.answer.split(" "), *(token for pair in pairs for token in pair)]
+    for k, sample in enumerate(samples):
+        assert (sample.context, sample.question, sample.block_index) == (final.context, ENDTEXT, -1)
+        assert sample.answer.split(" ") == [*final.answer.split(" "), *(token for pair in pairs[: k + 1] for token in pair)]
 
 
 @pytest.mark.parametrize("layout", ["in-sentence", None])
 def test_the_builder_adds_mention_samples_only_when_asked(tmp_path, layout):
-    """``in-sentence``: one sample per entity; the default, ``after-sentence``: one per sentence with entities, its
-    answer holding a pair per slot."""
+    """One sample per entity: ``in-sentence``, the sentence with its slot marked; the default, ``after-sentence``,
+    the last block then the pairs up to the slot."""
     corpus = toy_corpus(tmp_path / "toy.tsv")
     plain = ECGBlocksBuilder(data_files={"train": str(corpus)}, cache_dir=str(tmp_path / "a"))
     plain.download_and_prepare()
@@ -162,12 +156,11 @@ def test_the_builder_adds_mention_samples_only_when_asked(tmp_path, layout):
     with_mentions.download_and_prepare()
     rows = with_mentions.as_dataset()["train"]
     mention_rows = rows.filter(lambda r: r["block_index"] == -1)
-    per_row = 1 if layout == "in-sentence" else 2  # the toy corpus has 3 sentences of 2 entities each
-    assert len(rows) == len(blocks) + 6 // per_row and len(mention_rows) == 6 // per_row
+    assert len(rows) == len(blocks) + 6 and len(mention_rows) == 6  # the toy corpus: 3 sentences of 2 entities each
     if layout == "in-sentence":
         answers = {" ".join(r["answer"].split(" ")[:-1]) for r in mention_rows}
-    else:
-        pairs = [pair for r in mention_rows for pair in r["answer"].split(f" {QUESTION_TOKEN} ")[1:]]
+    else:  # each row's last pair is the mention it teaches
+        pairs = [r["answer"].split(f" {QUESTION_TOKEN} ")[-1] for r in mention_rows]
         answers = {pair.split(f" {ANSWER_TOKEN} ")[1].removesuffix(f" {ENDTEXT}") for pair in pairs}
     assert answers == set().union(*TOY_MENTIONS.values())
     assert all(r["num_blocks"] == 3 for r in mention_rows)

@@ -416,9 +416,9 @@ def test_held_out_sentences_are_evaluated_every_epoch_and_the_best_checkpoint_is
         f"The weights are those of step {best['step']}, the lowest validation loss"
         in (tmp_path / "m" / "README.md").read_text()
     )
-    # every block once (20 sentences, 30 entities) and a mention row per sentence with entities (15: the default
-    # layout, after-sentence)
-    assert len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30 + 15
+    # every block once (20 sentences, 30 entities) and a mention row per entity (30; the default layout,
+    # after-sentence, as in-sentence)
+    assert len(trainer.train_dataset) + len(trainer.eval_dataset) == 20 + 30 + 30
     assert 2 <= len(trainer.eval_dataset) <= 6 + 4  # the blocks and mention samples of 2 held-out sentences
     saved = ECGConfig.load(tmp_path / "m")
     assert saved.sentence_endings == ["."]

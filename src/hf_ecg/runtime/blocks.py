@@ -57,8 +57,9 @@ MENTION_TOKEN = "<|mention|>"
 #: ``after-template``: the whole template, then a question/answer pair per earlier slot (its tag, its mention and
 #: ``<ENDTEXT>``): slot ``k``'s prompt is slot ``k - 1``'s plus that slot's pair, so a writer reads the sentence once
 #: and only a few ids per later slot. ``after-sentence``: the sentence's last block sample as the decoder writes it
-#: (context, ``<ENDTEXT>`` question, last block as the answer), then a question/answer pair per slot, one training row
-#: a sentence (:func:`mention_samples`): a writer continues the decoder's last row, encoding about four ids a slot.
+#: (context, ``<ENDTEXT>`` question, last block as the answer), then a question/answer pair per slot up to this one,
+#: one training row a slot (:func:`mention_samples`): a writer continues the decoder's last row, encoding about four
+#: ids a slot.
 MENTION_LAYOUTS = ("in-sentence", "after-template", "after-sentence")
 
 
@@ -264,20 +265,21 @@ def mention_samples(tokens: Sequence[str], spans: Iterable[Span], *, layout: str
 
     ``in-sentence`` and ``after-template``: one sample per entity, context = :func:`mention_context` (the slots
     before it filled with their gold mentions), question = the slot's tag, answer = the mention's words and
-    ``<ENDTEXT>``. ``after-sentence``: one sample per sentence with entities, the sentence's last Q&A sample
-    (:func:`qa_samples`) whose answer goes on with a pair per slot, ``<|question|> tag <|answer|> mention <ENDTEXT>``
-    (:func:`~hf_ecg.runtime.layout.continued_answer` lays it out at id level; only the mentions carry loss)."""
+    ``<ENDTEXT>``. ``after-sentence``: one sample per entity too, the sentence's last Q&A sample
+    (:func:`qa_samples`) whose answer goes on with a pair per slot up to this one, ``<|question|> tag <|answer|>
+    mention <ENDTEXT>`` (:func:`~hf_ecg.runtime.layout.continued_answer` lays it out at id level; only the last
+    pair's mention carries loss, so every slot is a training row as with ``in-sentence``)."""
     spans = sorted(spans)
     template, mentions = decompose(tokens, spans)
     if layout == "after-sentence":
         if not spans:
             return []
         final = qa_samples(template)[-1]
-        pairs = (
+        pairs = [
             f"{QUESTION_TOKEN} {tag_token(span.label)} {ANSWER_TOKEN} {' '.join((*mention, ENDTEXT))}"
             for span, mention in zip(spans, mentions, strict=True)
-        )
-        return [QASample(final.context, final.question, " ".join((final.answer, *pairs)), -1)]
+        ]
+        return [QASample(final.context, final.question, " ".join((final.answer, *pairs[: k + 1])), -1) for k in range(len(pairs))]
     if layout not in MENTION_LAYOUTS:
         raise ValueError(f"mention layout must be one of {MENTION_LAYOUTS}, got {layout!r}")
     return [

@@ -95,10 +95,11 @@ def continued_answer(
     """The answer of an ``after-sentence`` mention row (:func:`~hf_ecg.runtime.blocks.mention_samples`): the last
     block's ids (``<ENDTEXT>`` last), then per slot ``<|question|> tag <|answer|> mention ids`` (a pair: its tag id
     and its mention's ids, ``<ENDTEXT>`` last), segment ids joined without the space tokens text tokenization puts
-    around them, as the decoder's rows are; and which ids carry loss (the mentions'). The writer's prompt for slot
-    ``k`` is the final block's prompt, this answer for the first ``k`` pairs, then ``<|question|> tag <|answer|>``."""
-    ids, loss = list(block), [False] * len(block)
+    around them, as the decoder's rows are; and which ids carry loss (the last pair's mention: a row teaches its last
+    slot, the pairs before it are its context, as in the writer's prompt). The writer's prompt for slot ``k`` is the
+    final block's prompt, this answer for the first ``k`` pairs, then ``<|question|> tag <|answer|>``."""
+    ids = list(block)
     for tag, mention in pairs:
         ids += [segments.question, tag, segments.answer, *mention]
-        loss += [False] * 3 + [True] * len(mention)
-    return ids, loss
+    taught = len(pairs[-1][1]) if pairs else 0
+    return ids, [False] * (len(ids) - taught) + [True] * taught

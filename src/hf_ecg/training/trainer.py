@@ -43,7 +43,7 @@ def encode_blocks(
     segment tokens; the context is cut from the left to fit ``max_length`` (and an answer that
     alone does not fit loses its beginning: its end holds the tag). An ``after-sentence`` mention row (its answer
     holds ``<|question|>``: no corpus word can) is laid out by :func:`~hf_ecg.runtime.layout.continued_answer`, only
-    its mentions carrying loss."""
+    its last mention carrying loss."""
     segments = SegmentIds.of(tokenizer)
 
     def ids(texts: list[str]) -> list[list[int]]:
