@@ -137,7 +137,10 @@ def test_an_after_sentence_mention_sample_is_the_last_block_sample_then_the_pair
     ]
     for k, sample in enumerate(samples):
         assert (sample.context, sample.question, sample.block_index) == (final.context, ENDTEXT, -1)
-        assert sample.answer.split(" ") == [*final.answer.split(" "), *(token for pair in pairs[: k + 1] for token in pair)]
+        assert sample.answer.split(" ") == [
+            *final.answer.split(" "),
+            *(token for pair in pairs[: k + 1] for token in pair),
+        ]
 
 
 @pytest.mark.parametrize("layout", ["in-sentence", None])

@@ -279,7 +279,10 @@ def mention_samples(tokens: Sequence[str], spans: Iterable[Span], *, layout: str
             f"{QUESTION_TOKEN} {tag_token(span.label)} {ANSWER_TOKEN} {' '.join((*mention, ENDTEXT))}"
             for span, mention in zip(spans, mentions, strict=True)
         ]
-        return [QASample(final.context, final.question, " ".join((final.answer, *pairs[: k + 1])), -1) for k in range(len(pairs))]
+        return [
+            QASample(final.context, final.question, " ".join((final.answer, *pairs[: k + 1])), -1)
+            for k in range(len(pairs))
+        ]
     if layout not in MENTION_LAYOUTS:
         raise ValueError(f"mention layout must be one of {MENTION_LAYOUTS}, got {layout!r}")
     return [
