@@ -15,8 +15,8 @@ begins or ends on punctuation (it ran past the name), or is a training mention o
 ignored the slot's tag); a slot that fails every try is left to the mention bank (:class:`WrittenMentions` counts
 both).
 
-Writing costs under half what the templates cost with a generator of the defaults (``after-sentence``, trained
-twice; a whole JNLPBA 186 run of 1,860 samples, bfloat16 on a 2-core CPU: 62 s against 139 s), against 0.91 with an
+Writing costs about half what the templates cost with a generator of the defaults (``after-sentence``, trained
+twice; a whole JNLPBA 186 run of 1,860 samples, bfloat16 on a 2-core CPU: 64 s against 116 s), against 0.91 with an
 ``in-sentence`` generator trained twice (118 s against 130 s). What keeps it there is that little is encoded twice
 and no step waits: one batch of rows, a row a template's current try, over the templates of several shards
 (:func:`~hf_ecg.generate_dataset` gives up to 1,024; each template draws from its own random stream, so which

@@ -87,7 +87,8 @@ class ECGTrainingArguments(TrainingArguments):
         default=True,
         metadata={
             "help": "Also train the generator to write the mentions of a sentence's entity slots (laid out as "
-            "--mention-layout says: by default a row a sentence, its last block then each slot's tag and mention), so "
+            "--mention-layout says: by default a row a slot, the last block then each slot's tag and mention up to "
+            "it), so "
             "that generation writes "
             "new mentions in context (`hf-ecg generate`'s default for such a model) instead of recycling the "
             "training mention bank: on BC5CDR 45 and JNLPBA 186 a better tagger from the same templates "
@@ -98,12 +99,12 @@ class ECGTrainingArguments(TrainingArguments):
         default=None,
         metadata={
             "help": "How the mention samples show their slots. 'after-sentence' (the default; 'in-sentence' with "
-            "layout 'lm'): one row a sentence, its last block sample as the decoder writes it, then a "
-            "tag/mention pair per slot, so the writer goes on from the decoder's own last row and encodes "
-            "about four ids a slot (on JNLPBA 186, ten times: mentions written in 0.45 of the templates' time"
-            " against 0.91, 89 percent new against 82, 10 percent of tries rejected against 16, a tagger "
-            "0.454 +- 0.007 against 0.458 +- 0.002; on BC5CDR 45 the writer at 0.74 against 0.97 but the "
-            "tagger 0.525 +- 0.011 against 0.554 +- 0.013, one set each: docs/results.md, sixteenth session)."
+            "layout 'lm'): a row a slot, the sentence's last block sample as the decoder writes it, then a "
+            "tag/mention pair per slot up to this one (only its mention carries loss), so the writer goes on from "
+            "the decoder's own last row and encodes about four ids a slot (on JNLPBA 186, ten times: mentions "
+            "written in 0.55 of the templates' time against 0.91, 84 percent new against 82, a tagger 0.465 +- "
+            "0.002 against 0.458 +- 0.002; on BC5CDR 45 its mentions in fixed templates gave a tagger of 0.566 "
+            "+- 0.010 against 0.549 +- 0.001: docs/results.md, seventeenth session)."
             " 'in-sentence': a row a slot, the sentence up to it with the mentions before it, a slot marker, "
             "the rest of the template (each slot's prompt holds the sentence again). 'after-template': a row "
             "a slot, the whole template, then the slots before it as tag/mention pairs. 'after-sentence' "
