@@ -838,3 +838,13 @@ def test_a_mixture_with_generated_mentions_writes_only_its_share(writer_model, t
     assert "lists" in origins and manifest["mention_sources"]["generated"] == origins.count("generated")
     card = " ".join((out / "README.md").read_text().split())
     assert "% of the slots written by the generator for the slot in its sentence" in card
+
+
+def test_the_writer_can_write_the_longest_training_mention(after_sentence_writer_model):
+    """An answer is the mention's ids, the space token text tokenization puts before ``<ENDTEXT>``, then
+    ``<ENDTEXT>``: the token limit leaves room for all three, so the longest training mention can end."""
+    writer = load_writer(after_sentence_writer_model, batch_size=3)
+    longest = writer.tokenizer("paracetamol", add_special_tokens=False)["input_ids"]
+    assert len(longest) == writer.ecg_config.mention_max_tokens  # the toy corpus's longest mention in tokens
+    written = writer.write([Template(("Patients", "with", "<Disease>", "received", "<Chemical>", "."))] * 3, seed=4)
+    assert ("paracetamol",) in [mentions[1] for mentions in written.mentions]
