@@ -208,6 +208,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
 
     def _generate_examples(self, corpus: Corpus) -> Iterator[tuple[Key, dict[str, Any]]]:
         reserved = corpus.entity_types
+        mention_layout = self.config.mention_layout or default_mention_layout(self.config.layout)
         row = 0
         for sentence_id, sentence in enumerate(corpus):
             try:
@@ -220,8 +221,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
                 samples = qa_samples(template, plan=self.config.layout == "qa-plan")
             blocks = len(samples)
             if self.config.mention_samples:
-                layout = self.config.mention_layout or default_mention_layout(self.config.layout)
-                samples += mention_samples(sentence.tokens, sentence.spans, layout=layout)
+                samples += mention_samples(sentence.tokens, sentence.spans, layout=mention_layout)
             for sample in samples:
                 yield (
                     Key(0, row),
