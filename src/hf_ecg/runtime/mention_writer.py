@@ -146,9 +146,11 @@ class MentionWriter:
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
         structural = {*self.tag_ids.values(), vocab[MENTION_TOKEN], *tokenizer.convert_tokens_to_ids(SEGMENT_TOKENS)}
         self.banned = sorted((structural | set(tokenizer.all_special_ids)) - {self.endtext_id})
-        # an answer holds the mention's ids (the longest training mention's: mention_max_tokens), then the space
-        # token text tokenization puts before <ENDTEXT>: without it the longest training mentions could never end
-        self.max_tokens = (ecg_config.mention_max_tokens or 16) + 1
+        # an answer holds the mention's ids (the longest training mention's: mention_max_tokens), then whatever text
+        # tokenization puts before <ENDTEXT> (a space token with a byte-level BPE): without room for it the longest
+        # training mentions could never end
+        before_end = len(tokenizer(f" {ENDTEXT}", add_special_tokens=False)["input_ids"]) - 1
+        self.max_tokens = (ecg_config.mention_max_tokens or 16) + before_end
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
         # a try is stopped as soon as it is longer than its type's longest training mention (_words_at_least)
