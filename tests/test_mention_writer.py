@@ -82,49 +82,37 @@ WRITER_MODEL, WRITER_TOKENIZER, _ = tiny_ecg_model(WRITER_TYPES, mention=True)
 
 
 @settings(max_examples=40, deadline=None)
-@given(labelled_sentences(), st.sampled_from(MENTION_LAYOUTS), st.booleans())
-def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_only_its_pair(sentence, layout, compact):
+@given(labelled_sentences(), st.sampled_from(MENTION_LAYOUTS))
+def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_only_its_pair(sentence, layout):
     """Training rows and the writer's prompts come from one context builder, token for token; after the template,
     slot k's prompt repeats slot k-1's but for its last three ids, so the writer encodes only the pair between;
     ``after-sentence``: slot k's row is the last block row and the pairs up to slot k, its prompt the row up to
     slot k's mention (the only ids that carry loss), so it goes on from slot k-1's prompt and the mention drawn
-    there; compact (models trained since ``compact_mention_answers``), a mention is its words' ids then
-    ``<ENDTEXT>`` and a pair asks with its tag alone; else (older models) ``words <ENDTEXT>`` tokenized and
-    ``<|question|> tag <|answer|>``."""
+    there."""
     tokens, spans = sentence
     assume(spans)
     template, mentions = decompose(tokens, spans)
     samples = mention_samples(tokens, spans, layout=layout)
     rows = {key: [getattr(sample, key) for sample in samples] for key in ("context", "question", "answer")}
-    encoded = encode_blocks(rows, WRITER_TOKENIZER, max_length=4096, compact_mention_answers=compact)
+    encoded = encode_blocks(rows, WRITER_TOKENIZER, max_length=4096)
     config = ECGConfig(
         entity_types=list(WRITER_TYPES),
         max_length=4096,
         mention_token=MENTION_TOKEN,
         mention_max_tokens=8,
         mention_layout=layout,
-        compact_mention_answers=compact,
     )
     writer = MentionWriter(WRITER_MODEL, WRITER_TOKENIZER, config)
     prompts = [writer.prompt(template, mentions, k) for k in range(len(spans))]
     assert len(samples) == len(spans)  # a training row a slot, whatever the layout
     if layout == "after-sentence":
-        end = WRITER_TOKENIZER.convert_tokens_to_ids(ENDTEXT)
-        if compact:
-            words = WRITER_TOKENIZER([" ".join(m) for m in mentions], add_special_tokens=False)["input_ids"]
-            mention_ids = [[*ids, end] for ids in words]
-        else:
-            mention_ids = WRITER_TOKENIZER([" ".join((*m, ENDTEXT)) for m in mentions], add_special_tokens=False)
-            mention_ids = mention_ids["input_ids"]
-            assert all(len(ids) >= 2 and ids[-1] == end for ids in mention_ids)
-        asking = 1 if compact else 3  # ids after a mention's <ENDTEXT> before the next one: tag, or the segments too
+        mention_ids = WRITER_TOKENIZER([" ".join((*m, ENDTEXT)) for m in mentions], add_special_tokens=False)
         for k, (prompt, ids, labels) in enumerate(zip(prompts, encoded["input_ids"], encoded["labels"], strict=True)):
             taught = [i for i, label in enumerate(labels) if label != -100]
             assert prompt == ids[: taught[0]]  # the row up to its mention is the writer's prompt
-            assert [ids[i] for i in taught] == ids[taught[0] :] == mention_ids[k]  # its mention, only
-            assert prompt[-asking:] == ([writer.tag_ids[template.entity_types[k]]] if compact else prompt[-3:])
-            if k + 1 < len(prompts):  # the next prompt: this one, the mention, then how the next pair asks
-                assert prompts[k + 1] == [*prompt, *mention_ids[k], *prompts[k + 1][-asking:]]
+            assert [ids[i] for i in taught] == ids[taught[0] :] == mention_ids["input_ids"][k]  # its mention, only
+            if k + 1 < len(prompts):  # the next prompt: this one, the mention, <|question|> tag <|answer|>
+                assert prompts[k + 1] == [*prompt, *mention_ids["input_ids"][k], *prompts[k + 1][-3:]]
         return
     for prompt, ids, labels in zip(prompts, encoded["input_ids"], encoded["labels"], strict=True):
         assert prompt == ids[: labels.index(next(label for label in labels if label != -100))]
@@ -229,31 +217,6 @@ def test_training_with_mention_samples_records_the_marker_and_the_mention_limits
     tokenizer = AutoTokenizer.from_pretrained(writer_model)
     assert tokenizer.convert_tokens_to_ids(MENTION_TOKEN) != tokenizer.unk_token_id
     assert MENTION_TOKEN in tokenizer.tokenize(f"a {MENTION_TOKEN} b")  # one special token, never split
-
-
-def test_a_model_records_its_compact_mention_answers_and_an_older_config_reads_as_the_layout_of_then(
-    after_sentence_writer_model, tmp_path
-):
-    """A model trained now records ``compact_mention_answers`` (its writer's answers end on ``<ENDTEXT>`` with no
-    space token before it); an ``ecg_config.json`` written before the field existed reads as false, so an older
-    model is prompted, and its answers limited, as it was trained."""
-    import json
-    import shutil
-
-    saved = json.loads((after_sentence_writer_model / "ecg_config.json").read_text())
-    assert saved["compact_mention_answers"] is True
-    older = tmp_path / "older"
-    shutil.copytree(after_sentence_writer_model, older)
-    del saved["compact_mention_answers"]
-    (older / "ecg_config.json").write_text(json.dumps(saved))
-    assert ECGConfig.load(older).compact_mention_answers is False
-    now, then = load_writer(after_sentence_writer_model), load_writer(older)
-    assert (now.compact, then.compact) == (True, False)
-    assert then.max_tokens == now.max_tokens + 1  # room for the space token before <ENDTEXT>
-    template = Template(("Patients", "with", "<Disease>", "received", "<Chemical>", "."))
-    segments = (then.segments.question, then.tag_ids["Chemical"], then.segments.answer)
-    assert tuple(then.prompt(template, [("fever",), None], 1)[-3:]) == segments
-    assert now.prompt(template, [("fever",), None], 1)[-2:] == [now.endtext_id, now.tag_ids["Chemical"]]
 
 
 def load_writer(model_dir: Path, **options):
@@ -441,7 +404,7 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
 def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_as_if_it_encoded_it(
     after_sentence_writer_model, monkeypatch
 ):
-    """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and two ids: the
+    """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and three ids: the
     writer keeps the keys/values of each accepted try (its prompt and answer) and encodes only what follows, with
     the mentions and rejections of encoding each prompt whole."""
     import hf_ecg.runtime.mention_writer as mention_writer
@@ -478,8 +441,8 @@ def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_a
     assert going_on.mentions == alone.mentions and going_on.rejected == alone.rejected
     assert going_on.written >= 10
     assert sum(after_answers) < sum(rests)  # the mentions drawn were not encoded again
-    # a later slot's prompt, after an answer the tokenizer writes alike: <ENDTEXT> tag
-    assert after_answers.count(2) >= (going_on.written - 6) // 2
+    # a later slot's prompt, after an answer the tokenizer writes alike: <ENDTEXT> <|question|> tag <|answer|>
+    assert after_answers.count(4) >= (going_on.written - 6) // 2
 
 
 @settings(max_examples=60, deadline=None)
@@ -878,9 +841,8 @@ def test_a_mixture_with_generated_mentions_writes_only_its_share(writer_model, t
 
 
 def test_the_writer_can_write_the_longest_training_mention(after_sentence_writer_model):
-    """An answer is the mention's ids then ``<ENDTEXT>`` (and, for a model trained before compact answers, the space
-    token text tokenization puts between): the token limit leaves room for them, so the longest training mention can
-    end."""
+    """An answer is the mention's ids, the space token text tokenization puts before ``<ENDTEXT>``, then
+    ``<ENDTEXT>``: the token limit leaves room for all three, so the longest training mention can end."""
     writer = load_writer(after_sentence_writer_model, batch_size=3)
     longest = writer.tokenizer("paracetamol", add_special_tokens=False)["input_ids"]
     assert len(longest) == writer.ecg_config.mention_max_tokens  # the toy corpus's longest mention in tokens

@@ -65,11 +65,6 @@ class ECGConfig:
     # How the mention samples showed their slot (hf_ecg.runtime.blocks.MENTION_LAYOUTS); models trained before it
     # was recorded used "in-sentence".
     mention_layout: str = "in-sentence"
-    # How an "after-sentence" mention row lays out its pairs at id level (hf_ecg.runtime.layout.continued_answer):
-    # true, ``tag mention <ENDTEXT>``, no space token before <ENDTEXT> and no segment tokens around the tag (three
-    # ids fewer to encode or write per slot); false: models trained before it, ``<|question|> tag <|answer|>
-    # mention ␣<ENDTEXT>`` (a config file without the field, ECGConfig.load).
-    compact_mention_answers: bool = True
     tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
     format_version: int = FORMAT_VERSION
 
@@ -176,5 +171,4 @@ class ECGConfig:
             raise ValueError(
                 f"{path} has format version {data['format_version']}; this hf_ecg reads up to {FORMAT_VERSION}"
             )
-        data.setdefault("compact_mention_answers", False)  # written before the field was: the layout of then
         return cls(**data)

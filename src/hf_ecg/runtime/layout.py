@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 
 __all__ = [
     "LAYOUTS",
@@ -28,8 +28,6 @@ __all__ = [
     "context_prefix",
     "continued_answer",
     "fit_question",
-    "mention_answers",
-    "pair_question",
     "prompt_ids",
     "training_sample",
 ]
@@ -91,34 +89,17 @@ def training_sample(
     return [*prompt, *answer], len(prompt)
 
 
-def pair_question(segments: SegmentIds, tag: int, *, compact: bool) -> list[int]:
-    """How an ``after-sentence`` pair asks for its slot's mention: the tag's id alone (``compact``, models trained
-    since :attr:`~hf_ecg.ECGConfig.compact_mention_answers`), or ``<|question|> tag <|answer|>``."""
-    return [tag] if compact else [segments.question, tag, segments.answer]
-
-
-def mention_answers(tokenizer: Any, mentions: Sequence[str], *, compact: bool) -> list[list[int]]:
-    """The ids of mention answers, each mention's words joined by spaces: ``compact``, the words' ids then
-    ``<ENDTEXT>``'s; else the text ``words <ENDTEXT>`` tokenized (a byte-level BPE puts a space token before
-    ``<ENDTEXT>``: one more id to write per mention, which carries nothing)."""
-    if compact:
-        end = tokenizer.convert_tokens_to_ids(ENDTEXT)
-        return [[*ids, end] for ids in tokenizer(list(mentions), add_special_tokens=False)["input_ids"]]
-    return tokenizer([f"{mention} {ENDTEXT}" for mention in mentions], add_special_tokens=False)["input_ids"]
-
-
 def continued_answer(
-    segments: SegmentIds, block: list[int], pairs: Sequence[tuple[int, list[int]]], *, compact: bool
+    segments: SegmentIds, block: list[int], pairs: Sequence[tuple[int, list[int]]]
 ) -> tuple[list[int], list[bool]]:
     """The answer of an ``after-sentence`` mention row (:func:`~hf_ecg.runtime.blocks.mention_samples`): the last
-    block's ids (``<ENDTEXT>`` last), then per slot a pair, :func:`pair_question` then the mention's ids
-    (:func:`mention_answers`, ``<ENDTEXT>`` last), joined at id level as the decoder's rows are; and which ids carry
-    loss (the last pair's mention: a row teaches its last slot, the pairs before it are its context, as in the
-    writer's prompt). The writer's prompt for slot ``k`` is the final block's prompt, this answer for the first
-    ``k`` pairs, then slot ``k``'s :func:`pair_question`. ``compact``: a pair is ``tag mention``; else
-    ``<|question|> tag <|answer|> mention`` (models trained before; two more ids to encode per slot)."""
+    block's ids (``<ENDTEXT>`` last), then per slot ``<|question|> tag <|answer|> mention ids`` (a pair: its tag id
+    and its mention's ids, ``<ENDTEXT>`` last), segment ids joined without the space tokens text tokenization puts
+    around them, as the decoder's rows are; and which ids carry loss (the last pair's mention: a row teaches its last
+    slot, the pairs before it are its context, as in the writer's prompt). The writer's prompt for slot ``k`` is the
+    final block's prompt, this answer for the first ``k`` pairs, then ``<|question|> tag <|answer|>``."""
     ids = list(block)
     for tag, mention in pairs:
-        ids += [*pair_question(segments, tag, compact=compact), *mention]
+        ids += [segments.question, tag, segments.answer, *mention]
     taught = len(pairs[-1][1]) if pairs else 0
     return ids, [False] * (len(ids) - taught) + [True] * taught

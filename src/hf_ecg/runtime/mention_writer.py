@@ -45,7 +45,7 @@ from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_co
 from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, live_columns, new_cache
 from .decoding_constraint import sampling_warpers
 from .ecg_config import ECGConfig
-from .layout import SegmentIds, continued_answer, mention_answers, pair_question, prompt_ids
+from .layout import SEGMENTS_IN_PROMPT, SegmentIds, continued_answer, prompt_ids
 from .mentions import MentionBank, mention_problem
 from .words import WordSplitter
 
@@ -146,11 +146,10 @@ class MentionWriter:
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
         structural = {*self.tag_ids.values(), vocab[MENTION_TOKEN], *tokenizer.convert_tokens_to_ids(SEGMENT_TOKENS)}
         self.banned = sorted((structural | set(tokenizer.all_special_ids)) - {self.endtext_id})
-        # an answer holds the mention's ids (the longest training mention's: mention_max_tokens), then, unless the
-        # model was trained with compact answers, whatever text tokenization puts before <ENDTEXT> (a space token with
-        # a byte-level BPE): without room for it the longest training mentions could never end
-        self.compact = ecg_config.compact_mention_answers and ecg_config.mention_layout == "after-sentence"
-        before_end = 0 if self.compact else len(tokenizer(f" {ENDTEXT}", add_special_tokens=False)["input_ids"]) - 1
+        # an answer holds the mention's ids (the longest training mention's: mention_max_tokens), then whatever text
+        # tokenization puts before <ENDTEXT> (a space token with a byte-level BPE): without room for it the longest
+        # training mentions could never end
+        before_end = len(tokenizer(f" {ENDTEXT}", add_special_tokens=False)["input_ids"]) - 1
         self.max_tokens = (ecg_config.mention_max_tokens or 16) + before_end
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
@@ -231,20 +230,20 @@ class MentionWriter:
         template, so that slot ``k``'s prompt goes on from slot ``k - 1``'s and its drawn mention."""
         last = max(i for i, token in enumerate(template.tokens) if tag_label(token) is not None)
         types = template.entity_types
-        context, block = self.tokenizer(
-            [" ".join(template.tokens[: last + 1]), " ".join((*template.tokens[last + 1 :], ENDTEXT))],
+        context, block, *mentions = self.tokenizer(
+            [
+                " ".join(template.tokens[: last + 1]),
+                " ".join((*template.tokens[last + 1 :], ENDTEXT)),
+                *(" ".join((*(written[k] or (tag_token(types[k]),)), ENDTEXT)) for k in range(slot)),
+            ],
             add_special_tokens=False,
         )["input_ids"]
-        earlier = [" ".join(written[k] or (tag_token(types[k]),)) for k in range(slot)]
-        mentions = mention_answers(self.tokenizer, earlier, compact=self.compact) if earlier else []
-        pairs = [(self.tag_ids[types[k]], mentions[k]) for k in range(slot)]
-        answer, _ = continued_answer(self.segments, block, pairs, compact=self.compact)
-        question = pair_question(self.segments, self.tag_ids[types[slot]], compact=self.compact)
-        room = len(block) + len(types) * (self.max_tokens + 1 + len(question))
+        answer, _ = continued_answer(self.segments, block, [(self.tag_ids[types[k]], mentions[k]) for k in range(slot)])
+        room = len(block) + len(types) * (self.max_tokens + 1 + SEGMENTS_IN_PROMPT)
         prompt = prompt_ids(
             self.segments, context, [self.endtext_id], max_length=self.ecg_config.max_length, answer_room=room
         )
-        return [*prompt, *answer, *question]
+        return [*prompt, *answer, self.segments.question, self.tag_ids[types[slot]], self.segments.answer]
 
     def _write_all(
         self,

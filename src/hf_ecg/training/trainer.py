@@ -23,9 +23,9 @@ import datasets
 from transformers import DataCollatorForSeq2Seq, Trainer, TrainerCallback, TrainingArguments
 
 from ..hub.model_card import ECGModelCardData
-from ..runtime.blocks import ANSWER_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS
+from ..runtime.blocks import ANSWER_TOKEN, QUESTION_TOKEN, SEGMENT_TOKENS
 from ..runtime.ecg_config import ECGConfig
-from ..runtime.layout import SegmentIds, continued_answer, mention_answers, training_sample
+from ..runtime.layout import SegmentIds, continued_answer, training_sample
 from .training_args import ECGTrainingArguments
 
 __all__ = ["ECGModelCardCallback", "ECGTrainer", "ECGTrainingArguments", "encode_blocks"]
@@ -36,20 +36,14 @@ REQUIRED_COLUMNS = ("context", "question", "answer")
 
 
 def encode_blocks(
-    batch: dict[str, list[str]],
-    tokenizer: Any,
-    max_length: int,
-    loss_on: str = "answer",
-    *,
-    compact_mention_answers: bool = True,
+    batch: dict[str, list[str]], tokenizer: Any, max_length: int, loss_on: str = "answer"
 ) -> dict[str, list[list[int]]]:
     """Tokenize a batch of Q&A rows into ``input_ids`` and ``labels`` (``-100`` outside the answer
     unless ``loss_on == "all"``). Segments are tokenized separately and joined behind their
     segment tokens; the context is cut from the left to fit ``max_length`` (and an answer that
     alone does not fit loses its beginning: its end holds the tag). An ``after-sentence`` mention row (its answer
     holds ``<|question|>``: no corpus word can) is laid out by :func:`~hf_ecg.runtime.layout.continued_answer`, only
-    its last mention carrying loss, its pairs compact unless ``compact_mention_answers`` is false (the model's
-    :attr:`~hf_ecg.ECGConfig.compact_mention_answers`)."""
+    its last mention carrying loss."""
     segments = SegmentIds.of(tokenizer)
 
     def ids(texts: list[str]) -> list[list[int]]:
@@ -61,7 +55,7 @@ def encode_blocks(
     ):
         loss = [True] * len(answer)
         if f" {QUESTION_TOKEN} " in text:
-            answer, loss = _continued_answer(text, tokenizer, segments, compact=compact_mention_answers)
+            answer, loss = _continued_answer(text, tokenizer, segments)
         sample, prompt_length = training_sample(segments, context, question, answer, max_length=max_length)
         loss = loss[len(loss) - (len(sample) - prompt_length) :]  # an answer cut on the left keeps its end
         input_ids.append(sample)
@@ -74,17 +68,13 @@ def encode_blocks(
     return {"input_ids": input_ids, "labels": labels}
 
 
-def _continued_answer(
-    text: str, tokenizer: Any, segments: SegmentIds, *, compact: bool
-) -> tuple[list[int], list[bool]]:
+def _continued_answer(text: str, tokenizer: Any, segments: SegmentIds) -> tuple[list[int], list[bool]]:
     """The ids and loss of an ``after-sentence`` answer's text: ``block <|question|> tag <|answer|> mention ...``."""
     block, *pairs = text.split(f" {QUESTION_TOKEN} ")
     tags, mentions = zip(*(pair.split(f" {ANSWER_TOKEN} ", 1) for pair in pairs), strict=True)
-    words = [mention.removesuffix(f" {ENDTEXT}") for mention in mentions]
-    (block_ids,) = tokenizer([block], add_special_tokens=False)["input_ids"]
-    mention_ids = mention_answers(tokenizer, words, compact=compact)
+    block_ids, *mention_ids = tokenizer([block, *mentions], add_special_tokens=False)["input_ids"]
     tag_ids = tokenizer.convert_tokens_to_ids(list(tags))
-    return continued_answer(segments, block_ids, list(zip(tag_ids, mention_ids, strict=True)), compact=compact)
+    return continued_answer(segments, block_ids, list(zip(tag_ids, mention_ids, strict=True)))
 
 
 class ECGModelCardCallback(TrainerCallback):
@@ -187,8 +177,9 @@ class ECGTrainer(Trainer):
             **kwargs,
         )
 
+    @staticmethod
     def _encode(
-        self, dataset: datasets.Dataset | None, tokenizer: Any, args: ECGTrainingArguments, split: str
+        dataset: datasets.Dataset | None, tokenizer: Any, args: ECGTrainingArguments, split: str
     ) -> datasets.Dataset | None:
         if dataset is None or "input_ids" in dataset.column_names:
             return dataset
@@ -202,12 +193,7 @@ class ECGTrainer(Trainer):
             encode_blocks,
             batched=True,
             remove_columns=dataset.column_names,
-            fn_kwargs={
-                "tokenizer": tokenizer,
-                "max_length": args.max_length,
-                "loss_on": args.loss_on,
-                "compact_mention_answers": self.ecg_config.compact_mention_answers,
-            },
+            fn_kwargs={"tokenizer": tokenizer, "max_length": args.max_length, "loss_on": args.loss_on},
             desc=f"Tokenizing {split} blocks",
         )
 
