@@ -656,3 +656,27 @@ def test_new_tokens_start_from_their_descriptions():
     assert torch.allclose(row("<ENDTEXT>"), original[tokenizer.eos_token_id])
     assert torch.allclose(row(QUESTION_TOKEN), mean_of("question"))
     assert not torch.allclose(row("<Chemical>"), row("<cell_type>"))  # tags are told apart from the start
+
+
+def test_the_trainer_encodes_its_blocks_afresh_and_never_reads_a_tokenization_cached_by_another_version(
+    tmp_path, monkeypatch
+):
+    """``datasets`` fingerprints a map by its function's name, not its code (and not the code it calls): a blocks
+    dataset encoded once left a cache file that a later hf_ecg, whose layout differs, would read back as if it were
+    its own (an experiment of the eighteenth session trained on the previous layout that way). The trainer encodes
+    afresh: what it trains on is what its own layout code gives."""
+    import hf_ecg.training.trainer as trainer_module
+
+    blocks = blocks_of(tmp_path)  # read from Arrow files: maps on it are cached beside them
+    first, _ = make_trainer(tmp_path, train_dataset=blocks)
+    real = trainer_module.training_sample
+
+    def one_more_id(segments, context, question, answer, *, max_length):  # another version's layout
+        sample, prompt_length = real(segments, context, question, answer, max_length=max_length)
+        return [segments.answer, *sample], prompt_length + 1
+
+    monkeypatch.setattr(trainer_module, "training_sample", one_more_id)
+    second, _ = make_trainer(tmp_path, train_dataset=blocks)
+    assert blocks.cache_files  # the dataset does cache its maps
+    for old, new in zip(first.train_dataset["input_ids"], second.train_dataset["input_ids"], strict=True):
+        assert new[1:] == old and len(new) == len(old) + 1

@@ -194,6 +194,9 @@ class ECGTrainer(Trainer):
             batched=True,
             remove_columns=dataset.column_names,
             fn_kwargs={"tokenizer": tokenizer, "max_length": args.max_length, "loss_on": args.loss_on},
+            # datasets fingerprints a map by the function's name, not its code nor the layout code it calls: a cache
+            # file an earlier hf_ecg wrote for these blocks would be read back as this version's encoding
+            load_from_cache_file=False,
             desc=f"Tokenizing {split} blocks",
         )
 
