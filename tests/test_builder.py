@@ -8,7 +8,7 @@ import pytest
 
 from hf_ecg.data.builder import BLOCK_FEATURES, ECGBlocksBuilder
 from hf_ecg.data.corpus import CorpusFormatError, read_conll
-from hf_ecg.runtime.blocks import ENDTEXT, QASample, Template, template_from_qa
+from hf_ecg.runtime.blocks import ENDTEXT, QASample, Template, qa_samples, template_from_qa
 
 TRAIN = "Aspirin\tB-Chemical\ncures\tO\nbad\tB-Disease\nheadache\tI-Disease\n\nno\tO\nentity\tO\n\nx\tB-Disease\n\n"
 DEV = "ibuprofen\tB-Chemical\n.\tO\n"
@@ -80,6 +80,32 @@ def test_builder_cache_follows_the_file(files):
     os.utime(path, (1, 1))  # a different mtime, as any edit gives
     _, ds = build(files, data_files={"train": str(path)})
     assert ds["train"].num_rows == rows + 2
+
+
+def test_builder_cache_follows_the_code_that_makes_the_rows(files, monkeypatch):
+    """``datasets`` keys a builder's cache on its config; the builder adds a hash of the code that makes its rows, so
+    the same files and options read by an hf_ecg whose rows differ are built again, not read back from the blocks
+    another version cached (within one version the cache is still read)."""
+    import hf_ecg.data.builder as builder_module
+
+    path = str(files / "train.tsv")
+    first, ds = build(files, data_files={"train": path})
+    assert first.hash == builder_module.rows_code_hash() and first.cache_dir.endswith(first.hash)
+    again, _ = build(files, data_files={"train": path})
+    assert again.cache_dir == first.cache_dir  # the same code reads its own cache
+
+    def marked(template, **options):  # another version's rows
+        return [
+            QASample(f"{s.context} marked".strip(), s.question, s.answer, s.block_index)
+            for s in qa_samples(template, **options)
+        ]
+
+    monkeypatch.setattr(builder_module, "qa_samples", marked)
+    monkeypatch.setattr(builder_module, "rows_code_hash", lambda: "another-version")
+    other, changed = build(files, data_files={"train": path})
+    assert other.cache_dir != first.cache_dir
+    assert all(context.endswith("marked") for context in changed["train"]["context"])
+    assert changed["train"]["answer"] == ds["train"]["answer"]
 
 
 def test_builder_reports_bad_input_with_its_place(tmp_path):

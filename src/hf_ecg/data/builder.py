@@ -12,7 +12,9 @@ or from in-memory corpora: ``ECGBlocksBuilder(corpora={"train": dataset_or_corpu
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +38,7 @@ from .corpus import Corpus, load_corpus
 if TYPE_CHECKING:
     from .statistics import CorpusStatistics
 
-__all__ = ["BLOCK_FEATURES", "ECGBlocksBuilder", "ECGBlocksConfig", "load_split_corpus"]
+__all__ = ["BLOCK_FEATURES", "ECGBlocksBuilder", "ECGBlocksConfig", "load_split_corpus", "rows_code_hash"]
 
 #: Columns of a Q&A block split.
 BLOCK_FEATURES = datasets.Features(
@@ -112,6 +114,20 @@ def load_split_corpus(config: ECGBlocksConfig, split: str, sources: list[Any]) -
     return corpus
 
 
+def rows_code_hash() -> str:
+    """A hash of the code that turns a corpus into rows (this module, the corpus reader, the tag scheme and block
+    functions): the builder's cache folder holds it (``datasets``' ``hash``), so an hf_ecg whose rows differ never
+    reads the blocks another one cached for the same files and options (``datasets`` keys a builder's cache on its
+    config alone otherwise)."""
+    from ..runtime import blocks, tags
+    from . import corpus
+
+    digest = hashlib.sha256()
+    for module in (sys.modules[__name__], corpus, tags, blocks):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
     """Q&A block splits of ECG-QALM (one row per block) from NER corpora.
 
@@ -127,6 +143,7 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
     config: ECGBlocksConfig
 
     def __init__(self, *args: Any, dataset_name: str | None = "ecg_blocks", **kwargs: Any) -> None:
+        kwargs.setdefault("hash", rows_code_hash())
         super().__init__(*args, dataset_name=dataset_name, **kwargs)
         self._corpora: dict[str, Corpus] = {}  # each split is read once, whoever asks first
 
