@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +122,8 @@ def rows_code_hash() -> str:
     from . import corpus
 
     digest = hashlib.sha256()
-    for module in (sys.modules[__name__], corpus, tags, blocks):
-        digest.update(Path(module.__file__).read_bytes())
+    for source in (__file__, corpus.__file__, tags.__file__, blocks.__file__):
+        digest.update(Path(source).read_bytes())
     return digest.hexdigest()[:16]
 
 
