@@ -404,45 +404,47 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
 def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_as_if_it_encoded_it(
     after_sentence_writer_model, monkeypatch
 ):
-    """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and three ids: the
-    writer keeps the keys/values of each accepted try (its prompt and answer) and encodes only what follows, with
-    the mentions and rejections of encoding each prompt whole."""
+    """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and three ids: a row
+    stays in the batch and is fed only what follows the ids it was fed (another try: the prompt's last id again),
+    with the mentions and rejections of encoding each prompt on its own."""
     import hf_ecg.runtime.mention_writer as mention_writer
 
-    writer = load_writer(after_sentence_writer_model, batch_size=3)
+    writer = load_writer(after_sentence_writer_model, batch_size=3, max_attempts=4)
     templates = [
         Template(("<Chemical>", "cures", "<Disease>", "and", "<Chemical>", ".")),
         Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),
         Template(("<Disease>", "after", "<Chemical>", ".")),
         Template(("No", "effect", ".")),
     ] * 2
-    rests = []
+    prefills, forced = [], []
 
-    def recording(model, cache, prompts, past, kept, pad_id):  # the real prefill, recording what it encodes
-        rests.extend(len(prompt) - p for prompt, p in zip(prompts, past, strict=True))
-        for prompt, p, states in zip(prompts, past, kept, strict=True):
-            if p:  # what is read is the encoding of those ids afresh
-                with torch.inference_mode():
-                    fresh = model(input_ids=torch.tensor([prompt[:p]]), use_cache=True).past_key_values
-                torch.testing.assert_close(states[0][0][:, :p], fresh.layers[0].keys[0], rtol=1e-4, atol=1e-4)
+    def recording(model, cache, prompts, past, kept, pad_id):  # the real prefill, recording how many prompts
+        prefills.extend(prompts)
         return encode_after_prefixes(model, cache, prompts, past, kept, pad_id)
 
+    going_on = mention_writer.RowBatch.go_on
+
+    def recording_go_on(batch, row, fed, ids):  # the real one, recording the ids a row is fed
+        forced.append(list(ids))
+        return going_on(batch, row, fed, ids)
+
     monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
-    going_on = writer.write(templates, seed=4)
-    after_answers = list(rests)
-    rests.clear()
-    original = mention_writer.MentionWriter._take_ended
+    monkeypatch.setattr(mention_writer.RowBatch, "go_on", recording_go_on)
+    in_batch = writer.write(templates, seed=4)
+    assert len(prefills) == 6  # only each template's first prompt is encoded apart (two have no slot)
+    tries = in_batch.written + sum(in_batch.rejected.values())
+    assert len(forced) == tries - 6  # every later try went on in the batch
+    assert in_batch.written >= 10 and in_batch.redrawn >= 1
+    # a later slot's prompt, after an answer the tokenizer writes alike: <ENDTEXT> <|question|> tag <|answer|>;
+    # another try: the prompt's last id
+    assert sum(len(ids) == 4 for ids in forced) >= (in_batch.written - 6) // 2
+    assert sum(len(ids) == 1 for ids in forced) == in_batch.redrawn
 
-    def prompts_only(self, batch, label_of, **options):  # keep nothing: prompts encoded afresh
-        return [(key, ids, None) for key, ids, _ in original(self, batch, label_of, **options)]
-
-    monkeypatch.setattr(mention_writer.MentionWriter, "_take_ended", prompts_only)
-    alone = writer.write(templates, seed=4)
-    assert going_on.mentions == alone.mentions and going_on.rejected == alone.rejected
-    assert going_on.written >= 10
-    assert sum(after_answers) < sum(rests)  # the mentions drawn were not encoded again
-    # a later slot's prompt, after an answer the tokenizer writes alike: <ENDTEXT> <|question|> tag <|answer|>
-    assert after_answers.count(4) >= (going_on.written - 6) // 2
+    prefills.clear()
+    monkeypatch.setattr(mention_writer.MentionWriter, "_continue_in_batch", False)
+    apart = writer.write(templates, seed=4)
+    assert len(prefills) == tries  # the reference: each try's prompt encoded apart
+    assert in_batch.mentions == apart.mentions and in_batch.rejected == apart.rejected
 
 
 @settings(max_examples=60, deadline=None)
@@ -848,3 +850,54 @@ def test_the_writer_can_write_the_longest_training_mention(after_sentence_writer
     assert len(longest) == writer.ecg_config.mention_max_tokens  # the toy corpus's longest mention in tokens
     written = writer.write([Template(("Patients", "with", "<Disease>", "received", "<Chemical>", "."))] * 3, seed=4)
     assert ("paracetamol",) in [mentions[1] for mentions in written.mentions]
+
+
+class _Fixed:
+    """A random stream that returns the given uniform numbers (the sampler takes one per row)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(-30, 30), min_size=8, max_size=8),
+    st.lists(st.booleans(), min_size=8, max_size=8),
+    st.one_of(st.floats(0, 1, exclude_max=True), st.just(1 - 2**-53), st.just(0.0)),
+    st.booleans(),
+)
+def test_the_writers_sampler_draws_the_token_whose_share_of_the_distribution_holds_the_uniform_number(
+    writer_model, scores, allowed, uniform, may_end
+):
+    """Inverse-CDF sampling: with uniform number ``u`` the token drawn is the one whose interval of the cumulated
+    probabilities holds ``u`` (up to float32 rounding at the interval's edges); never a banned token, never
+    ``<ENDTEXT>`` where it may not end, never a token of probability zero, even for ``u`` just under one."""
+    writer = _sampling_writer(writer_model)
+    vocab = writer.model.get_output_embeddings().weight.shape[0]
+    candidates = [i for i in range(vocab) if i not in set(writer.banned)][-8:]  # the last allowed ids: the edge
+    assume(any(ok and (may_end or token != writer.endtext_id) for token, ok in zip(candidates, allowed, strict=True)))
+    logits = torch.full((1, vocab), -float("inf"))
+    for token, score, ok in zip(candidates, scores, allowed, strict=True):
+        if ok:
+            logits[0, token] = score
+    (token,) = writer._sample(logits, [0], [_Fixed(uniform)], [may_end])
+    assert token in candidates and logits[0, token] > -float("inf") and token not in writer.banned
+    assert may_end or token != writer.endtext_id
+    probabilities = torch.softmax(logits[0].double(), -1)
+    if not may_end:
+        probabilities[writer.endtext_id] = 0
+        probabilities /= probabilities.sum()
+    below, upto = float(probabilities[:token].sum()), float(probabilities[: token + 1].sum())
+    assert below - 1e-5 <= uniform <= upto + 1e-5
+
+
+_SAMPLING_WRITERS: dict[Path, MentionWriter] = {}
+
+
+def _sampling_writer(model_dir: Path) -> MentionWriter:
+    if model_dir not in _SAMPLING_WRITERS:
+        _SAMPLING_WRITERS[model_dir] = load_writer(model_dir)
+    return _SAMPLING_WRITERS[model_dir]

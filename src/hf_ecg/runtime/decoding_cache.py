@@ -149,15 +149,24 @@ class SlotLayer(DynamicLayer):
         self._refresh()
 
     @classmethod
-    def stacked(cls, parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], rows: int) -> SlotLayer:
-        """A layer of ``rows`` rows from ``parts``, each ``(index, keys, values)``: its states go to rows ``index``,
-        right-aligned in the widest part's width (narrower parts padded on the left with zeros); one copy each."""
-        width = max(keys.shape[-2] for _, keys, _ in parts)
+    def packed(cls, parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]], rows: int) -> SlotLayer:
+        """A layer of ``rows`` rows from ``parts``, each ``(index, keys, values, columns)``: row ``r`` of a part goes
+        to row ``index[r]`` and holds its states at ``columns[r]`` (a row's live columns, right-aligned in the new
+        width, its others any of its own columns: masked out, they only need to be finite); one copy each. A row's
+        keys carry their positions (rotary), so packing its live columns together changes none of its scores."""
+        width = parts[0][3].shape[1]
         layer = cls()
-        layer._allocate(parts[0][1], rows, width)
-        for index, keys, values in parts:
-            layer.keys[index, :, width - keys.shape[-2] :] = keys
-            layer.values[index, :, width - values.shape[-2] :] = values
+        like = parts[0][1]
+        layer.lazy_initialization(like, like)
+        # no zeroing: the live columns are all written here, the headroom is written by each step before it is read
+        shape = (rows, like.shape[1], width + cls.HEADROOM, like.shape[-1])
+        layer._keys, layer._values = like.new_empty(shape), like.new_empty(shape)
+        layer._start, layer._end = 0, width
+        layer._refresh()
+        for index, keys, values, columns in parts:
+            picked = torch.arange(len(columns), device=columns.device)[:, None]
+            layer.keys[index] = keys[picked, :, columns].transpose(1, 2)
+            layer.values[index] = values[picked, :, columns].transpose(1, 2)
         return layer
 
 
@@ -165,7 +174,8 @@ class SlotLayer(DynamicLayer):
 class RowBatch:
     """Rows decoding together, each with its own prompt: each row's key (the caller's name for it), one cache whose
     steps write into spare columns (:class:`SlotLayer`), the attention mask over its columns, each row's next
-    position and the ids it has drawn so far (the last one not yet fed). Rows join (:meth:`merged`) and leave
+    position, the ids it has drawn so far (the last one not yet fed) and the ids it is to be fed before it draws
+    again (``forced``: a row that goes on to another prompt, :meth:`go_on`). Rows join (:meth:`merged`) and leave
     (:meth:`keep`) between steps."""
 
     keys: list[int]
@@ -173,6 +183,11 @@ class RowBatch:
     mask: torch.Tensor
     positions: torch.Tensor
     answers: list[list[int]]
+    forced: list[list[int]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.forced:
+            self.forced = [[] for _ in self.keys]
 
     @classmethod
     def empty(cls) -> RowBatch:
@@ -180,29 +195,33 @@ class RowBatch:
 
     @classmethod
     def merged(cls, parts: list[RowBatch]) -> RowBatch:
-        """The parts as one batch, rows in ascending key order (so that each row draws the same random numbers
-        whatever pass encoded it), the narrower parts padded on the left."""
+        """The parts as one batch, rows in ascending key order, each row's live columns packed together on the
+        right (the columns a row left behind, :meth:`go_on`, and the padding of narrower rows are not copied: the
+        batch is as wide as its longest row)."""
         parts = [part for part in parts if part.keys]
         keys = sorted(key for part in parts for key in part.keys)
         row_of = {key: row for row, key in enumerate(keys)}
         device = parts[0].mask.device
         index = [torch.tensor([row_of[key] for key in part.keys], device=device) for part in parts]
-        width = max(part.mask.shape[1] for part in parts)
+        lives = [part.mask.sum(1) for part in parts]
+        width = int(max(int(live.max()) for live in lives))
+        columns = [_packed_columns(part.mask, live, width) for part, live in zip(parts, lives, strict=True)]
         mask = parts[0].mask.new_zeros((len(keys), width))
         positions = parts[0].positions.new_zeros(len(keys))
         answers: list[list[int]] = [[] for _ in keys]
-        for part, rows in zip(parts, index, strict=True):
-            mask[rows, width - part.mask.shape[1] :] = part.mask
+        forced: list[list[int]] = [[] for _ in keys]
+        for part, rows, live in zip(parts, index, lives, strict=True):
+            mask[rows] = (torch.arange(width, device=device) >= width - live[:, None]).to(mask.dtype)
             positions[rows] = part.positions
-            for row, answer in zip(rows.tolist(), part.answers, strict=True):
-                answers[row] = answer
+            for row, answer, ids in zip(rows.tolist(), part.answers, part.forced, strict=True):
+                answers[row], forced[row] = answer, ids
         cache = parts[-1].cache  # a prefill's: its layers are replaced
         layers = [
-            [(rows, layer.keys, layer.values) for layer in part.cache.layers]
-            for part, rows in zip(parts, index, strict=True)
+            [(rows, layer.keys, layer.values, cols) for layer in part.cache.layers]
+            for part, rows, cols in zip(parts, index, columns, strict=True)
         ]
-        cache.layers = [SlotLayer.stacked(list(states), len(keys)) for states in zip(*layers, strict=True)]
-        return cls(keys, cache, mask, positions, answers)
+        cache.layers = [SlotLayer.packed(list(states), len(keys)) for states in zip(*layers, strict=True)]
+        return cls(keys, cache, mask, positions, answers, forced)
 
     def keep(self, rows: list[int]) -> None:
         """Keep only these rows; drop the columns on the left that none of them uses. The last rows kept move into
@@ -214,7 +233,8 @@ class RowBatch:
         movers = [k for k in rows if k >= size]
         for hole, mover in zip(holes, movers, strict=True):
             self.keys[hole], self.answers[hole] = self.keys[mover], self.answers[mover]
-        del self.keys[size:], self.answers[size:]
+            self.forced[hole] = self.forced[mover]
+        del self.keys[size:], self.answers[size:], self.forced[size:]
         if not rows:
             return
         sources = torch.tensor(movers, dtype=torch.long, device=self.mask.device)
@@ -228,6 +248,24 @@ class RowBatch:
         for layer in self.cache.layers:
             layer.move_rows(sources, targets, size)
             layer.trim_left(unused)
+
+    def go_on(self, row: int, fed: int, ids: list[int]) -> None:
+        """Row ``row`` goes on to a prompt whose first ``fed`` ids are the first ``fed`` it was fed (its other live
+        columns are masked out: their keys and values stay, unread) and whose other ids are ``ids``: they are fed
+        to it one a step, then it draws its answer anew."""
+        columns = self.mask[row].nonzero().squeeze(1)
+        self.mask[row, columns[fed:]] = 0
+        self.positions[row] = fed
+        self.answers[row], self.forced[row] = [], list(ids)
+
+
+def _packed_columns(mask: torch.Tensor, live: torch.Tensor, width: int) -> torch.Tensor:
+    """Per row of ``mask``, the columns to read into a row ``width`` wide: its ``live[r]`` live columns, in order,
+    right-aligned, after copies of its first one."""
+    order = torch.argsort(mask.eq(0).to(torch.int8), dim=1, stable=True)[:, :width]  # live columns first, in order
+    shift = (width - live)[:, None]
+    slots = torch.arange(width, device=mask.device)[None, :]
+    return torch.where(slots >= shift, order.gather(1, (slots - shift).clamp(min=0)), order[:, :1])
 
 
 def encode_after_prefixes(

@@ -117,6 +117,10 @@ class MentionWriter:
             (``selegiline`` for a Disease) is drawn again.
     """
 
+    #: With ``after-sentence``, a row goes on in the batch from one try to the next (:meth:`_write_all`); false:
+    #: it leaves as each try ends and each next prompt is encoded afresh (the reference the tests compare with).
+    _continue_in_batch = True
+
     def __init__(
         self,
         model: Any,
@@ -255,15 +259,21 @@ class MentionWriter:
         kept: dict[int, tuple[list[int], KeptStates]],
     ) -> None:
         """Write the templates' slots (templates taken in ``order``) in one batch of at most ``batch_size`` rows,
-        a row a template's current try. A row that ends leaves the batch; its template's next try (its next slot,
-        or the same one again) waits with the new templates until :data:`JOIN_WHEN_FREE` of the batch is free, and
-        they join the rows still writing: no step waits for a few long answers while the rest of the batch is idle.
-        The templates with the most to write go first: they set how long the run takes. ``kept[i]``: template
-        ``i``'s last prompt and its keys/values (to begin with: a prefix from the decoder), the next prompt encoded
-        after the ids the two share."""
-        # after-sentence: a row's keys/values are kept as its try ends (its prompt's and its answer's), not as it begins
-        continued = self.ecg_config.mention_layout == "after-sentence"
-        asked: dict[int, list[int]] = {}  # each template's current prompt
+        a row a template's current try. The templates with the most to write go first: they set how long the run
+        takes. ``kept[i]``: keys/values template ``i``'s next prompt may start with (to begin with: a prefix from
+        the decoder; with ``in-sentence`` and ``after-template``, the template's last prompt's), the prompt encoded
+        after the ids the two share.
+
+        With ``after-sentence`` a row stays in the batch from its template's first slot to its last: each next
+        prompt (the next slot's, or the same one for another try) goes on from the ids the row was fed, so the row
+        is fed only the ids after those the two share (``<ENDTEXT> <|question|> tag <|answer|>`` after a mention
+        the tokenizer writes alike; the last prompt id again for another try), one a step, among the rows drawing
+        (:meth:`RowBatch.go_on`): nothing is copied out of the batch nor encoded apart. With the other layouts a
+        row that ends leaves the batch and its template's next try waits with the new templates. Those join the
+        rows still writing once :data:`JOIN_WHEN_FREE` of the batch is free: no step waits for a few long answers
+        while the rest of the batch is idle."""
+        continued = self.ecg_config.mention_layout == "after-sentence" and self._continue_in_batch
+        fed: dict[int, list[int]] = {}  # each template's current prompt
         todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in order}  # slots left, in order
         tries = dict.fromkeys(order, 0)  # of the template's current slot
         waiting = deque(i for i in order if todo[i])  # templates not begun
@@ -276,33 +286,37 @@ class MentionWriter:
                 while len(joining) < room and waiting:
                     joining.append(waiting.popleft())
                 prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
-                new, states = self._begin(
-                    prompts, [kept.get(i) for i in joining], joining, streams, keep_states=not continued
-                )
-                asked.update(zip(joining, prompts, strict=True))
-                if not continued:
-                    kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True)})
+                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, streams)
+                fed.update(zip(joining, prompts, strict=True))
+                kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True) if st})
                 batch = RowBatch.merged([batch, *new])
-            ended = self._take_ended(batch, lambda i: templates[i].entity_types[todo[i][0]], keep_states=continued)
-            for i, ids, states in ended:
-                if states is not None:  # the next prompt (the next slot's, or this one's again) goes on from it
-                    kept[i] = ([*asked[i], *ids[:-1]], states)
+            staying = set(range(len(batch.keys)))
+            for row in self._ended(batch, lambda i: templates[i].entity_types[todo[i][0]]):
+                i, ids = batch.keys[row], batch.answers[row]
                 slot = todo[i][0]
                 mention, reason = self._mention(ids, templates[i].entity_types[slot])
                 tries[i] += 1
                 if mention is None:
                     result.reject(reason)
-                    if tries[i] < self.max_attempts:
-                        result.redrawn += 1
-                        ready.append(i)
-                        continue
-                result.mentions[i][slot] = mention
-                todo[i].pop(0)
-                tries[i] = 0
-                if todo[i]:
-                    ready.append(i)
-                else:
+                if mention is None and tries[i] < self.max_attempts:
+                    result.redrawn += 1  # the same slot again
+                else:  # written, or left to the bank
+                    result.mentions[i][slot] = mention
+                    todo[i].pop(0)
+                    tries[i] = 0
+                if not todo[i]:
+                    staying.discard(row)
                     kept.pop(i, None)
+                elif continued:  # the row goes on from the ids it was fed: its prompt and this answer's
+                    prompt, ids_fed = self.prompt(templates[i], result.mentions[i], todo[i][0]), [*fed[i], *ids[:-1]]
+                    shared = min(_shared_length(prompt, ids_fed), len(prompt) - 1)
+                    batch.go_on(row, shared, prompt[shared:])
+                    fed[i] = prompt
+                else:
+                    staying.discard(row)
+                    ready.append(i)
+            if len(staying) < len(batch.keys):
+                batch.keep(sorted(staying))
             if batch.keys:
                 self._step(batch, streams)
             elif not (ready or waiting):
@@ -323,7 +337,9 @@ class MentionWriter:
         batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
-            answers.update((key, ids) for key, ids, _ in self._take_ended(batch, None))
+            ended = self._ended(batch, None)
+            answers.update((batch.keys[row], batch.answers[row]) for row in ended)
+            batch.keep([row for row in range(len(batch.keys)) if row not in set(ended)])
             if not batch.keys:
                 return [answers[j] for j in range(len(prompts))], states
             self._step(batch, streams)
@@ -334,12 +350,11 @@ class MentionWriter:
         kept: Sequence[tuple[list[int], KeptStates] | None],
         keys: list[int],
         streams: Sequence[random.Random],
-        *,
-        keep_states: bool = True,
     ) -> tuple[list[RowBatch], list[KeptStates]]:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
-        keys/values (empty lists unless ``keep_states``: an ``after-sentence`` writer keeps them as the try ends)."""
+        keys/values (empty lists with ``after-sentence``, whose rows go on in the batch)."""
+        keep_states = self.ecg_config.mention_layout != "after-sentence" or not self._continue_in_batch
         pasts = [
             0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
             for prompt, k in zip(prompts, kept, strict=True)
@@ -365,66 +380,64 @@ class MentionWriter:
             logits.append(out.logits[:, -1, :])
         rows = [keys[j] for group in groups for j in group]
         answers = [answer for part in parts for answer in part.answers]
-        for answer, token in zip(answers, self._sample(torch.cat(logits), rows, streams, may_end=False), strict=True):
+        firsts = self._sample(torch.cat(logits), rows, streams, [False] * len(rows))
+        for answer, token in zip(answers, firsts, strict=True):
             answer.append(token)
         return parts, states
 
     def _step(self, batch: RowBatch, streams: Sequence[random.Random]) -> None:
-        """Feed each row its last token and draw its next."""
+        """Feed each row its next id (the next of its ``forced`` ids, else the last it drew) and draw its next
+        (none while it has forced ids left; its answer's first once it has none)."""
         batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.keys), 1))], 1)
-        tokens = torch.tensor([answer[-1] for answer in batch.answers], device=batch.mask.device)
+        tokens = [ids.pop(0) if ids else answer[-1] for ids, answer in zip(batch.forced, batch.answers, strict=True)]
         out = self.model(
-            input_ids=tokens[:, None],
+            input_ids=torch.tensor(tokens, device=batch.mask.device)[:, None],
             attention_mask=batch.mask,
             position_ids=batch.positions[:, None],
             cache=batch.cache,
             use_cache=True,
         )
         batch.positions = batch.positions + 1
-        tokens = self._sample(out.logits[:, -1, :], batch.keys, streams, may_end=True)
-        for answer, token in zip(batch.answers, tokens, strict=True):
-            answer.append(token)
+        drawing = [row for row, ids in enumerate(batch.forced) if not ids]
+        logits = out.logits[:, -1, :]
+        if len(drawing) < len(batch.keys):
+            logits = logits[drawing]
+        may_end = [bool(batch.answers[row]) for row in drawing]
+        tokens = self._sample(logits, [batch.keys[row] for row in drawing], streams, may_end)
+        for row, token in zip(drawing, tokens, strict=True):
+            batch.answers[row].append(token)
 
-    def _take_ended(
-        self, batch: RowBatch, label_of: Callable[[int], str] | None, *, keep_states: bool = False
-    ) -> list[tuple[int, list[int], KeptStates | None]]:
-        """The rows whose answer ended (``<ENDTEXT>``, the token limit, or more words than the longest training
-        mention of the row's type, ``label_of(key)``), with their answers, out of the batch; with ``keep_states``
-        (mention layout ``after-sentence``), each with the keys/values of its prompt and the answer ids fed (all but
-        the last), which the next prompt goes on from: the next slot's, or the same prompt for another try (else
-        ``None``)."""
-        ended = sorted(
-            k
-            for k, answer in enumerate(batch.answers)
-            if answer[-1] == self.endtext_id
-            or len(answer) > self.max_tokens
-            or (label_of is not None and self._too_long(answer, label_of(batch.keys[k])))
-        )
-        if not ended:
-            return []
-        states: list[KeptStates | None] = [None] * len(ended)
-        if keep_states:
-            states = [_row_states(batch.cache, k, batch.mask[k]) for k in ended]
-        taken = [(batch.keys[k], batch.answers[k], st) for k, st in zip(ended, states, strict=True)]
-        leaving = set(ended)
-        batch.keep([k for k in range(len(batch.keys)) if k not in leaving])
-        return taken
+    def _ended(self, batch: RowBatch, label_of: Callable[[int], str] | None) -> list[int]:
+        """The rows whose answer ended: ``<ENDTEXT>``, the token limit, or more words than the longest training
+        mention of the row's type (``label_of(key)``)."""
+        return [
+            row
+            for row, answer in enumerate(batch.answers)
+            if answer
+            and (
+                answer[-1] == self.endtext_id
+                or len(answer) > self.max_tokens
+                or (label_of is not None and self._too_long(answer, label_of(batch.keys[row])))
+            )
+        ]
 
     def _sample(
-        self, logits: torch.Tensor, keys: Sequence[int], streams: Sequence[random.Random], *, may_end: bool
+        self, logits: torch.Tensor, keys: Sequence[int], streams: Sequence[random.Random], may_end: Sequence[bool]
     ) -> list[int]:
         """A token per row (row ``r`` drawing from ``streams[keys[r]]``): never a structural one, nor
-        ``<ENDTEXT>`` before the mention's first token."""
+        ``<ENDTEXT>`` where ``may_end[r]`` is false (the mention's first token)."""
         scores = logits.to(torch.float32, copy=True)
         scores[:, self.banned] = -float("inf")
-        if not may_end:
-            scores[:, self.endtext_id] = -float("inf")
+        if not all(may_end):
+            scores[torch.tensor([not end for end in may_end], device=scores.device), self.endtext_id] = -float("inf")
         scores = self._warpers(None, scores)
         # Inverse-CDF sampling: the distribution torch.multinomial draws from, at a fraction of its CPU cost over
-        # a whole vocabulary (in float64, ``u * total`` stays below the total: no token past the last allowed one).
-        cdf = torch.softmax(scores, dim=-1).to(torch.float64).cumsum(-1)
+        # a whole vocabulary. The draw is kept below the total (the largest float32 under it), so the token found
+        # is one whose probability is not zero: never one past the last allowed token.
+        cdf = torch.softmax(scores, dim=-1).cumsum(-1)
+        total = cdf[:, -1:]
         uniforms = torch.tensor([[streams[key].random()] for key in keys], dtype=torch.float64, device=cdf.device)
-        draw = uniforms * cdf[:, -1:]
+        draw = torch.minimum((uniforms * total).to(cdf.dtype), torch.nextafter(total, torch.zeros_like(total)))
         return torch.searchsorted(cdf, draw, right=True).squeeze(1).tolist()
 
     def _words_at_least(self, ids: Sequence[int]) -> int:
