@@ -5,8 +5,9 @@ In this one process, on one model, after a short warm-up of each:
 - **templates**: the batched decoder (:class:`hf_ecg.runtime.decoding.ChainedDecoder`, ``hf-ecg generate``'s
   defaults) on ``-n`` entity sequences drawn from the model's training statistics (gold sampler);
 - **writer**: :class:`hf_ecg.runtime.mention_writer.MentionWriter` writing every slot of those templates as
-  ``hf-ecg generate`` does (one continuous batch, each prompt encoded on the kept keys/values of the template's
-  previous prompt, the first one on those of the sentence the decoder encoded);
+  ``hf-ecg generate`` does (one continuous batch; a template's first prompt encoded on the keys/values of the
+  sentence the decoder encoded, each later one going on from the template's previous prompt: with
+  ``after-sentence`` the row stays in the batch and is fed the ids after those the two prompts share);
 - **per-slot generate**: the writer as it was before (issue 48): slot by slot over all templates, each try a
   ``model.generate`` call over the whole prompt, batches of ``--batch-size`` prompts sorted by length.
 

@@ -15,19 +15,24 @@ begins or ends on punctuation (it ran past the name), or is a training mention o
 ignored the slot's tag); a slot that fails every try is left to the mention bank (:class:`WrittenMentions` counts
 both).
 
-Writing costs about half what the templates cost with a generator of the defaults (``after-sentence``, trained
-twice; a whole JNLPBA 186 run of 1,860 samples, bfloat16 on a 2-core CPU: 64 s against 116 s), against 0.91 with an
-``in-sentence`` generator trained twice (118 s against 130 s). What keeps it there is that little is encoded twice
-and no step waits: one batch of rows, a row a template's current try, over the templates of several shards
+Writing costs under half what the templates cost with a generator of the defaults (``after-sentence``, trained
+twice; a whole JNLPBA 186 run of 1,860 samples, bfloat16 on a 2-core CPU: 53 s against 112 s, 0.47; 62 s against
+119 s, 0.52, the same day, when each try's row left the batch), against 0.91 with an ``in-sentence`` generator
+trained twice (118 s against 130 s). What keeps it there is that little is encoded twice and no step waits: one
+batch of rows, a row a template's current try, over the templates of several shards
 (:func:`~hf_ecg.generate_dataset` gives up to 1,024; each template draws from its own random stream, so which
 templates share a call changes none of its random numbers); a template's first prompt is encoded on top of the keys
 and values the decoder kept of the sentence before its last block (``prefixes``: the whole of it with
 ``after-template``, up to the first slot with ``in-sentence``; with ``after-sentence`` the decoder keeps its whole
-last row, block included), each later slot's on top of the same template's previous prompt up to where the two
-differ (``in-sentence``: the earlier slot's marker; ``after-template``: the end of the template; ``after-sentence``:
-the previous prompt and the mention drawn for it, whose keys and values are kept as the try ends), a try drawn again
-on top of its own prompt; a try stops as soon as it holds more words than any training mention of its type; a row
-leaves the batch as it writes ``<ENDTEXT>``, and the next tries join the rows still writing.
+last row, block included). With ``after-sentence`` the row then stays in the batch to its template's last slot: each
+later prompt is the previous prompt and the mention drawn for it, whose keys and values the row holds, then
+``<|question|> tag <|answer|>``, so the row is fed those ids (and ``<ENDTEXT>``) one a step among the rows drawing;
+a try drawn again masks its answer out and feeds the prompt's last id again
+(:meth:`~hf_ecg.runtime.decoding_cache.RowBatch.go_on`). With the other layouts a row leaves the batch as its try
+ends and the next prompt is encoded on top of the same template's previous one up to where the two differ
+(``in-sentence``: the earlier slot's marker; ``after-template``: the end of the template), a try drawn again on top
+of its own prompt; those tries and the new templates join the rows still writing. A try stops as soon as it holds
+more words than any training mention of its type.
 """
 
 from __future__ import annotations
@@ -337,9 +342,9 @@ class MentionWriter:
         batch = RowBatch.merged(parts)
         answers: dict[int, list[int]] = {}
         while True:
-            ended = self._ended(batch, None)
+            ended = set(self._ended(batch, None))
             answers.update((batch.keys[row], batch.answers[row]) for row in ended)
-            batch.keep([row for row in range(len(batch.keys)) if row not in set(ended)])
+            batch.keep([row for row in range(len(batch.keys)) if row not in ended])
             if not batch.keys:
                 return [answers[j] for j in range(len(prompts))], states
             self._step(batch, streams)
