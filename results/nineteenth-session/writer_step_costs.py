@@ -37,9 +37,9 @@ mw.MentionWriter._step = step
 origb = mw.MentionWriter._begin
 
 
-def begin(self, prompts, kept, keys, streams):
+def begin(self, prompts, kept, keys, streams, **options):
     joins.append(len(prompts))
-    return origb(self, prompts, kept, keys, streams)
+    return origb(self, prompts, kept, keys, streams, **options)
 
 
 mw.MentionWriter._begin = begin

@@ -291,7 +291,9 @@ class MentionWriter:
                 while len(joining) < room and waiting:
                     joining.append(waiting.popleft())
                 prompts = [self.prompt(templates[i], result.mentions[i], todo[i][0]) for i in joining]
-                new, states = self._begin(prompts, [kept.get(i) for i in joining], joining, streams)
+                new, states = self._begin(
+                    prompts, [kept.get(i) for i in joining], joining, streams, keep_states=not continued
+                )
                 fed.update(zip(joining, prompts, strict=True))
                 kept.update({i: (prompt, st) for i, prompt, st in zip(joining, prompts, states, strict=True) if st})
                 batch = RowBatch.merged([batch, *new])
@@ -355,11 +357,12 @@ class MentionWriter:
         kept: Sequence[tuple[list[int], KeptStates] | None],
         keys: list[int],
         streams: Sequence[random.Random],
+        *,
+        keep_states: bool = True,
     ) -> tuple[list[RowBatch], list[KeptStates]]:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
-        keys/values (empty lists with ``after-sentence``, whose rows go on in the batch)."""
-        keep_states = self.ecg_config.mention_layout != "after-sentence" or not self._continue_in_batch
+        keys/values (empty lists unless ``keep_states``: an ``after-sentence`` row goes on in the batch)."""
         pasts = [
             0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
             for prompt, k in zip(prompts, kept, strict=True)
