@@ -86,13 +86,15 @@ class SlotLayer(DynamicLayer):
         self.keys.copy_(keys)
         self.values.copy_(values)
 
-    def _allocate(self, like: torch.Tensor, rows: int, width: int, left_room: int = 0) -> None:
-        """Zeroed buffers for ``rows`` rows of ``width`` live columns (heads, dim, dtype and device of ``like``),
-        ``left_room`` spare columns on their left and headroom on their right."""
+    def _allocate(self, like: torch.Tensor, rows: int, width: int, left_room: int = 0, *, zeroed: bool = True) -> None:
+        """Buffers for ``rows`` rows of ``width`` live columns (heads, dim, dtype and device of ``like``),
+        ``left_room`` spare columns on their left and headroom on their right; zeroed unless the caller writes every
+        live column itself (the headroom is written by each step before it is read)."""
         if not self.is_initialized:
             self.lazy_initialization(like, like)
         shape = (rows, like.shape[1], left_room + width + self.HEADROOM, like.shape[-1])
-        self._keys, self._values = like.new_zeros(shape), like.new_zeros(shape)
+        new = like.new_zeros if zeroed else like.new_empty
+        self._keys, self._values = new(shape), new(shape)
         self._start, self._end = left_room, left_room + width
         self._refresh()
 
@@ -154,15 +156,8 @@ class SlotLayer(DynamicLayer):
         to row ``index[r]`` and holds its states at ``columns[r]`` (a row's live columns, right-aligned in the new
         width, its others any of its own columns: masked out, they only need to be finite); one copy each. A row's
         keys carry their positions (rotary), so packing its live columns together changes none of its scores."""
-        width = parts[0][3].shape[1]
         layer = cls()
-        like = parts[0][1]
-        layer.lazy_initialization(like, like)
-        # no zeroing: the live columns are all written here, the headroom is written by each step before it is read
-        shape = (rows, like.shape[1], width + cls.HEADROOM, like.shape[-1])
-        layer._keys, layer._values = like.new_empty(shape), like.new_empty(shape)
-        layer._start, layer._end = 0, width
-        layer._refresh()
+        layer._allocate(parts[0][1], rows, parts[0][3].shape[1], zeroed=False)  # every live column is written below
         for index, keys, values, columns in parts:
             picked = torch.arange(len(columns), device=columns.device)[:, None]
             layer.keys[index] = keys[picked, :, columns].transpose(1, 2)
@@ -204,7 +199,7 @@ class RowBatch:
         device = parts[0].mask.device
         index = [torch.tensor([row_of[key] for key in part.keys], device=device) for part in parts]
         lives = [part.mask.sum(1) for part in parts]
-        width = int(max(int(live.max()) for live in lives))
+        width = max(int(live.max()) for live in lives)
         columns = [_packed_columns(part.mask, live, width) for part, live in zip(parts, lives, strict=True)]
         mask = parts[0].mask.new_zeros((len(keys), width))
         positions = parts[0].positions.new_zeros(len(keys))

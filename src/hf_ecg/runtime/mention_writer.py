@@ -315,9 +315,9 @@ class MentionWriter:
                     staying.discard(row)
                     kept.pop(i, None)
                 elif continued:  # the row goes on from the ids it was fed: its prompt and this answer's
-                    prompt, ids_fed = self.prompt(templates[i], result.mentions[i], todo[i][0]), [*fed[i], *ids[:-1]]
-                    shared = min(_shared_length(prompt, ids_fed), len(prompt) - 1)
-                    batch.go_on(row, shared, prompt[shared:])
+                    prompt = self.prompt(templates[i], result.mentions[i], todo[i][0])
+                    reused = _reused_length(prompt, [*fed[i], *ids[:-1]])
+                    batch.go_on(row, reused, prompt[reused:])
                     fed[i] = prompt
                 else:
                     staying.discard(row)
@@ -363,10 +363,7 @@ class MentionWriter:
         """Encode the prompts (``keys[j]`` names prompt ``j``'s row) and draw each answer's first token: the rows,
         one batch per prefill pass, to merge (:meth:`RowBatch.merged`) for :meth:`_step`, and each prompt's
         keys/values (empty lists unless ``keep_states``: an ``after-sentence`` row goes on in the batch)."""
-        pasts = [
-            0 if k is None else min(_shared_length(prompt, k[0]), len(prompt) - 1)
-            for prompt, k in zip(prompts, kept, strict=True)
-        ]
+        pasts = [0 if k is None else _reused_length(prompt, k[0]) for prompt, k in zip(prompts, kept, strict=True)]
         device = self.model.device
         states: list[KeptStates] = [[] for _ in prompts]
         parts, logits = [], []
@@ -518,6 +515,12 @@ def _row_states(cache: Any, row: int, mask: torch.Tensor) -> KeptStates:
         (live_columns(layer.keys, row, 0, columns), live_columns(layer.values, row, 0, columns))
         for layer in cache.layers
     ]
+
+
+def _reused_length(prompt: Sequence[int], earlier: Sequence[int]) -> int:
+    """How many of ``prompt``'s first ids need not be encoded again after ``earlier`` ids (their keys and values are
+    kept): those the two share, but never the last, whose scores draw the answer's first token."""
+    return min(_shared_length(prompt, earlier), len(prompt) - 1)
 
 
 def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
