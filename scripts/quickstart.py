@@ -59,21 +59,22 @@ def main() -> int:
     # its own shards, not load_dataset(folder): datasets caches a rewritten folder by its name and card
     synthetic = load_data_folder(data_dir)
     names = synthetic.features["ner_tags"].feature.names
-    print(f"\n{synthetic.num_rows} synthetic samples, for example:")
-    for row in synthetic.select(range(min(5, synthetic.num_rows))):
-        print(f"  {marked(row['tokens'], [names[i] for i in row['ner_tags']])}")
     total, complete = synthetic.num_rows, sum(synthetic["complete"])
     forced = sum(1 for count in synthetic["forced_tags"] if count)
-    pieces = sum(1 for count in synthetic["tag_pieces"] if count) if "tag_pieces" in synthetic.column_names else 0
+    pieces = sum(1 for count in synthetic["tag_pieces"] if count)
+    # the examples shown are whole sentences with no tag's name in their text; the health line counts every sample
+    shown = [i for i in range(total) if synthetic[i]["complete"] and not synthetic[i]["tag_pieces"]][:5]
+    print(f"\n{total} synthetic samples; {len(shown)} whole ones, entities marked:")
+    for row in synthetic.select(shown):
+        print(f"  {marked(row['tokens'], [names[i] for i in row['ner_tags']])}")
     print(
         f"\nhealth: {complete} of {total} sentences complete ({100 * complete / total:.0f}%), "
         f"{forced} with a forced tag ({100 * forced / total:.0f}%), "
         f"{pieces} spelling a tag's name in their text ({100 * pieces / total:.0f}%)"
     )
     print(
-        "better text: train to convergence with `hf-ecg train --data CORPUS --model smollm2-135m -o MODEL` "
-        "(its defaults: 3 epochs, the lowest held-out loss kept, and under 500 sentences a second training on the "
-        "sentences the first one writes), then `hf-ecg generate --model MODEL -n N -o OUT`"
+        "next: train to convergence on your corpus, `hf-ecg train --data CORPUS --model smollm2-135m -o MODEL`, "
+        "then `hf-ecg generate --model MODEL -n N -o OUT`"
     )
     print(f"\ndone in {time.perf_counter() - started:.0f} s")
     print(f"  model:   {model_dir}/ (pipeline('entity-controlled-generation', model='{model_dir}'))")

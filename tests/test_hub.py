@@ -240,6 +240,9 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
         ]
     )
     assert code == 0 and (trained / "ecg_card.json").is_file()
+    assert "hf-ecg train: training once on" in capsys.readouterr().out  # --max-steps: a trial, trained once
+    # the folder train wrote serves through its own code too, where hf_ecg cannot be imported at all
+    assert _served_without_hf_ecg(trained, tmp_path) == {"entities": [["Disease", "Chemical"]] * 2, "hf_ecg": False}
     local = tmp_path / "repo"
     code = main(["push-model", "--model", str(trained), "--repo-id", "org/toy-ecg", "--local-dir", str(local)])
     assert code == 0
@@ -262,18 +265,27 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
     assert "mention bank (real mentions from the training corpus) is included" in card.text
     assert json.loads((local / "ecg_config.json").read_text())["mention_bank"]["Chemical"]
 
+    assert _served_without_hf_ecg(local, tmp_path) == {"entities": [["Disease", "Chemical"]] * 2, "hf_ecg": False}
+
+
+def _served_without_hf_ecg(folder, cwd):
+    """What ``pipeline(model=folder, trust_remote_code=True)`` writes in a Python where ``import hf_ecg`` fails."""
     script = (
-        "import sys, json\n"
+        "import sys, json, importlib.abc\n"
+        "class NoHfEcg(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'hf_ecg' or name.startswith('hf_ecg.'):\n"
+        "            raise ImportError('hf_ecg is not installed here')\n"
+        "sys.meta_path.insert(0, NoHfEcg())\n"
         "from transformers import pipeline\n"
-        f"gen = pipeline(model={str(local)!r}, trust_remote_code=True, max_block_tokens=6)\n"
+        f"gen = pipeline(model={str(folder)!r}, trust_remote_code=True, max_block_tokens=6)\n"
         "out = gen(['Disease', 'Chemical'], num_return_sequences=2, seed=0)\n"
         "print(json.dumps({'entities': [o['entities'] for o in out], 'hf_ecg': 'hf_ecg' in sys.modules}))\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {"entities": [["Disease", "Chemical"]] * 2, "hf_ecg": False}
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypatch, capsys):

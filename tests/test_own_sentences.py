@@ -17,6 +17,7 @@ from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.modeling import model_fingerprint
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.training import own_sentences
+from hf_ecg.training import train as train_module
 from hf_ecg.training.own_sentences import failed_check, own_sentence_count, write_own_sentences
 from hf_ecg.training.train import hold_out_sentences, train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
@@ -39,6 +40,30 @@ def test_the_default_writes_twice_the_corpus_and_at_least_400_for_small_corpora_
         assert count == 0
     else:
         assert count >= 2 * sentences and count >= 400 and count == max(2 * sentences, 400)
+
+
+def test_a_trial_trains_once_unless_own_sentences_are_asked_for():
+    """`hf-ecg train --max-steps 4` on 45 sentences is a quick try: it trained twice, writing 400 sentences."""
+    assert own_sentence_count(45, None, trial=True) == 0
+    assert own_sentence_count(45, 10, trial=True) == 10  # asked for explicitly: trained twice
+    assert train_module.is_trial(ECGTrainingArguments(output_dir="o", max_steps=4))
+    assert train_module.is_trial(ECGTrainingArguments(output_dir="o", num_train_epochs=0.5))
+    assert not train_module.is_trial(ECGTrainingArguments(output_dir="o"))
+    args = ECGTrainingArguments(output_dir="o", max_steps=4)
+    assert train_module.training_plan(45, 160, args, 0) == "training once on 45 sentences: 4 steps (--max-steps)"
+    plan = train_module.training_plan(45, 160, ECGTrainingArguments(output_dir="o"), 400)
+    assert plan.startswith("training twice on 45 sentences: about 60 steps (3 epochs of 160 rows)")
+    assert "--own-sentences 0 trains once" in plan
+
+
+def test_train_max_steps_on_a_small_corpus_trains_once_and_says_so(tmp_path, capsys):
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=2)
+    base = save_tiny_model(tmp_path / "base")
+    argv = ["train", "--data", str(data), "--model", str(base), "-o", str(tmp_path / "m"), "--max-steps", "4"]
+    assert main([*argv, "--use_cpu", "true", "--save_strategy", "no"]) == 0
+    out = capsys.readouterr().out
+    assert "hf-ecg train: training once on" in out and "4 steps (--max-steps)" in out
+    assert not (tmp_path / "m" / OWN_SENTENCES_DIR).exists() and "trained it again" not in out
 
 
 def test_the_defaults_train_twice_below_the_threshold_only(monkeypatch):

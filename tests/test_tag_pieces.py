@@ -140,3 +140,20 @@ def test_the_decoder_pushed_toward_a_forbidden_tag_writes_no_piece_of_its_name(p
     redrawn = run()  # the default: a block that spells the name is drawn again
     assert all(r.tag_pieces == 0 for r in redrawn)
     assert sum(r.attempts for r in redrawn) > sum(r.attempts for r in masked)  # what it cost: blocks drawn again
+
+
+@pytest.mark.parametrize("word", ["PersonI", "personX", "Person2", "Diseaseangenics", "Chemicalology"])
+def test_a_type_name_glued_to_a_word_in_any_case_is_a_piece(word):
+    """The quickstart printed `PersonI know has been on ...`: the tag's name, capitalised, run into the next word."""
+    forms = {"person": ["person"], "Disease": ["Dise", "Disease", "ase"], "Chemical": ["Chemical"]}
+    words = {"person", "personality", "diseases", "chemicals", "know"}
+    finder = TagPieceFinder(forms, ["person", "disease"], words=words)
+    assert finder.is_piece(word)
+    assert finder(["PersonI", "know", "has", "been", "on", "PEI", "."]) == [0]
+
+
+@pytest.mark.parametrize("word", ["Personality", "Persons", "Diseases", "Chemicals", "PERSONS", "Person"])
+def test_inflections_vocabulary_words_acronyms_and_the_corpus_words_are_not_glued_pieces(word):
+    forms = {"person": ["person"], "Disease": ["Dise", "Disease", "ase"], "Chemical": ["Chemical"]}
+    words = {"person", "personality", "diseases", "chemicals"}
+    assert not TagPieceFinder(forms, ["person", "Person", "Disease"], words=words).is_piece(word)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -172,13 +173,29 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
     return training_args
 
 
+class _PlanHandler(logging.Handler):
+    """Prints a record on whatever ``sys.stdout`` is when it comes (a stream kept from earlier may be closed)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"hf-ecg train: {self.format(record)}", flush=True)
+
+
+def _print_plan(plan_logger: logging.Logger) -> None:
+    """Print the line that says what the training will do, before it starts, on stdout."""
+    if not any(isinstance(handler, _PlanHandler) for handler in plan_logger.handlers):
+        plan_logger.addHandler(_PlanHandler())
+    plan_logger.setLevel(logging.INFO)
+    plan_logger.propagate = False
+
+
 def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
-    from ..training.train import train_ecg_model
+    from ..training.train import PLAN_LOGGER, train_ecg_model
 
     corpus_file(args.data, "--data")
     if args.validation is not None:
         corpus_file(args.validation, "--validation")
     training_args = _training_arguments(args, extra)
+    _print_plan(PLAN_LOGGER)
     trainer = train_ecg_model(
         args.data,
         args.model,

@@ -20,6 +20,8 @@ own choice of the requested tag). ``save_pretrained`` writes this code and a
 
 from __future__ import annotations
 
+import json
+import os
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
@@ -32,7 +34,7 @@ from .decoding_config import ShardSeeds
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .filling import TemplateFiller, shards_per_writer_call
 
-__all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline"]
+__all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline", "save_pipeline_code"]
 
 TASK = "entity-controlled-generation"
 _DECODING_OPTIONS = {f.name for f in fields(DecodingConfig)} - {"seed"}
@@ -215,6 +217,26 @@ def _is_torch_dataset(inputs: Any) -> bool:
     except ImportError:
         return False
     return isinstance(inputs, Dataset)
+
+
+def save_pipeline_code(save_directory: str | os.PathLike) -> None:
+    """Write this pipeline's code into a saved model folder and its ``custom_pipelines`` entry into the folder's
+    ``config.json``, as :meth:`EntityControlledGenerationPipeline.save_pretrained` does, so that
+    ``pipeline(model=folder, trust_remote_code=True)`` works where hf_ecg is not installed."""
+    from transformers.dynamic_module_utils import custom_object_save
+
+    register_pipeline()
+    info = dict(EntityControlledGenerationPipeline._registered_impl[TASK])
+    info["impl"] = f"{__name__.rsplit('.', 1)[-1]}.{EntityControlledGenerationPipeline.__name__}"
+    info["pt"] = [model_class.__name__ for model_class in info["pt"]]
+    custom_object_save(EntityControlledGenerationPipeline, save_directory)
+    config_file = os.path.join(save_directory, "config.json")
+    with open(config_file, encoding="utf-8") as file:
+        config = json.load(file)
+    config["custom_pipelines"] = {TASK: info}
+    with open(config_file, "w", encoding="utf-8") as file:
+        json.dump(config, file, indent=2, sort_keys=True)
+        file.write("\n")
 
 
 def register_pipeline() -> None:

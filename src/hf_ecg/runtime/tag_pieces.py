@@ -8,7 +8,9 @@ label says ``O``. A word of ``O`` text is a tag piece when it, or a part of it b
 - is one of the *forms* of a type's name (the sub-words the model's tokenizer splits its description
   into, the description, the type name and its beginnings of 4 or more characters: ``Dise``, ``ase``,
   ``Disease``, ``Chem``, ``cell_line``), or several run together (``DiseDise``, ``asease``), or
-- begins with one and goes on with a capital, a digit or ``_`` (``DiseHLA``, ``DiseEases``, ``cell_``), or
+- begins with one, or with a type's name in any case, and goes on with a capital, a digit or ``_`` (``DiseHLA``,
+  ``DiseEases``, ``cell_``, ``PersonI``), or a type's name goes on with letters that make no vocabulary word
+  (``Diseaseangenics``), or
   with whole words of the tokenizer's vocabulary (``Chemicaldaily``, ``Diseaseand``, ``asewing``; only
   after a type name or a form that is no word itself, so ``lineage`` and ``cellphone`` pass),
 
@@ -115,6 +117,8 @@ class TagPieceFinder:
         # (``line`` + ``age`` is a word, ``Dise`` + ``ase`` + ``and`` is not).
         self._glue = [f for f in self.forms if f in forms or f.lower() not in self.words]
         self._rest_pieces = (self.words | {f.lower() for f in self.forms}) if self.words else frozenset()
+        # Type names in any case, for a name glued to what follows it (``PersonI``, ``Diseaseangenics``).
+        self._names = sorted({name.casefold() for name in forms if len(name) >= MIN_PREFIX_LENGTH}, key=len)
 
     def is_piece(self, word: str, *, first: bool = False) -> bool:
         """Whether ``word`` spells a tag's name (and is not one of the exceptions); ``first``: it begins its
@@ -138,6 +142,8 @@ class TagPieceFinder:
                 following = part[len(form)]
                 if following.isupper() or following.isdigit() or following == "_":
                     return True
+        if self._glued_to_a_name(part):
+            return True
         if self.words and part.lower() not in self.words:
             return any(
                 len(part) > len(form)
@@ -145,6 +151,22 @@ class TagPieceFinder:
                 and self._spelt_by(part[len(form) :].lower(), self._rest_pieces)
                 for form in self._glue
             )
+        return False
+
+    def _glued_to_a_name(self, part: str) -> bool:
+        """Whether ``part`` is a type's name in any case run into a word: followed by a capital, a digit or ``_``
+        (``PersonI``), or, with a vocabulary, by 3 or more letters where the whole is no word of it
+        (``Diseaseangenics``; ``Diseases``, ``Personality`` pass). An all-capitals word is an acronym, not a glue."""
+        if part.isupper():
+            return False
+        folded = part.casefold()
+        for name in self._names:
+            if len(part) > len(name) and folded.startswith(name):
+                rest = part[len(name) :]
+                if rest[0].isupper() or rest[0].isdigit() or rest[0] == "_":
+                    return True
+                if self.words and len(rest) >= MIN_FORM_LENGTH and rest.isalpha() and folded not in self.words:
+                    return True
         return False
 
     @staticmethod

@@ -59,13 +59,15 @@ OWN_SENTENCE_RULES = ("duplicate", "tag-leak", "whole")
 OWN_SENTENCE_CHECKS = ("refused-redraw", "second-sentence", "odd-word")
 
 
-def own_sentence_count(num_sentences: int, requested: int | None) -> int:
+def own_sentence_count(num_sentences: int, requested: int | None, *, trial: bool = False) -> int:
     """How many sentences the first generator writes: ``requested`` when given (0: train once), else
     :data:`OWN_SENTENCES_PER_GOLD` per training sentence and at least :data:`OWN_SENTENCES_MIN`, for corpora of
-    fewer than :data:`OWN_SENTENCES_MAX_CORPUS` sentences (0 for larger ones)."""
+    fewer than :data:`OWN_SENTENCES_MAX_CORPUS` sentences (0 for larger ones). A ``trial`` (a run the user cut
+    short with ``max_steps`` or under one epoch) trains once unless ``requested`` says otherwise: a second
+    training on what a few steps wrote is no trial."""
     if requested is not None:
         return requested
-    if num_sentences >= OWN_SENTENCES_MAX_CORPUS:
+    if trial or num_sentences >= OWN_SENTENCES_MAX_CORPUS:
         return 0
     return max(OWN_SENTENCES_PER_GOLD * num_sentences, OWN_SENTENCES_MIN)
 

@@ -7,6 +7,7 @@ epoch kept), save; on small corpora write sentences with that generator and trai
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import replace
 from typing import Any
@@ -18,9 +19,12 @@ from ..runtime.ecg_config import ECGConfig
 from .trainer import ECGTrainer
 from .training_args import ECGTrainingArguments
 
-__all__ = ["hold_out_sentences", "train_ecg_model"]
+__all__ = ["PLAN_LOGGER", "hold_out_sentences", "is_trial", "train_ecg_model", "training_plan"]
 
 logger = logging.getLogger(__name__)
+#: The logger of the one line that says what a training will do (:func:`training_plan`), at INFO: ``hf-ecg train``
+#: prints it before training starts.
+PLAN_LOGGER = logging.getLogger(__name__ + ".plan")
 
 
 def hold_out_sentences(
@@ -137,7 +141,8 @@ def train_ecg_model(
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = _check_before_training(args, data, validation, overwrite, resume, later)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
-    own_count = own_sentence_count(len(corpus), args.own_sentences)
+    own_count = own_sentence_count(len(corpus), args.own_sentences, trial=is_trial(args))
+    PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count))
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
 
     def card() -> ECGModelCardData:
@@ -215,6 +220,28 @@ def train_ecg_model(
                 f"{error}; the trained model is in {args.output_dir}/: push it with `{later}`"
             ) from error
     return trainer
+
+
+def is_trial(args: ECGTrainingArguments) -> bool:
+    """Whether the user cut the training short (``max_steps``, or under one epoch): a quick try, trained once."""
+    return args.max_steps > 0 or args.num_train_epochs < 1
+
+
+def training_plan(num_sentences: int, num_rows: int, args: ECGTrainingArguments, own_count: int) -> str:
+    """One line saying what :func:`train_ecg_model` will do and about how many optimizer steps it takes."""
+    per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps * max(1, args.world_size)
+    if args.max_steps > 0:
+        steps = f"{args.max_steps} steps (--max-steps)"
+    else:
+        epochs = f"{args.num_train_epochs:g} epoch{'s' * (args.num_train_epochs != 1)}"
+        steps = f"about {math.ceil(num_rows / per_step * args.num_train_epochs)} steps ({epochs} of {num_rows} rows)"
+    if not own_count:
+        return f"training once on {num_sentences} sentences: {steps}"
+    return (
+        f"training twice on {num_sentences} sentences: {steps}, then it writes {own_count} sentences and trains "
+        "again on the gold ones and the whole ones it wrote, which helps a small corpus "
+        "(--own-sentences 0 trains once)"
+    )
 
 
 def _train(trainer: ECGTrainer, resume: bool) -> None:

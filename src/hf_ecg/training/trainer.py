@@ -212,6 +212,11 @@ class ECGTrainer(Trainer):
         else:
             super().save_model(output_dir, _internal_call=_internal_call)
         if self.args.should_save:
+            if not _internal_call:  # the final model: loadable by pipeline(trust_remote_code=True) without hf_ecg
+                from ..runtime.pipeline import save_pipeline_code
+
+                save_pipeline_code(output_dir)
+                self.model_card_data.has_pipeline_code = True
             self._write_ecg_files(output_dir)
 
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
