@@ -8,7 +8,7 @@ In this one process, on one model, after a short warm-up of each:
   ``hf-ecg generate`` does (one continuous batch; a template's first prompt encoded on the keys/values of the
   sentence the decoder encoded, each later one going on from the template's previous prompt: with
   ``after-sentence`` the row stays in the batch and is fed the ids after those the two prompts share);
-- **per-slot generate**: the writer as it was before (issue 48): slot by slot over all templates, each try a
+- **per-slot generate**: the per-slot writer: slot by slot over all templates, each try a
   ``model.generate`` call over the whole prompt, batches of ``--batch-size`` prompts sorted by length.
 
 For each: seconds, slots per second, the positions the model computed (input ids of every forward, padding
@@ -47,7 +47,7 @@ from bench_generation import counted_positions, device_description
 
 
 class PerSlotGenerateWriter(MentionWriter):
-    """The writer before issue 48, kept as the baseline: each slot index over all templates in turn, each try a
+    """The per-slot writer, kept as the baseline: each slot index over all templates in turn, each try a
     ``model.generate`` call on whole prompts (sorted by length, ``batch_size`` per call)."""
 
     def _write_all(

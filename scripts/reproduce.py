@@ -6,7 +6,7 @@
 
 A run computes everything it reports, in its own folder (default outputs/reproduce/<dataset>-<N>/;
 a rerun of the same command resumes there). The committed figures it is compared with live apart,
-in results/reference.json (issue 19's converged-protocol measurements and the paper's).
+in results/reference.json (the converged-protocol measurements and the paper's).
 
 Stages (DESIGN §4-5; hf_ecg.experiments.protocol): gold = the first N training sentences (JNLPBA: of its
 dev split); the ECG-QALM and ECG-LM generators; synthetic sets (ECG-QALM over-generated, then selected;

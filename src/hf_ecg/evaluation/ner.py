@@ -58,7 +58,7 @@ def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *
 
     The synthetic stage's updates then grow with the square root of the data: ten times the data gets three
     times the updates of one times in a third of its passes. Measured at ten times (docs/results.md, generated
-    mentions): 20 passes overfit (BC5CDR 45: 0.356 with bank mentions, issue 19); the updates of one times
+    mentions): 20 passes overfit (BC5CDR 45: 0.356 with bank mentions); the updates of one times
     (2 passes) undertrain once mentions are new (BC5CDR 45: 0.516, level with one times; JNLPBA 186: 0.446);
     6 passes: 0.549 and 0.459. With every mention recycled from the gold bank, 6 passes at ten times overfit
     those few names (BC5CDR 45: 0.397, below gold's 0.452; 2 passes: 0.461), hence ``recycled``.

@@ -51,9 +51,9 @@ class NERConfig:
     recipe: str = field(
         default="two-stage",
         metadata={
-            "help": "how synthetic data enters training: concat (one set, gold and synthetic together), oversample "
-            "(gold repeated until it is at least gold_share of the set), two-stage (synthetic first, then gold; the "
-            "default: the best measured for ECG-QALM data, docs/results.md)",
+            "help": "how synthetic data enters training: concat (one set), oversample (gold repeated to "
+            "gold_share of the "
+            "set) or two-stage (synthetic first, then gold; default)",
             "choices": list(RECIPES),
         },
     )
@@ -61,12 +61,9 @@ class NERConfig:
     synthetic_epochs: float | None = field(
         default=None,
         metadata={
-            "help": "two-stage: epochs of the synthetic stage (default: epochs × √(gold sentences / synthetic "
-            "sentences), rounded, at most epochs: 20 at one times, 14 at two, 9 at five, 6 at ten, so that more "
-            "synthetic data gets more updates but fewer passes and no multiple needs retuning; measured in "
-            "docs/results.md). When no synthetic mention is new (every one is the gold sentences' own: bank "
-            "mentions, mention replacement), the updates of one times instead (epochs × gold / synthetic, 2 at "
-            "ten times): more passes over the same names overfit"
+            "help": "two-stage: epochs of the synthetic stage; default: epochs × √(gold / synthetic "
+            "sentences), at most "
+            "epochs, or the updates of one times when no synthetic mention is new (see docs/guides/evaluate.md)"
         },
     )
     patience: int = field(
@@ -83,9 +80,9 @@ class NERConfig:
     bf16: bool = field(
         default=False,
         metadata={
-            "help": "train and predict under bfloat16 autocast, the weights and optimizer staying float32: "
-            "faster on a CPU with AVX-512 BF16 or a recent GPU (scripts/bench_tagger.py), same F1 within the "
-            "seeds' spread (docs/results.md); off by default, as the reference numbers are float32"
+            "help": "train and predict under bfloat16 autocast, weights and optimizer in float32: faster on "
+            "CPUs and GPUs "
+            "that support it (off by default)"
         },
     )
 

@@ -119,7 +119,7 @@ class ReproduceConfig:
 
 @dataclass(frozen=True)
 class Setting:
-    """Where a corpus's splits are and how its NER protocol trains (the reference protocol of issue 19)."""
+    """Where a corpus's splits are and how its NER protocol trains (the reference protocol)."""
 
     train: str
     test: str

@@ -1,4 +1,4 @@
-"""The extended tables' mention-source curve (issue 31): gold + ECG-QALM at each multiple of gold with the
+"""The extended tables' mention-source curve: gold + ECG-QALM at each multiple of gold with the
 mentions from the training bank, written by the generator in context, or from a gazetteer, each with and
 without repair, and mention replacement given the same gazetteer at the same multiples.
 

@@ -45,10 +45,7 @@ class DecodingConfig:
     )
     batch_size: int = field(
         default=64,
-        metadata={
-            "help": "Rows decoded together (batched mode). 64 writes 10-30% more samples per second than 32 on a "
-            "2-core CPU in bfloat16 (scripts/bench_generation.py); a GPU takes more."
-        },
+        metadata={"help": "Rows decoded together in batched mode; a GPU takes more. See docs/performance.md."},
     )
     do_sample: bool = field(default=True, metadata={"help": "Sample (True) or take the most likely token."})
     temperature: float = field(default=1.0, metadata={"help": "Softmax temperature (> 0)."})
@@ -57,19 +54,16 @@ class DecodingConfig:
     block_end: str = field(
         default="target",
         metadata={
-            "help": "What may end a block: 'target' (default): only the model's own choice of the requested tag "
-            "(of <ENDTEXT> in the last block), so every sentence ends where the model ends it; 'any-stop': also "
-            "any other tag or <ENDTEXT> the model writes, replaced by the requested one and counted in cut_blocks "
-            "(fewer forced tags, but a sentence can be cut where the model wanted another entity).",
+            "help": "What may end a block: 'target' (default), only the model's own choice of the requested tag, or "
+            "'any-stop', also any other tag it writes, replaced by the requested one and counted as cut.",
             "choices": list(BLOCK_ENDS),
         },
     )
     max_block_tokens: int = field(
         default=64,
         metadata={
-            "help": "Most tokens in one block, tag included; a block reaching it is drawn again (max_attempts), then "
-            "gets its tag forced. The default is as long as 99% of gold blocks (JNLPBA: 3% of its blocks are longer "
-            "than 48 SmolLM2 tokens, 1% longer than 63)."
+            "help": "Most tokens in one block, tag included; a full block is drawn again, then gets its tag forced. "
+            "Default: as long as 99% of the gold blocks."
         },
     )
     end_at_sentence_end: bool = field(
@@ -83,71 +77,53 @@ class DecodingConfig:
     redraw_unended: bool = field(
         default=True,
         metadata={
-            "help": "When sampling, draw the last block again (up to max_attempts) when the sentence it closes does "
-            "not end like the training sentences (sentence_endings, e.g. '.'): the model stopped mid-phrase. A "
-            "rejection, not a mask: the model is never made to write on, so it does not fall into loops. Only for "
-            "models whose training sentences almost all end so (ecg_config.unended_share under 5%; not tweets)."
+            "help": "When sampling, draw the last block again when its sentence does not end the way the training "
+            "sentences end (a rejection, not a mask)."
         },
     )
     redraw_repetition: bool = field(
         default=True,
         metadata={
-            "help": "When sampling, draw a block again (up to max_attempts) when it repeats an n-gram of up to 4 "
-            "words 3 times in a row ('36-I 36-I 36-I'), the loop a small model falls into; numbers count by their "
-            "shape ('20 % of 30 % of 50 % of')."
+            "help": "When sampling, draw a block again when it repeats an n-gram of up to 4 words 3 times in "
+            "a row, the "
+            "loop a small model falls into."
         },
     )
     redraw_run_on: bool = field(
         default=True,
         metadata={
-            "help": "When sampling, draw a block again (up to max_attempts) as soon as it ends a sentence and begins "
-            "another: a sentence ending followed by a capitalised word, a number or an entity ('cells . The', "
-            "'cells . 4 5 6', 'cells . IM-9') or a line break, each kind only where under 1% of the training sentences "
-            "have it "
-            "(ecg_config.sentence_breaks: sentence-split corpora, not tweets; BC5CDR writes 'P = 0 . 047'). "
-            "Without it a rambling block runs on to its token limit."
+            "help": "When sampling, draw a block again as soon as it ends a sentence and begins another, where that is "
+            "rare in the training sentences."
         },
     )
     redraw_unrequested_tag: bool = field(
         default=False,
         metadata={
-            "help": "When sampling, draw a block again (up to max_attempts) when the model writes an entity tag the "
-            "request does not allow there (another type than the block's, any tag in the last block) instead of "
-            "taking that tag's probability away. Off by default: measured on BC5CDR 45 it draws 2.3 blocks per kept "
-            "one and still leaves more tag pieces than redraw_tag_pieces alone (docs/results.md)."
+            "help": "When sampling, draw a block again when the model writes a tag the request does not allow there, "
+            "instead of masking that tag out (off by default; see docs/ablations.md)."
         },
     )
     redraw_tag_pieces: bool = field(
         default=True,
         metadata={
-            "help": "When sampling, draw a block again (up to max_attempts) when its text spells a tag's name ('Dise', "
-            "'ase', 'DiseHLA'; not words the training corpus writes, such as 'disease'): "
-            "hf_ecg.runtime.tag_pieces. Where the model wants a tag it may not write, the mask leaves it the "
-            "nearest tokens, the pieces of the tag's name: an unlabelled entity in O text."
+            "help": "When sampling, draw a block again when its text spells a tag's name ('Dise', 'ase', "
+            "'PersonI'): an "
+            "entity the model meant, left as O text."
         },
     )
     max_entities: int = field(default=32, metadata={"help": "Longest entity sequence accepted."})
     max_attempts: int = field(
         default=10,
         metadata={
-            "help": "Tries per block. A block that reaches max_block_tokens without its tag, or that a redraw_* "
-            "rule rejects, is drawn again (when sampling) while tries are left and redraw_budget allows; then a "
-            "full block gets its tag forced and a rejected one is kept as it is (its sample's flags say so). "
-            "Sequential mode: "
-            "the paper's regenerate-until-tag loop, with the same rejections."
+            "help": "Tries per block: a full or rejected block is drawn again while tries and the redraw budget last, "
+            "then a full one gets its tag forced and a rejected one is kept, flagged."
         },
     )
     redraw_budget: float | None = field(
         default=DEFAULT_REDRAW_BUDGET,
         metadata={
-            "help": "Bound on the tokens of blocks drawn again, as a multiple of the tokens kept so far in the run "
-            "(one decode call; generate_dataset: one shard), plus a block limit per 4 batch rows for the first "
-            "blocks: once it is reached a block gets no more tries (a block that breaks a rule as it is written "
-            "ends there, its tag forced; a full block gets its tag forced; a rejected one is kept; its sample's "
-            "flags say so) until kept text earns more. With the default 1.0 a run "
-            "costs at most about twice what its kept text costs, whatever the model; converged generators "
-            "redraw 0.2-0.6 tokens per kept token and never reach it, barely trained ones would otherwise "
-            "redraw 4 or more. None: no bound (every block gets max_attempts)."
+            "help": "Bound on the tokens drawn again, as a multiple of the tokens kept so far, so that a run costs at "
+            "most about twice its kept text; then blocks get no more tries. None: no bound (default 1.0)."
         },
     )
     seed: int | None = field(

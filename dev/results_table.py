@@ -1,0 +1,148 @@
+"""The one current results table: rendered from the committed reports, the same in README.md and at the top of
+docs/benchmarks.md (a test holds all three equal).
+
+    python dev/results_table.py            # print the table
+    python dev/results_table.py --write    # put it between the markers of README.md and docs/benchmarks.md
+
+Every cell is entity micro F1, mean ± std over tagger seeds, of the one protocol: ``hf-ecg evaluate ner`` with its
+defaults (MiniLM-L6, 20 epochs, two-stage, the synthetic stage's epochs by its √ rule, no model selection, the whole
+test split), learning rate 1e-4 on BC5CDR and 5e-5 on JNLPBA. ``ROWS`` names each cell's report and the commit
+that added it; ``COMMANDS`` says how each row is made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "<!-- results-table:begin -->", "<!-- results-table:end -->"
+PAGES = ("README.md", "docs/benchmarks.md")
+CORPORA = ("BC5CDR 45", "JNLPBA 186")
+
+#: (row, {corpus: (reports, commit)}); a row of several reports pools their runs (one seed a report).
+ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
+    (
+        "gold alone",
+        {
+            "BC5CDR 45": (["results/reference.json#bc5cdr-45"], "b7ee28f"),
+            "JNLPBA 186": (["results/reference.json#jnlpba-186"], "b7ee28f"),
+        },
+    ),
+    (
+        "gold + mention replacement, 10×",
+        {
+            "BC5CDR 45": (["results/generated-mentions/bc5cdr-45-mr-bank-10x.ner.json"], "d0d5e4c"),
+            "JNLPBA 186": (["results/generated-mentions/jnlpba-186-mr-bank-10x.ner.json"], "825cdec"),
+        },
+    ),
+    (
+        "gold + self-training on the rest of the pool",
+        {
+            "BC5CDR 45": (
+                [f"results/label-noise/bc5cdr-45-self-training-450-seed{s}.ner.json" for s in (1, 2, 3)],
+                "d6fe450",
+            ),
+            "JNLPBA 186": (
+                [f"results/label-noise/jnlpba-186-self-training-1553-seed{s}.ner.json" for s in (1, 2)],
+                "9b6a967",
+            ),
+        },
+    ),
+    (
+        "**gold + hf_ecg, defaults, 10×**",
+        {
+            "BC5CDR 45": (["results/default-generators/bc5cdr-45-10x-bc45.ner.json"], "84cd52c"),
+            "JNLPBA 186": (["results/writer-in-batch/jnlpba-186-10x-jn186.ner.json"], "b5cc645"),
+        },
+    ),
+    (
+        "gold + hf_ecg with your name lists (`--mentions`), 10×",
+        {
+            "BC5CDR 45": (["results/mention-lists/bc5cdr-45-lists-10x-se6.ner.json"], "7123584"),
+            "JNLPBA 186": (["results/mention-lists/jnlpba-186-lists-10x-se6.ner.json"], "884d845"),
+        },
+    ),
+]
+
+#: How each row is made (DATA: the corpora; BC5CDR shown, JNLPBA the same with jnlpba/devel.tsv:186, -n 1860,
+#: --learning-rate 5e-5).
+COMMANDS = {
+    "gold alone": "hf-ecg evaluate ner --train DATA/bc5cdr/train.tsv:45 --test DATA/bc5cdr/test.tsv "
+    "--learning-rate 1e-4",
+    "gold + mention replacement, 10×": "hf-ecg baseline mention-replacement --data DATA/bc5cdr/train.tsv:45 -n 450 "
+    "--seed 1 -o MR, then evaluate ner … --synthetic MR",
+    "gold + self-training on the rest of the pool": "hf-ecg evaluate ner … --unlabelled DATA/bc5cdr/train.tsv:45:495 "
+    "(JNLPBA: devel.tsv:186:1739, two seeds)",
+    "**gold + hf_ecg, defaults, 10×**": "hf-ecg train --data DATA/bc5cdr/train.tsv --first-n 45 --model smollm2-135m "
+    "-o M; hf-ecg generate --model M -n 450 --seed 1 -o SET; evaluate ner … --synthetic SET",
+    "gold + hf_ecg with your name lists (`--mentions`), 10×": "hf-ecg generate --model M -n 450 --seed 1 --mentions "
+    "results/mention-lists/lists/bc5cdr -o SET (lists: every name of the training pool), then evaluate ner",
+}
+
+
+def cell(reports: list[str]) -> tuple[float, float]:
+    """Mean and standard deviation (over seeds) of the reports' entity F1."""
+    first, _, key = reports[0].partition("#")
+    if key:  # a summary table that holds mean and std only
+        mean, std = json.loads((ROOT / first).read_text())[key]["gold"]
+        return mean, std
+    runs = [run["entity_f1"] for path in reports for run in json.loads((ROOT / path).read_text())["runs"]]
+    return statistics.mean(runs), statistics.stdev(runs) if len(runs) > 1 else 0.0
+
+
+def seeds(reports: list[str]) -> int:
+    if "#" in reports[0]:
+        return 3
+    return sum(len(json.loads((ROOT / path).read_text())["runs"]) for path in reports)
+
+
+def render() -> str:
+    """The table, in Markdown, from the reports."""
+    lines = [
+        "| training data (MiniLM-L6 tagger, entity F1, mean ± std over seeds) | BC5CDR 45 | JNLPBA 186 | commits |",
+        "|---|---|---|---|",
+    ]
+    for row, cells in ROWS:
+        shown = []
+        for corpus in CORPORA:
+            reports, _ = cells[corpus]
+            mean, std = cell(reports)
+            shown.append(f"{mean:.3f} ± {std:.3f}" + (f" ({seeds(reports)} seeds)" if seeds(reports) != 3 else ""))
+        commits = ", ".join(f"`{cells[c][1]}`" for c in CORPORA)
+        lines.append(f"| {row} | {' | '.join(shown)} | {commits} |")
+    return "\n".join(lines) + "\n"
+
+
+def table_in(page: Path) -> str:
+    """The table between the markers of ``page``."""
+    text = page.read_text(encoding="utf-8")
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+
+
+def with_table(text: str, table: str) -> str:
+    """``text`` with ``table`` between its markers (added at the end when it has none)."""
+    block = f"{BEGIN}\n{table}{END}"
+    if BEGIN not in text:
+        return f"{text.rstrip()}\n\n{block}\n"
+    before, rest = text.split(BEGIN, 1)
+    return before + block + rest.split(END, 1)[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="write the table into README.md and the benchmarks page")
+    args = parser.parse_args()
+    table = render()
+    if not args.write:
+        print(table, end="")
+        return
+    for page in PAGES:
+        path = ROOT / page
+        path.write_text(with_table(path.read_text(encoding="utf-8"), table), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""The product speaks of itself: help in a sentence or two, no history words, a current generated reference,
+one results table in the README and on the benchmarks page, links that resolve."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hf_ecg.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "dev"))
+
+import make_reference  # noqa: E402
+import results_table  # noqa: E402
+
+#: What a help text may not hold: a measured figure, or the team's history.
+HELP_FIGURE = re.compile(r"\b0\.\d{3}|session|issue \d", re.IGNORECASE)
+HELP_LIMIT = 300
+
+
+def help_entries(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` of every help text a user reads: each command's description and summary, each option's."""
+    yield " ".join(("hf-ecg", *path, "(description)")), parser.description or ""
+    formatter = parser._get_formatter()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                yield " ".join(("hf-ecg", *path, choice.dest, "(summary)")), choice.help or ""
+            for name, sub in action.choices.items():
+                yield from help_entries(sub, (*path, name))
+        elif action.help and action.help != argparse.SUPPRESS:
+            yield " ".join(("hf-ecg", *path, *(action.option_strings or [action.dest]))), formatter._expand_help(action)
+
+
+def help_problems(entries: Iterator[tuple[str, str]]) -> list[str]:
+    return [
+        f"{where}: {'too long' if len(text) > HELP_LIMIT else 'figure or history'}: {text[:80]}"
+        for where, text in entries
+        if len(text) > HELP_LIMIT or HELP_FIGURE.search(text)
+    ]
+
+
+def test_every_help_text_is_short_and_holds_no_figure_or_history():
+    entries = list(help_entries(build_parser()))
+    assert len(entries) > 150  # every command and option was walked
+    assert help_problems(iter(entries)) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["x" * (HELP_LIMIT + 1), "tagger F1 0.465 on JNLPBA", "as measured in the ninth session", "see issue 48"]
+)
+def test_the_help_check_catches_a_long_or_measured_help(text):
+    assert help_problems(iter([("hf-ecg train --x", text)])) != []
+
+
+#: History words: the team's diary has no place in the product (it lives in git and CHANGELOG.md).
+ORDINALS = (
+    "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|"
+    "fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth"
+)
+HISTORY = [
+    re.compile(r"\bsession", re.IGNORECASE),
+    re.compile(r"\bissues? #?\d+", re.IGNORECASE),
+    re.compile(rf"\b({ORDINALS})[- ]session", re.IGNORECASE),
+    re.compile(r"previous version", re.IGNORECASE),
+]
+#: A commit hash in prose (a table's commit column may name the commit a figure was made at).
+COMMIT_IN_PROSE = re.compile(r"`[0-9a-f]{7,40}`")
+#: pytest's fixture scope is no history word.
+ALLOWED = re.compile(r"scope=\"session\"|session_start|pytest_session")
+PRODUCT = ["README.md", "docs", "src", "scripts", "model_cards", "spaces"]
+
+
+def history_problems(path: Path, text: str) -> list[str]:
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        checked = ALLOWED.sub("", line)
+        if any(pattern.search(checked) for pattern in HISTORY):
+            problems.append(f"{path}:{number}: {line.strip()[:100]}")
+        elif COMMIT_IN_PROSE.search(checked) and not checked.lstrip().startswith("|"):
+            problems.append(f"{path}:{number}: a commit hash in prose: {line.strip()[:100]}")
+    return problems
+
+
+def product_files() -> Iterator[Path]:
+    for name in PRODUCT:
+        path = ROOT / name
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        for file in files:
+            if file.is_file() and file.suffix in {".md", ".py", ".txt", ".jinja", ".yaml", ".yml", ".toml", ""}:
+                if not any(part.endswith(".egg-info") or part == "__pycache__" for part in file.parts):
+                    yield file
+
+
+def test_the_product_has_no_history_words():
+    problems = [p for file in product_files() for p in history_problems(file, file.read_text(encoding="utf-8"))]
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Measured in the nineteenth session.",
+        "This closes issue 48.",
+        "as the previous version did",
+        "fixed in `6ab5496`, the writer",
+        "Session notes",
+    ],
+)
+def test_the_history_check_catches_each_kind(line):
+    assert history_problems(Path("README.md"), line) != []
+
+
+def test_the_history_check_allows_fixtures_and_a_table_s_commit_column():
+    assert history_problems(Path("tests/conftest.py"), '@pytest.fixture(scope="session")') == []
+    assert history_problems(Path("docs/benchmarks.md"), "| gold | 0.450 ± 0.008 | `e254569` |") == []
+
+
+def test_the_cli_and_python_references_are_current():
+    for path, text in make_reference.pages().items():
+        assert (ROOT / path).read_text(encoding="utf-8") == text, f"{path} is stale: run python dev/make_reference.py"
+
+
+def test_the_readme_results_table_is_the_benchmarks_page_s_and_the_reports():
+    table = results_table.render()
+    for page in ("README.md", "docs/benchmarks.md"):
+        assert results_table.table_in(ROOT / page) == table, f"{page}: run python dev/results_table.py --write"
+
+
+def test_the_results_table_check_fails_on_a_changed_cell(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(results_table.with_table("intro\n", results_table.render()).replace("0.539", "0.593"))
+    assert results_table.table_in(page) != results_table.render()
+
+
+def test_the_readme_is_a_landing_page_whose_links_resolve():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    first_screen = "\n".join(readme.splitlines()[:120])
+    for part in ("pip install", "hf-ecg train", "pipeline(", "| BC5CDR 45"):
+        assert part in first_screen, part
+    broken = link_problems(ROOT / "README.md") + [
+        p for page in (ROOT / "docs").rglob("*.md") for p in link_problems(page)
+    ]
+    assert broken == []
+
+
+def link_problems(page: Path) -> list[str]:
+    """Relative links of ``page`` that name no file, or no heading of the file they name."""
+    problems = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        linked = (page.parent / file).resolve() if file else page
+        if not linked.exists():
+            problems.append(f"{page.name}: {target}: no such file")
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+            problems.append(f"{page.name}: {target}: no such heading")
+    return problems
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a Markdown page's headings."""
+    found = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+def test_the_reference_script_runs_as_a_user_runs_it():
+    done = subprocess.run([sys.executable, str(ROOT / "dev" / "make_reference.py"), "--check"], cwd=ROOT)
+    assert done.returncode == 0
