@@ -101,9 +101,9 @@ def test_generated_data_concatenates_with_gold_in_the_gold_label_order(model_dir
         align_labels(sorted_names, ["O", "B-Gene", "I-Gene"])
 
 
-def test_the_readme_mixing_example_runs_as_written(model_dir, tmp_path, monkeypatch):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    example = readme.split("### Mixing with your gold dataset")[1].split("```python\n")[1].split("```")[0]
+def test_the_guide_s_mixing_example_runs_as_written(model_dir, tmp_path, monkeypatch):
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "gold-data.md").read_text()
+    example = guide.split("```python\n")[1].split("```")[0]
     assert len(example.strip().splitlines()) == 5
     monkeypatch.chdir(tmp_path)
     gold_dataset().save_to_disk("my-gold")

@@ -243,6 +243,12 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
     assert "hf-ecg train: training once on" in capsys.readouterr().out  # --max-steps: a trial, trained once
     # the folder train wrote serves through its own code too, where hf_ecg cannot be imported at all
     assert _served_without_hf_ecg(trained, tmp_path) == {"entities": [["Disease", "Chemical"]] * 2, "hf_ecg": False}
+    # and with hf_ecg installed, the task by its name needs no remote code (the folder's custom task is another name)
+    from transformers import pipeline
+
+    served = pipeline("entity-controlled-generation", model=str(trained), max_block_tokens=6)
+    assert type(served).__module__ == "hf_ecg.runtime.pipeline"
+    assert served(["Disease"], num_return_sequences=1, seed=0)[0]["entities"] == ["Disease"]
     local = tmp_path / "repo"
     code = main(["push-model", "--model", str(trained), "--repo-id", "org/toy-ecg", "--local-dir", str(local)])
     assert code == 0
@@ -254,7 +260,7 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
     assert {f.name for f in local.glob("*.py")} == set(REMOTE_CODE_MODULES)  # the pinned set, nothing more
     config = json.loads((local / "config.json").read_text())
     assert (
-        config["custom_pipelines"]["entity-controlled-generation"]["impl"]
+        config["custom_pipelines"]["entity-controlled-generation-remote-code"]["impl"]
         == "pipeline.EntityControlledGenerationPipeline"
     )
     card = ModelCard.load(local / "README.md")

@@ -189,7 +189,7 @@ def test_saved_pipeline_loads_with_remote_code_without_hf_ecg(model_dir, tmp_pat
     gen = pipeline("entity-controlled-generation", model=str(model_dir))
     gen.save_pretrained(str(tmp_path / "saved"))
     config = json.loads((tmp_path / "saved" / "config.json").read_text())
-    assert config["custom_pipelines"]["entity-controlled-generation"]["impl"] == (
+    assert config["custom_pipelines"]["entity-controlled-generation-remote-code"]["impl"] == (
         "pipeline.EntityControlledGenerationPipeline"
     )
     script = (

@@ -34,9 +34,13 @@ from .decoding_config import ShardSeeds
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .filling import TemplateFiller, shards_per_writer_call
 
-__all__ = ["TASK", "EntityControlledGenerationPipeline", "register_pipeline", "save_pipeline_code"]
+__all__ = ["REMOTE_TASK", "TASK", "EntityControlledGenerationPipeline", "register_pipeline", "save_pipeline_code"]
 
 TASK = "entity-controlled-generation"
+#: The task a saved folder's ``custom_pipelines`` names: not :data:`TASK`, since transformers asks for
+#: ``trust_remote_code`` whenever the task requested is one a folder's config names, and a user with hf_ecg installed
+#: asks for :data:`TASK` with no remote code; ``pipeline(model=folder, trust_remote_code=True)`` finds this one alone.
+REMOTE_TASK = f"{TASK}-remote-code"
 _DECODING_OPTIONS = {f.name for f in fields(DecodingConfig)} - {"seed"}
 
 
@@ -200,8 +204,8 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     def save_pretrained(self, save_directory: str, **kwargs: Any) -> None:
         """Save model, tokenizer, ``ecg_config.json`` and this pipeline's code (for ``trust_remote_code``)."""
-        register_pipeline()  # _registered_impl tells save_pretrained to write custom_pipelines
         super().save_pretrained(save_directory, **kwargs)
+        save_pipeline_code(save_directory)
         self.ecg_config.save(save_directory)
 
 
@@ -233,7 +237,7 @@ def save_pipeline_code(save_directory: str | os.PathLike) -> None:
     config_file = os.path.join(save_directory, "config.json")
     with open(config_file, encoding="utf-8") as file:
         config = json.load(file)
-    config["custom_pipelines"] = {TASK: info}
+    config["custom_pipelines"] = {REMOTE_TASK: info}
     with open(config_file, "w", encoding="utf-8") as file:
         json.dump(config, file, indent=2, sort_keys=True)
         file.write("\n")
