@@ -6,8 +6,9 @@ Hub repositories as ``hf-ecg push-model --local-dir`` and ``hf-ecg push-dataset 
 copy their ``README.md`` cards to ``model_cards/<name>/README.md``. Nothing is uploaded; upload the
 folders under ``OUTPUT/hub/`` with ``hf-ecg push-*`` (without ``--local-dir``) to publish them.
 
-    python dev/reference_cards.py                      # BC5CDR 10% (456 sentences), ~25 min on 2 cores
-    python dev/reference_cards.py --first-n 45 --max-steps 20 --num-samples 45   # a quick check
+    python dev/reference_cards.py                      # BC5CDR 45 with hf-ecg train's defaults, ~15 min on 2 cores
+    python dev/reference_cards.py --ner-report REPORT  # again, the card with downstream scores (training kept)
+    python dev/reference_cards.py --max-steps 20 --num-samples 45 --output /tmp/ref   # a quick check
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA / "bc5cdr" / "train.tsv", help="training corpus")
     parser.add_argument("--name", default="bc5cdr", help="short corpus name for the repo ids (default bc5cdr)")
     parser.add_argument("--org", default="hf-ecg", help="Hub organisation of the repo ids (default hf-ecg)")
-    parser.add_argument("--first-n", type=int, default=456, help="training sentences (default 456, the 10%% split)")
-    parser.add_argument("--max-steps", type=int, default=120, help="training steps of batch 8 (default 120)")
-    parser.add_argument("--num-samples", type=int, default=456, help="synthetic samples (default: as many as gold)")
+    parser.add_argument("--first-n", type=int, default=45, help="training sentences (default 45, the 1%% split)")
+    parser.add_argument("--max-steps", type=int, default=None, help="training steps (default: hf-ecg train's epochs)")
+    parser.add_argument("--num-samples", type=int, default=450, help="synthetic samples (default 450, ten times gold)")
+    parser.add_argument("--ner-report", type=Path, default=None, help="hf-ecg evaluate ner JSON for the model card")
     parser.add_argument("--output", type=Path, default=ROOT / "outputs" / "reference", help="work folder")
     parser.add_argument("--cards", type=Path, default=ROOT / "model_cards", help="where the cards go")
     parser.add_argument(
@@ -51,18 +53,13 @@ def main() -> int:
     if (model_dir / "ecg_config.json").is_file():
         print(f"{model_dir} exists: training skipped (delete it to train again)")
     else:
-        training = ECGTrainingArguments(
-            output_dir=str(model_dir),
-            lora=True,
-            max_steps=args.max_steps,
-            max_length=128,
-            learning_rate=1e-3,
-            save_strategy="no",
-            logging_steps=10,
-        )
+        steps = {"max_steps": args.max_steps} if args.max_steps else {}
+        training = ECGTrainingArguments(output_dir=str(model_dir), **steps)  # hf-ecg train's defaults
         train_ecg_model(args.data, "smollm2-135m", training, first_n=args.first_n, corpus_name=args.name)
-    generate_dataset(model_dir, data_dir, args.num_samples, overwrite=True)
-    push_model(model_dir, model_id, local_dir=hub / "model", overwrite=True, license=args.license)
+    generate_dataset(model_dir, data_dir, args.num_samples, seed=1, overwrite=True)
+    push_model(
+        model_dir, model_id, local_dir=hub / "model", overwrite=True, license=args.license, ner_report=args.ner_report
+    )
     push_dataset(
         data_dir,
         dataset_id,
