@@ -396,7 +396,7 @@ def test_accelerate_two_processes_split_the_shards(model_dir, tmp_path):
 
 def test_a_high_redrawn_share_alone_is_not_called_undertrained(tmp_path):
     """A converged small-corpus generator redraws about half its tokens at temperature 1, more as it overfits
-    (docs/results.md, the training curves): with the redraw budget on, only blocks the budget kept as they were say
+    (docs/ablations.md, the training curves): with the redraw budget on, only blocks the budget kept as they were say
     the model is undertrained; with no budget, redrawing more than it kept still does."""
     import pyarrow as pa
     import pyarrow.parquet as pq

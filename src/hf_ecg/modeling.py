@@ -248,7 +248,7 @@ def inference_dtype(name: str, device: Any = "cpu") -> str:
     """The dtype to run a model in on ``device``, as a name: ``float32`` or ``bfloat16`` as asked, and for
     ``auto`` bfloat16 on a CPU with AVX-512 BF16 or AMX instructions (measured on a 2-core AVX-512 BF16 CPU:
     about 1.3x the tokens per second of float32 when decoding, 1.8x when encoding prompts; the same sentence
-    health, and over three BC5CDR 45 sets the same downstream F1 on average: docs/results.md) or a CUDA GPU
+    health, and over three BC5CDR 45 sets the same downstream F1 on average: docs/ablations.md) or a CUDA GPU
     that supports it, float32 elsewhere (a CPU without them emulates bfloat16, slower than float32)."""
     import torch
 

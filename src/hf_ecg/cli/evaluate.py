@@ -107,6 +107,14 @@ def add_parser(sub: Any) -> None:
         "the synthetic side",
     )
     ner.add_argument(
+        "--dictionary",
+        action="append",
+        default=None,
+        metavar="TYPE=FILE|DIR|JSON",
+        help="your name dictionary (repeatable): the report adds the lookup alone on --test, and --unlabelled "
+        "text is labelled by it (distant supervision) instead of by a tagger",
+    )
+    ner.add_argument(
         "--save-taggers",
         default=None,
         metavar="DIR",
@@ -182,6 +190,7 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
 
 
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
+    from ..data.dictionary import Dictionary
     from ..evaluation import load_source, load_unlabelled_source
     from ..evaluation.ner import evaluate_ner
 
@@ -193,6 +202,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
+    dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
     report = evaluate_ner(
         train,
         load_source(args.test),
@@ -202,6 +212,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         progress_bar=True,
         save_taggers=args.save_taggers,
         unlabelled=unlabelled,
+        dictionary=dictionary,
     )
     _print_json(report, args)
     return 0

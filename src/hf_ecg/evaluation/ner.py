@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus, Sentence
+from ..data.dictionary import Dictionary
 from .metrics import entity_scores, per_type_scores, token_macro_f1
 from .tagger import RECIPES, NERConfig, Tagger, encode_words
 
@@ -35,8 +36,10 @@ __all__ = [
     "RECIPES",
     "NERConfig",
     "Tagger",
+    "dictionary_labelled",
     "entity_scores",
     "evaluate_ner",
+    "lookup_scores",
     "new_mention_share",
     "per_type_scores",
     "score_tagger",
@@ -57,7 +60,7 @@ def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *
     instead: ``epochs × num_gold / num_synthetic``, 2 at ten times.
 
     The synthetic stage's updates then grow with the square root of the data: ten times the data gets three
-    times the updates of one times in a third of its passes. Measured at ten times (docs/results.md, generated
+    times the updates of one times in a third of its passes. Measured at ten times (docs/ablations.md, generated
     mentions): 20 passes overfit (BC5CDR 45: 0.356 with bank mentions); the updates of one times
     (2 passes) undertrain once mentions are new (BC5CDR 45: 0.516, level with one times; JNLPBA 186: 0.446);
     6 passes: 0.549 and 0.459. With every mention recycled from the gold bank, 6 passes at ten times overfit
@@ -259,6 +262,29 @@ def self_labelled(
     return teacher.label(unlabelled, name=f"unlabelled, self-labelled (seed {seed})")
 
 
+def dictionary_labelled(dictionary: Dictionary, sentences: Sequence[Sequence[str]]) -> Corpus:
+    """Distant supervision: ``sentences`` labelled by ``dictionary`` lookup (:meth:`Dictionary.spans`)."""
+    labelled = [
+        Sentence(tuple(tokens), tuple(dictionary.spans(tokens)), f"unlabelled[{i}]")
+        for i, tokens in enumerate(sentences)
+    ]
+    return Corpus(labelled, name="unlabelled, labelled by the dictionary")
+
+
+def lookup_scores(dictionary: Dictionary, test: Corpus) -> dict[str, Any]:
+    """Entity precision, recall and F1 (overall and per type) of the dictionary lookup alone on ``test``."""
+    gold = [sentence.tags for sentence in test]
+    predicted = [dictionary.tags(sentence.tokens) for sentence in test]
+    entity = entity_scores(gold, predicted)
+    return {
+        "entity_f1": entity["f1"],
+        "entity_precision": entity["precision"],
+        "entity_recall": entity["recall"],
+        "per_type": per_type_scores(gold, predicted),
+        "names": {label: len(dictionary.names[label]) for label in dictionary.types},
+    }
+
+
 def train_and_test(
     train: Sequence[Corpus],
     test: Corpus,
@@ -313,12 +339,15 @@ def evaluate_ner(
     progress_bar: bool = False,
     save_taggers: str | os.PathLike | None = None,
     unlabelled: Sequence[Sequence[str]] = (),
+    dictionary: Dictionary | None = None,
 ) -> dict[str, Any]:
     """Train and test once per seed; every run's scores plus mean and std (sample, over seeds). With
     ``save_taggers``, each seed's tagger is saved to ``save_taggers/seed-N`` (checked before any training).
     With ``unlabelled`` sentences, self-training: per seed, a tagger trained on ``train`` alone labels them
     (:meth:`Tagger.label`) and they join the synthetic side (alone: the baseline a user with their own text
-    but no generator would run; with ``synthetic``: both combined).
+    but no generator would run; with ``synthetic``: both combined). With a ``dictionary``, the report's ``lookup``
+    scores the dictionary alone on ``test`` (no model, no gold), and ``unlabelled`` sentences are labelled by the
+    dictionary instead (distant supervision), the same for every seed.
 
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``; with the default
     recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best dev F1."""
@@ -335,11 +364,15 @@ def evaluate_ner(
             "and their F1 of 0 lowers the micro F1",
             ", ".join(unseen),
         )
+    distant = dictionary_labelled(dictionary, unlabelled) if dictionary is not None and unlabelled else None
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)
         seed_synthetic = list(synthetic)
-        if unlabelled:
+        if distant is not None:
+            seed_synthetic.append(distant)
+            stages = training_stages(train, seed_synthetic, config)
+        elif unlabelled:
             seed_synthetic.append(self_labelled(train, unlabelled, config, seed, test.entity_types, progress_bar))
             stages = training_stages(train, seed_synthetic, config)
         runs.append(
@@ -358,7 +391,13 @@ def evaluate_ner(
         "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in train],
         "synthetic": [{"name": corpus.name, "sentences": len(corpus)} for corpus in synthetic],
         # self-training: sentences a tagger trained on the gold side labelled, one labelling per seed
-        "unlabelled": {"sentences": len(unlabelled)} if unlabelled else None,
+        "unlabelled": (
+            {"sentences": len(unlabelled), "labelled_by": "dictionary" if distant is not None else "self"}
+            if unlabelled
+            else None
+        ),
+        # the dictionary alone on the test split: what a user with the names and no data gets
+        "lookup": lookup_scores(dictionary, test) if dictionary is not None else None,
         "dev": {"name": dev.name, "sentences": len(dev)} if dev is not None else None,
         "test": {"name": test.name, "sentences": len(test)},
         "config": asdict(config),

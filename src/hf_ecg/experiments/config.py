@@ -81,7 +81,7 @@ class ReproduceConfig:
     recipe: str = field(
         default="two-stage",
         metadata={
-            "help": "how ECG-QALM data is mixed with gold (default two-stage, the best measured: docs/results.md)"
+            "help": "how ECG-QALM data is mixed with gold (default two-stage, the best measured: docs/ablations.md)"
         },
     )
     # NER protocol
@@ -94,7 +94,7 @@ class ReproduceConfig:
         default=False,
         metadata={
             "help": "train and score the taggers under bfloat16 autocast: faster on a CPU with AVX-512 BF16 "
-            "(scripts/bench_tagger.py), same F1 within the seeds' spread (docs/results.md); off by default, as "
+            "(scripts/bench_tagger.py), same F1 within the seeds' spread (docs/ablations.md); off by default, as "
             "the reference numbers are float32"
         },
     )

@@ -40,7 +40,7 @@ __all__ = ["MentionFiller", "TemplateFiller", "default_mentions", "shards_per_wr
 
 def default_mentions(ecg_config: ECGConfig) -> str:
     """The mention source when none is given: ``generated`` for a model trained with mention samples (new
-    mentions in context, measured better than the bank in docs/results.md), else ``random`` from the bank
+    mentions in context, measured better than the bank in docs/ablations.md), else ``random`` from the bank
     (the paper)."""
     return GENERATED if ecg_config.mention_token else "random"
 

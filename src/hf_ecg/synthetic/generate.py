@@ -131,7 +131,7 @@ def generate_dataset(
             :func:`~hf_ecg.modeling.inference_dtype`, float32 elsewhere), ``float32`` or ``bfloat16``; the one
             used is recorded in the manifest. bfloat16 writes about 1.5x the samples per second on a CPU with
             AVX-512 BF16, at the same sentence health and, over three BC5CDR 45 sets, the same tagger F1 on
-            average (docs/results.md).
+            average (docs/ablations.md).
 
     The progress bar shows the generator's tokens kept and drawn and the share redrawn (blocks drawn again:
     ``decoding.redraw_budget`` bounds it); when the run ends the manifest records what it cost

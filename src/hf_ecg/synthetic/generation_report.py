@@ -28,7 +28,7 @@ __all__ = [
 #: as they were (converged generators, which redraw 17-59% of their tokens, never reach the budget), or, with no
 #: budget, when it redrew more tokens than it kept. The redrawn share alone is no sign of undertraining: on the first
 #: 50 sentences of BC5CDR and JNLPBA it was 43-59% at every epoch from 1 to 10, overfitted ones included
-#: (docs/results.md, the training curves).
+#: (docs/ablations.md, the training curves).
 UNDERTRAINED_REFUSED_SHARE = 0.05
 
 

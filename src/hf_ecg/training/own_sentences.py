@@ -4,7 +4,7 @@ whole ones are kept, and it is trained again on the gold sentences and them.
 On small corpora a generator converged on its gold sentences still has many of its blocks drawn again (38% on
 JNLPBA's first 186 sentences, 53% on its first 50); more gold sentences are what lowers that (24% with 744). Its own
 whole sentences serve as more sentences: trained again on JNLPBA 186 and 372 of its own, 18-22% were drawn again,
-with the same downstream tagger F1 (docs/results.md). Only the sentence templates are taken from them: the mention
+with the same downstream tagger F1 (docs/ablations.md). Only the sentence templates are taken from them: the mention
 samples, the held-out split, the decoding rules' statistics and the mention bank stay the gold sentences', so
 the writer learns mentions from real ones, and a run-on the first generator wrote cannot teach the rules that
 run-ons are how the corpus writes.

@@ -1,0 +1,280 @@
+"""Name dictionaries: the typed names a user already has (MeSH, an ontology, a product catalogue), read once and
+matched in text as a field library does it.
+
+A :class:`Dictionary` maps each entity type to its names (token tuples). It is read from what users have
+(:meth:`Dictionary.read`): ``TYPE=FILE`` plain-text lists (one name a line, optionally a tab and a count: the
+mention-list format, :func:`~hf_ecg.runtime.mentions.read_mention_list`), a folder of ``TYPE.txt`` lists, or a JSON
+file ``{type: [names]}``. Every name passes the one mention check; a name listed under two types is refused, naming
+both places, since a lookup could not say which type it is.
+
+Matching (:meth:`Dictionary.spans`) runs an Aho-Corasick automaton (``pyahocorasick``) over a sentence's text, case
+folded, with a space only where two words meet (not around marks), and keeps the matches that begin and end on token
+boundaries, longest first, left to right: ``Parkinson 's disease`` matches the name ``Parkinson's disease``,
+``non - Hodgkin lymphoma`` matches ``non-Hodgkin lymphoma``, ``NSAIDs`` does not match ``NSAID``, ``the in`` does
+not match ``thein``. :meth:`Dictionary.without_common_words` drops names that the user's labelled sentences hold
+mostly as ordinary words (``lead``, ``more``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..runtime.mentions import mention_list_files, mention_problem, read_mention_list
+from ..runtime.tags import Span, spans_to_tags
+
+__all__ = ["Dictionary", "DictionaryError"]
+
+#: Names shorter than this (spaces taken out) are left out: two letters begin too many words and abbreviations.
+MIN_NAME_LENGTH = 3
+
+
+class DictionaryError(ValueError):
+    """A dictionary that cannot be read: the message names the file and, where there is one, the line."""
+
+
+def _joined(tokens: Sequence[str]) -> tuple[str, list[int]]:
+    """Tokens as one case-folded string, a space between two tokens only where a letter or digit meets a letter or
+    digit (``Parkinson 's`` is ``parkinson's``, ``non - Hodgkin`` is ``non-hodgkin``, ``the in`` stays ``the in``),
+    and where each token starts in it."""
+    text, starts = "", []
+    for token in tokens:
+        piece = "".join(token.casefold().split())
+        if text and piece and text[-1].isalnum() and piece[0].isalnum():
+            text += " "
+        starts.append(len(text))
+        text += piece
+    return text, starts
+
+
+def _key(tokens: Sequence[str]) -> str:
+    """What a name and a stretch of text are matched on (:func:`_joined`)."""
+    return _joined([part for token in tokens for part in token.split()])[0]
+
+
+class Dictionary:
+    """Typed names and the lookup that finds them in tokenized text.
+
+    Args:
+        names: per entity type, its names as token tuples (or strings, split on spaces).
+        origins: optional ``{(type, name tokens): "file:line"}``, where each name was read, for messages.
+    """
+
+    def __init__(
+        self,
+        names: Mapping[str, Iterable[Sequence[str] | str]],
+        origins: Mapping[tuple[str, tuple[str, ...]], str] | None = None,
+    ) -> None:
+        self.names: dict[str, frozenset[tuple[str, ...]]] = {}
+        for label, entries in names.items():
+            tokens = {tuple(e.split()) if isinstance(e, str) else tuple(e) for e in entries}
+            self.names[str(label)] = frozenset(t for t in tokens if t)
+        self._origins = dict(origins or {})
+        self._types_of_key: dict[str, str] = {}
+        for label in sorted(self.names):
+            for name in sorted(self.names[label]):
+                key = _key(name)
+                if len(key) < MIN_NAME_LENGTH:
+                    continue
+                other = self._types_of_key.get(key)
+                if other is not None and other != label:
+                    raise DictionaryError(
+                        f"{self._where(label, name)}: {' '.join(name)!r} is a {label} name and a {other} name "
+                        f"({self._where(other, None, key)}): a lookup cannot tell which; keep it under one type"
+                    )
+                self._types_of_key[key] = label
+        self._automaton: Any = None
+
+    def _where(self, label: str, name: tuple[str, ...] | None, key: str | None = None) -> str:
+        if name is None:
+            name = next((n for n in self.names.get(label, ()) if _key(n) == key), None)
+        return self._origins.get((label, name), f"the {label} names") if name is not None else f"the {label} names"
+
+    @classmethod
+    def read(
+        cls, sources: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike], *, encoding: str = "utf-8"
+    ) -> Dictionary:
+        """A dictionary from ``TYPE=FILE`` strings, folders of ``TYPE.txt`` lists, JSON files ``{type: [names]}``,
+        or a ``{type: file}`` mapping. :class:`DictionaryError` names the file (and line) of an empty list, a file
+        that is not text in ``encoding``, a byte-order mark, a name the mention check refuses, a folder with a
+        file that is no list, or a name under two types."""
+        files: dict[str, list[Path]] = {}
+        inline: dict[str, list[tuple[str, ...]]] = {}
+        origins: dict[tuple[str, tuple[str, ...]], str] = {}
+        items = list(sources.items()) if isinstance(sources, Mapping) else [(None, s) for s in sources]
+        if not items:
+            raise DictionaryError("no dictionary given")
+        for label, source in items:
+            if label is None and isinstance(source, str) and "=" in source and not Path(source).exists():
+                label, source = source.split("=", 1)
+            path = Path(source)
+            if label is not None:
+                if path.is_dir():
+                    raise DictionaryError(f"{label}={path} is a folder: give the file of the {label} names")
+                files.setdefault(label, []).append(path)
+            elif path.is_dir():
+                stray = sorted(p.name for p in path.iterdir() if not p.name.endswith(".txt") and p.is_file())
+                if stray:
+                    raise DictionaryError(f"{path}/{stray[0]}: not a TYPE.txt name list; move it out of the folder")
+                try:
+                    for found, file in mention_list_files(path).items():
+                        files.setdefault(found, []).append(file)
+                except ValueError as error:
+                    raise DictionaryError(str(error)) from None
+            elif path.suffix == ".json":
+                for found, names in _read_json(path, encoding).items():
+                    inline.setdefault(found, []).extend(names)
+                    origins.update({(found, n): str(path) for n in names})
+            else:
+                raise DictionaryError(f"{path}: give TYPE={path}, a folder of TYPE.txt lists, or a JSON file")
+        names: dict[str, set[tuple[str, ...]]] = {label: set(found) for label, found in inline.items()}
+        for label, paths in files.items():
+            for path in paths:
+                for name, line in _read_list(path, encoding).items():
+                    names.setdefault(label, set()).add(name)
+                    origins[(label, name)] = f"{path}:{line}"
+        return cls(names, origins)
+
+    @property
+    def types(self) -> list[str]:
+        """The entity types, sorted."""
+        return sorted(self.names)
+
+    def __len__(self) -> int:
+        return sum(len(names) for names in self.names.values())
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{label}: {len(self.names[label])}" for label in self.types)
+        return f"Dictionary({counts})"
+
+    def type_of(self, tokens: Sequence[str]) -> str | None:
+        """The type whose name ``tokens`` are (case and spaces aside), or None."""
+        return self._types_of_key.get(_key(tokens))
+
+    def _built(self) -> Any:
+        if self._automaton is None:
+            import ahocorasick
+
+            automaton = ahocorasick.Automaton()
+            for key, label in self._types_of_key.items():
+                automaton.add_word(key, (len(key), label))
+            if len(automaton):
+                automaton.make_automaton()
+            self._automaton = automaton
+        return self._automaton
+
+    def spans(self, tokens: Sequence[str]) -> list[Span]:
+        """The dictionary's names in ``tokens``: whole tokens only, the longest match first, left to right."""
+        automaton = self._built()
+        if not len(automaton) or not tokens:
+            return []
+        text, offsets = _joined(tokens)
+        starts, ends = {}, {}
+        for index, (at, token) in enumerate(zip(offsets, tokens, strict=True)):
+            length = len("".join(token.split()))
+            if length:
+                starts[at] = index
+                ends[at + length - 1] = index
+        found = []
+        for end, (length, label) in automaton.iter(text):
+            start = end - length + 1
+            if start in starts and end in ends:
+                found.append((starts[start], ends[end] + 1, label))
+        found.sort(key=lambda span: (span[0], -(span[1] - span[0])))
+        kept: list[Span] = []
+        covered = 0
+        for start, end, label in found:
+            if start >= covered:
+                kept.append(Span(start, end, label))
+                covered = end
+        return kept
+
+    def tags(self, tokens: Sequence[str]) -> list[str]:
+        """IOB2 tags of ``tokens`` by lookup (:meth:`spans`)."""
+        return spans_to_tags(self.spans(tokens), len(tokens))
+
+    def without_common_words(
+        self,
+        labelled: Iterable[tuple[Sequence[str], Sequence[str]]] = (),
+        text: Iterable[Sequence[str]] = (),
+        *,
+        common_share: float = 0.01,
+    ) -> tuple[Dictionary, list[str]]:
+        """This dictionary without the names the user's own text uses as ordinary words, and those names.
+
+        A name is ordinary when ``labelled`` sentences (tokens and IOB2 tags: the gold corpus) hold it more often as
+        ``O`` text than as an entity, or when it is one lower-case word found in at least ``common_share`` of the
+        ``text`` sentences (unlabelled text: ``more``, ``lead``, ``parents`` are everywhere, names are not)."""
+        as_entity: Counter[str] = Counter()
+        as_word: Counter[str] = Counter()
+        for tokens, tags in labelled:
+            for span in self.spans(tokens):
+                key = _key(tokens[span.start : span.end])
+                inside = all(tag != "O" for tag in tags[span.start : span.end])
+                (as_entity if inside else as_word)[key] += 1
+        sentences = 0
+        seen_in: Counter[str] = Counter()
+        for tokens in text:
+            sentences += 1
+            seen_in.update({token for token in tokens if token.islower()})
+        stopped = {key for key, count in as_word.items() if count > as_entity[key]}
+        if sentences:
+            stopped |= {key for key in self._types_of_key if seen_in[key] >= common_share * sentences}
+        names = {
+            label: [name for name in entries if _key(name) not in stopped] for label, entries in self.names.items()
+        }
+        return Dictionary(names, self._origins), sorted(stopped)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""
+        return {label: sorted(" ".join(name) for name in self.names[label]) for label in self.types}
+
+
+def _read_list(path: Path, encoding: str) -> dict[tuple[str, ...], int]:
+    """The names of a plain-text list with the line each was first read on."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise DictionaryError(f"{path}: cannot read it: {error.strerror or error}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise DictionaryError(f"{path}:1: starts with a byte-order mark; save it as {encoding} without one")
+    try:
+        counts = read_mention_list(path, encoding=encoding)
+    except ValueError as error:
+        raise DictionaryError(
+            str(error).replace(
+                "no mentions in the list (one mention per line)", "no names in the list (one name a line)"
+            )
+        ) from None
+    lines: dict[tuple[str, ...], int] = {}
+    for number, line in enumerate(raw.decode(encoding).splitlines(), 1):
+        name = tuple(line.partition("\t")[0].split())
+        if name in counts and name not in lines:
+            lines[name] = number
+    return lines
+
+
+def _read_json(path: Path, encoding: str) -> dict[str, list[tuple[str, ...]]]:
+    try:
+        loaded = json.loads(path.read_text(encoding=encoding))
+    except UnicodeDecodeError:
+        raise DictionaryError(f"{path}: not {encoding} text; save it as {encoding}") from None
+    except json.JSONDecodeError as error:
+        raise DictionaryError(f"{path}:{error.lineno}: not JSON ({error.msg})") from None
+    if not isinstance(loaded, dict) or not loaded:
+        raise DictionaryError(f"{path}: expected a JSON object {{type: [names]}} with at least one type")
+    names: dict[str, list[tuple[str, ...]]] = {}
+    for label, entries in loaded.items():
+        if not isinstance(entries, list) or not entries or not all(isinstance(e, str) for e in entries):
+            raise DictionaryError(f"{path}: {label!r} must hold a non-empty list of names (strings)")
+        for entry in entries:
+            tokens = tuple(entry.split())
+            problem = mention_problem(tokens) if tokens else "empty"
+            if problem:
+                raise DictionaryError(f"{path}: {entry[:60]!r} under {label!r} is no name: {problem}")
+            names.setdefault(label, []).append(tokens)
+    return names

@@ -1,0 +1,113 @@
+"""Name dictionaries: reading what users have, the lookup, the stop-list, the lookup and distant-supervision
+baselines of `hf-ecg evaluate ner`, and bad input refused in one line with nothing written."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_ecg.cli import main
+from hf_ecg.data.corpus import load_corpus
+from hf_ecg.data.dictionary import Dictionary, DictionaryError
+from hf_ecg.evaluation.ner import dictionary_labelled, lookup_scores
+from tiny import toy_corpus
+
+DICTIONARY = Dictionary(
+    {"Disease": ["Parkinson 's disease", "hypotension", "non-Hodgkin lymphoma"], "Chemical": ["selegiline", "lead"]}
+)
+
+
+def test_the_lookup_finds_whole_tokens_case_and_spaces_aside_longest_first():
+    tokens = "Selegiline induced postural hypotension in Parkinson's disease and non - Hodgkin lymphoma .".split()
+    found = [(s.start, s.end, s.label) for s in DICTIONARY.spans(tokens)]
+    assert found == [(0, 1, "Chemical"), (3, 4, "Disease"), (5, 7, "Disease"), (8, 12, "Disease")]
+    assert DICTIONARY.tags(["hypotensions", "selegilines"]) == ["O", "O"]  # a name is a whole token run
+    assert DICTIONARY.tags(["Hypotension"]) == ["B-Disease"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["lead", "selegiline", "x", "hypo", "tension", "hypotension", "Parkinson", "'s", "disease", "."]
+        ),
+        max_size=12,
+    )
+)
+def test_spans_never_overlap_and_each_is_a_name(tokens):
+    spans = DICTIONARY.spans(tokens)
+    for previous, span in itertools.pairwise(spans):
+        assert previous.end <= span.start
+    for span in spans:
+        assert DICTIONARY.type_of(tokens[span.start : span.end]) == span.label
+
+
+def test_common_words_are_stopped_from_gold_and_from_unlabelled_text():
+    gold = [(["lead", "was", "found", "."], ["O", "O", "O", "O"]), (["selegiline", "."], ["B-Chemical", "O"])]
+    kept, stopped = DICTIONARY.without_common_words(gold)
+    assert stopped == ["lead"] and kept.type_of(["lead"]) is None and kept.type_of(["selegiline"]) == "Chemical"
+    text = [["to", "lead", "the", "way"]] * 10 + [["selegiline", "."]] * 2 + [["no", "name", "."]] * 88
+    assert DICTIONARY.without_common_words(text=text, common_share=0.05)[1] == ["lead"]
+
+
+def test_read_lists_folders_and_json(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "Disease.txt").write_text("hypotension\t3\nParkinson 's disease\n")
+    (tmp_path / "chem.txt").write_text("aspirin\n")
+    (tmp_path / "more.json").write_text(json.dumps({"Chemical": ["ibuprofen"]}))
+    read = Dictionary.read([str(tmp_path / "d"), f"Chemical={tmp_path / 'chem.txt'}", str(tmp_path / "more.json")])
+    assert read.to_dict() == {"Chemical": ["aspirin", "ibuprofen"], "Disease": ["Parkinson 's disease", "hypotension"]}
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"Disease.txt": b""}, "Disease.txt: no names in the list"),
+        ({"Disease.txt": b"caf\xe9\n"}, "Disease.txt:1: not utf-8 text"),
+        ({"Disease.txt": b"\xef\xbb\xbffever\n"}, "Disease.txt:1: starts with a byte-order mark"),
+        ({"Disease.txt": b"fever\n", "notes.md": b"x"}, "notes.md: not a TYPE.txt name list"),
+        (
+            {"Disease.txt": b"fever\ncold\n", "Chemical.txt": b"aspirin\nCold\n"},
+            "Disease.txt:2: 'cold' is a Disease name and a Chemical name",
+        ),
+        ({"Disease.txt": b"fever\nas\x00pirin\n"}, "Disease.txt:2:"),
+    ],
+)
+def test_bad_dictionaries_are_refused_naming_file_and_line(tmp_path, files, message):
+    folder = tmp_path / "dictionary"
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    with pytest.raises(DictionaryError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        Dictionary.read([str(folder)])
+
+
+def test_evaluate_ner_with_a_bad_dictionary_says_one_line_and_writes_nothing(tmp_path, capsys):
+    data = toy_corpus(tmp_path / "toy.tsv")
+    (tmp_path / "Disease.txt").write_bytes(b"\xef\xbb\xbffever\n")
+    report = tmp_path / "report.json"
+    argv = ["evaluate", "ner", "--train", str(data), "--test", str(data), "-o", str(report)]
+    code = main([*argv, "--dictionary", f"Disease={tmp_path / 'Disease.txt'}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "Disease.txt:1: starts with a byte-order mark" in err[0]
+    assert not report.exists()
+
+
+def test_the_lookup_baseline_and_distant_supervision(tmp_path):
+    corpus = load_corpus(toy_corpus(tmp_path / "toy.tsv"))
+    names = {label: [" ".join(m) for s in corpus for t, m in s.mentions if t == label] for label in corpus.entity_types}
+    dictionary = Dictionary(names)
+    scores = lookup_scores(dictionary, corpus)
+    assert scores["entity_precision"] == 1.0 and scores["entity_recall"] == 1.0  # every gold name is in it
+    distant = dictionary_labelled(dictionary, [s.tokens for s in corpus])
+    assert [s.tags for s in distant] == [s.tags for s in corpus]
+
+
+def test_words_are_not_run_together_across_a_space():
+    """`thein` (a caffeine synonym) is no name of `the in`: spaces between two words count; around marks they do not."""
+    dictionary = Dictionary({"Chemical": ["thein", "1,2-dioleoyl"]})
+    assert dictionary.tags(["of", "the", "in", "vivo"]) == ["O", "O", "O", "O"]
+    assert dictionary.tags(["1", ",", "2", "-", "dioleoyl"]) == ["B-Chemical"] + ["I-Chemical"] * 4
