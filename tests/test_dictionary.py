@@ -111,3 +111,32 @@ def test_words_are_not_run_together_across_a_space():
     dictionary = Dictionary({"Chemical": ["thein", "1,2-dioleoyl"]})
     assert dictionary.tags(["of", "the", "in", "vivo"]) == ["O", "O", "O", "O"]
     assert dictionary.tags(["1", ",", "2", "-", "dioleoyl"]) == ["B-Chemical"] + ["I-Chemical"] * 4
+
+
+def test_the_dictionary_repair_labels_names_left_o_and_fixes_a_wrong_type():
+    tokens = ["selegiline", "induced", "hypotension", "and", "lead", "poisoning", "."]
+    tags = ["B-Disease", "O", "O", "O", "B-Chemical", "I-Chemical", "O"]
+    repaired = DICTIONARY.repaired(tokens, tags)
+    # selegiline is a Chemical name; hypotension, left O, is a Disease; "lead poisoning" is an entity it does not know
+    assert repaired == ["B-Chemical", "O", "B-Disease", "O", "B-Chemical", "I-Chemical", "O"]
+    assert DICTIONARY.repaired(tokens, tags, types=["Chemical"])[2] == "O"  # only the types the set has
+
+
+def test_filter_rule_dictionary_repairs_a_generated_folder(tmp_path, model_dir, capsys):
+    from hf_ecg.data.dataset_format import load_data_folder
+
+    data = toy_corpus(tmp_path / "toy.tsv")
+    generated = tmp_path / "gen"
+    assert main(["generate", "--model", str(model_dir), "-n", "6", "-o", str(generated), "--mentions", "random"]) == 0
+    corpus = load_corpus(data)
+    names = {label: [" ".join(m) for s in corpus for t, m in s.mentions if t == label] for label in corpus.entity_types}
+    (tmp_path / "names.json").write_text(json.dumps(names))
+    argv = ["filter", "--generated", str(generated), "--gold", str(data), "-o", str(tmp_path / "kept"), "--rule"]
+    assert main([*argv, "dictionary"]) == 2 and "--rule dictionary needs --dictionary" in capsys.readouterr().err
+    assert main([*argv, "dictionary", "--dictionary", str(tmp_path / "names.json")]) == 0
+    kept = load_data_folder(tmp_path / "kept")
+    labels = kept.features["ner_tags"].feature.names
+    dictionary = Dictionary(names)
+    for row in kept:
+        tags = [labels[k] for k in row["ner_tags"]]
+        assert dictionary.repaired(row["tokens"], tags, corpus.entity_types) == tags  # nothing left to repair

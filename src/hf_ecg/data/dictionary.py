@@ -229,6 +229,26 @@ class Dictionary:
         }
         return Dictionary(names, self._origins), sorted(stopped)
 
+    def repaired(self, tokens: Sequence[str], tags: Sequence[str], types: Iterable[str] | None = None) -> list[str]:
+        """``tags`` (IOB2) repaired by the dictionary: its names that stand in ``O`` text get their type, and an
+        entity whose words are one of its names of another type gets that type; only ``types`` (default: all) are
+        written. Entities the dictionary does not know stay as they are."""
+        from ..runtime.tags import tags_to_spans
+
+        allowed = set(self.types if types is None else types)
+        spans = list(tags_to_spans(list(tags), "IOB2")[0])
+        fixed = [
+            Span(span.start, span.end, label)
+            if (label := self.type_of(tokens[span.start : span.end])) in allowed
+            else span
+            for span in spans
+        ]
+        taken = {i for span in spans for i in range(span.start, span.end)}
+        for span in self.spans(tokens):
+            if span.label in allowed and not taken & set(range(span.start, span.end)):
+                fixed.append(span)
+        return spans_to_tags(sorted(fixed, key=lambda span: span.start), len(tokens))
+
     def to_dict(self) -> dict[str, list[str]]:
         """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""
         return {label: sorted(" ".join(name) for name in self.names[label]) for label in self.types}

@@ -16,6 +16,7 @@ RULES = (
     "no-extra",
     "unlabel",
     "relabel",
+    "dictionary",
     "exact",
 )
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
@@ -34,9 +35,11 @@ RULE_DESCRIPTIONS = {
     "nothing, 'in rats' as a chemical) becomes O text",
     "relabel": "keeps and relabels: words outside the entities that the gold taggers confidently read as an entity "
     "get that label; drops only a sample where such a word cannot be labelled without touching a requested entity",
+    "dictionary": "keeps and relabels by the name dictionary: its names left O get their type, and an entity that is "
+    "one of its names of another type gets that type",
     "exact": "any word whose predicted tag differs from the generated one",
 }
 #: Rules that need taggers trained on gold.
 TAGGER_RULES = frozenset({"mention-type", "consistent", "no-extra", "unlabel", "relabel", "exact"})
 #: Rules that change labels rather than drop samples (their changes are the ``relabelled`` column).
-REPAIR_RULES = frozenset({"unlabel", "relabel"})
+REPAIR_RULES = frozenset({"unlabel", "relabel", "dictionary"})

@@ -35,6 +35,8 @@ counted under the first rule that drops it, and the tagger rules only see what t
   get the predicted label; the requested entities never change (``entities`` still lists what was asked),
   and a sample where a confident word cannot be labelled without touching one is dropped. The output gets
   a ``relabelled`` column (words relabelled per sample) and the manifest the count;
+- ``dictionary`` (label repair, no tagger): the user's name dictionary (:class:`~hf_ecg.data.dictionary.Dictionary`)
+  labels its names left in ``O`` text and gives an entity that is one of its names of another type that type;
 - ``exact``: the predicted tags equal the generated tags, word for word.
 
 The taggers are :func:`~hf_ecg.evaluation.ner.train_tagger` models trained on the gold sentences, one
@@ -54,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus
+from ..data.dictionary import Dictionary
 from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import Tagger
@@ -111,6 +114,7 @@ def select_samples(
     tag_pieces: Mapping[str, Sequence[str]] | None = None,
     vocabulary: Iterable[str] = (),
     unlabelled: Sequence[Sequence[str]] = (),
+    dictionary: Dictionary | None = None,
 ) -> Selection:
     """Apply ``config.rules`` to generated samples (``tokens`` and their IOB2 ``tags``), judged against ``gold``.
 
@@ -182,6 +186,14 @@ def select_samples(
                 )
                 if not whole:
                     dropped_by[i] = rule
+        elif rule == "dictionary":
+            if dictionary is None:
+                raise ValueError("the dictionary rule needs a name dictionary (--dictionary)")
+            for i in candidates:
+                current = relabelled.get(i, list(tags[i]))
+                repaired = dictionary.repaired(tokens[i], current, gold.entity_types)
+                if repaired != current:
+                    relabelled[i] = repaired
         elif rule == "empty-slot":
             closing = words_before_punctuation(s.tokens for s in gold)
             for i in candidates:
@@ -235,6 +247,7 @@ def filter_generated(
     label_names: Sequence[str] | None = None,
     card_fields: Mapping[str, Any] | None = None,
     unlabelled: Sequence[Sequence[str]] = (),
+    dictionary: Dictionary | None = None,
 ) -> Path:
     """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
@@ -269,6 +282,7 @@ def filter_generated(
         "config": asdict(config),
         "label_names": list(label_names or manifest.label_names),
         **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {}),
+        **({"dictionary": {label: len(dictionary.names[label]) for label in dictionary.types}} if dictionary else {}),
     }
     done = _finished_selection(output)
     if done is not None:
@@ -305,6 +319,7 @@ def filter_generated(
         tag_pieces=tag_pieces,
         vocabulary=vocabulary,
         unlabelled=unlabelled,
+        dictionary=dictionary,
     )
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
