@@ -72,7 +72,7 @@ HISTORY = [
     re.compile(r"previous version", re.IGNORECASE),
 ]
 #: A commit hash in prose (a table's commit column may name the commit a figure was made at).
-COMMIT_IN_PROSE = re.compile(r"`[0-9a-f]{7,40}`")
+COMMIT_IN_PROSE = re.compile(r"`[0-9a-f]{7,12}`")  # not a 16-digit fingerprint
 #: pytest's fixture scope is no history word.
 ALLOWED = re.compile(r"scope=\"session\"|session_start|pytest_session")
 PRODUCT = ["README.md", "docs", "src", "scripts", "model_cards", "spaces"]
