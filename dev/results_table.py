@@ -54,7 +54,7 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
     (
         "**gold + hf_ecg, defaults, 10×**",
         {
-            "BC5CDR 45": (["results/default-generators/bc5cdr-45-10x-bc45.ner.json"], "84cd52c"),
+            "BC5CDR 45": (["results/reference-cards/bc5cdr-45-10x.ner.json"], "bd00505"),
             "JNLPBA 186": (["results/writer-in-batch/jnlpba-186-10x-jn186.ner.json"], "b5cc645"),
         },
     ),
