@@ -140,3 +140,28 @@ def test_filter_rule_dictionary_repairs_a_generated_folder(tmp_path, model_dir, 
     for row in kept:
         tags = [labels[k] for k in row["ner_tags"]]
         assert dictionary.repaired(row["tokens"], tags, corpus.entity_types) == tags  # nothing left to repair
+
+
+def test_generate_fills_the_tags_with_the_dictionary_s_names(tmp_path, model_dir):
+    from hf_ecg.data.dataset_format import load_data_folder
+
+    (tmp_path / "names").mkdir()
+    (tmp_path / "names" / "Disease.txt").write_text("myocardial infarction\nhepatitis\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "4", "-o", str(out), "--entities", "Disease"]
+    assert main([*argv, "--dictionary", str(tmp_path / "names"), "--max-block-tokens", "4"]) == 0
+    rows = load_data_folder(out)
+    labels = rows.features["ner_tags"].feature.names
+    for row in rows:
+        tags = [labels[k] for k in row["ner_tags"]]
+        mention = [w for w, t in zip(row["tokens"], tags, strict=True) if t != "O"]
+        assert " ".join(mention) in {"myocardial infarction", "hepatitis"}
+
+
+def test_generate_with_a_bad_dictionary_writes_nothing(tmp_path, model_dir, capsys):
+    (tmp_path / "Disease.txt").write_bytes(b"\xef\xbb\xbffever\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "2", "-o", str(out)]
+    assert main([*argv, "--dictionary", f"Disease={tmp_path / 'Disease.txt'}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Disease.txt:1: starts with a byte-order mark" in err[0] and not out.exists()

@@ -79,6 +79,14 @@ def add_parser(sub: Any) -> None:
         "bank, e.g. generated=0.7,lists=0.3; each sample's mention_sources column records them",
     )
     generate.add_argument(
+        "--dictionary",
+        action="append",
+        default=None,
+        metavar="TYPE=FILE|DIR|JSON",
+        help="your name dictionary (repeatable): the tags are filled with its names (as --mentions lists); "
+        "hf-ecg filter --rule dictionary repairs the labels with it",
+    )
+    generate.add_argument(
         "--corpus",
         default=None,
         metavar="DATA",
@@ -143,6 +151,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
+    if args.dictionary:
+        from ..data.dictionary import Dictionary
+
+        Dictionary.read(args.dictionary)  # refused in one line, before anything is written
+        if args.mentions and args.mention_shares is None:
+            raise CLIError(
+                "--dictionary fills the tags with its names: give --mention-shares to mix it with --mentions"
+            )
+        args.mentions = [*(args.mentions or ()), *args.dictionary]
     if args.mention_shares is not None:
         mentions = mention_mixture(args.mention_shares, args.mentions)
     else:
