@@ -165,3 +165,19 @@ def test_generate_with_a_bad_dictionary_writes_nothing(tmp_path, model_dir, caps
     assert main([*argv, "--dictionary", f"Disease={tmp_path / 'Disease.txt'}"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Disease.txt:1: starts with a byte-order mark" in err[0] and not out.exists()
+
+
+def test_a_tagger_s_predictions_repaired_by_the_dictionary_are_scored_apart(tmp_path):
+    from hf_ecg.evaluation.ner import score_tagger
+
+    corpus = load_corpus(toy_corpus(tmp_path / "toy.tsv"))
+
+    class SaysO:  # a tagger that finds nothing: the dictionary alone then finds every name it holds
+        selection = None
+
+        def predict(self, sentences):
+            return [["O"] * len(tokens) for tokens in sentences]
+
+    names = {label: [" ".join(m) for s in corpus for t, m in s.mentions if t == label] for label in corpus.entity_types}
+    scores = score_tagger(SaysO(), corpus, Dictionary(names))
+    assert scores["entity_f1"] == 0.0 and scores["with_dictionary"]["entity_f1"] == 1.0

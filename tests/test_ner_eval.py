@@ -469,7 +469,7 @@ def test_self_training_labels_the_unlabelled_text_with_a_gold_tagger_per_seed(tm
     assert labelled[0].tags == ["B-Chemical", "O", "B-Disease", "O"]  # the memorised toy corpus' reading
 
     report = evaluate_ner([corpus.subset(first_n=4)], corpus.subset(first_n=4), config, unlabelled=sentences * 3)
-    assert report["unlabelled"] == {"sentences": 6}
+    assert report["unlabelled"] == {"sentences": 6, "labelled_by": "self"}
     assert report["stages"][0]["sentences"] == 6 and report["stages"][1]["sentences"] == 4  # two-stage: theirs first
 
     text = tmp_path / "mine.txt"
@@ -497,4 +497,4 @@ def test_self_training_labels_the_unlabelled_text_with_a_gold_tagger_per_seed(tm
         )
         == 0
     )
-    assert json.loads(capsys.readouterr().out)["unlabelled"] == {"sentences": 2}
+    assert json.loads(capsys.readouterr().out)["unlabelled"] == {"sentences": 2, "labelled_by": "self"}

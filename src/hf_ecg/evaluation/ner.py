@@ -295,6 +295,7 @@ def train_and_test(
     dev: Corpus | None = None,
     progress_bar: bool = False,
     save_to: str | os.PathLike | None = None,
+    dictionary: Dictionary | None = None,
 ) -> dict[str, Any]:
     """Train one token classifier on ``train`` and ``synthetic`` (:func:`train_tagger`, its epoch chosen on
     ``dev`` when given) and score it on ``test``; with ``save_to``, save it there (:meth:`Tagger.save_pretrained`,
@@ -302,7 +303,7 @@ def train_and_test(
     tagger = train_tagger(
         train, config, seed, synthetic=synthetic, entity_types=test.entity_types, dev=dev, progress_bar=progress_bar
     )
-    scores = {"seed": seed, **score_tagger(tagger, test)}
+    scores = {"seed": seed, **score_tagger(tagger, test, dictionary)}
     if save_to is not None:
         tagger.record = {
             "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in (*train, *synthetic)],
@@ -313,13 +314,23 @@ def train_and_test(
     return scores
 
 
-def score_tagger(tagger: Tagger, test: Corpus) -> dict[str, Any]:
+def score_tagger(tagger: Tagger, test: Corpus, dictionary: Dictionary | None = None) -> dict[str, Any]:
     """Entity micro precision, recall and F1 and token macro F1 of ``tagger`` on ``test`` (and the dev
-    selection record of its training, if any)."""
+    selection record of its training, if any). With a ``dictionary``, also ``with_dictionary``: the tagger's
+    predictions repaired by the dictionary (:meth:`Dictionary.repaired`: its names the tagger left ``O`` get their
+    type), what a user who holds the names would run."""
     gold = [sentence.tags for sentence in test]
     predicted = tagger.predict([sentence.tokens for sentence in test])  # scored as predicted, as seqeval reads it
     entity = entity_scores(gold, predicted)
+    if dictionary is not None:
+        types = test.entity_types
+        joined = [dictionary.repaired(s.tokens, tags, types) for s, tags in zip(test, predicted, strict=True)]
+        both = entity_scores(gold, joined)
+        extra = {"with_dictionary": {f"entity_{k}": both[k] for k in ("f1", "precision", "recall")}}
+    else:
+        extra = {}
     return {
+        **extra,
         "entity_f1": entity["f1"],
         "entity_precision": entity["precision"],
         "entity_recall": entity["recall"],
@@ -385,6 +396,7 @@ def evaluate_ner(
                 dev=dev,
                 progress_bar=progress_bar,
                 save_to=save_paths.get(seed),
+                dictionary=dictionary,
             )
         )
     report: dict[str, Any] = {
@@ -410,6 +422,10 @@ def evaluate_ner(
         values = [run[measure] for run in runs]
         report[f"{measure}_mean"] = statistics.fmean(values)
         report[f"{measure}_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    if dictionary is not None:  # the tagger's predictions repaired by the dictionary, over the seeds
+        values = [run["with_dictionary"]["entity_f1"] for run in runs]
+        report["with_dictionary_entity_f1_mean"] = statistics.fmean(values)
+        report["with_dictionary_entity_f1_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
     types = sorted({label for run in runs for label in run["per_type"]})
     report["per_type"] = {}
     for label in types:
