@@ -22,39 +22,43 @@ ROWS = [
     ("gold + mention replacement with the dictionary's names, 10×", R / "bc5cdr-45-mr-dict-10x.ner.json", "runs"),
     ("gold + hf_ecg, defaults, 10×", ROOT / "results" / "reference-cards" / "bc5cdr-45-10x.ner.json", "runs"),
     ("gold + hf_ecg templates filled with the dictionary's names, 10×", R / "bc5cdr-45-gen-dict-10x.ner.json", "runs"),
-    (
-        "… and repaired by the dictionary (`filter --rule dictionary`)",
-        R / "bc5cdr-45-gen-dict-repaired-10x.ner.json",
-        "runs",
-    ),
+    ("… and repaired by the dictionary", R / "bc5cdr-45-gen-dict-repaired-10x.ner.json", "runs"),
     (
         "… and the whole pool by distant supervision",
         R / "bc5cdr-45-gen-dict-repaired-10x+distant-pool.ner.json",
         "runs",
     ),
 ]
+NOT_MEASURED = "not measured"
 
 
-def cell(path: Path, kind: str) -> str:
+def _mean_std(values: list[float]) -> str:
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.fmean(values):.3f} ± {std:.3f}"
+
+
+def cells(path: Path, kind: str) -> tuple[str, str]:
+    """The tagger's entity F1 and the tagger + lookup one (its predictions repaired by the dictionary)."""
     if not path.is_file():
-        return "not measured"
+        return NOT_MEASURED, NOT_MEASURED
     report = json.loads(path.read_text())
     if kind == "reference protocol":
         mean, std = report["bc5cdr-45"]["gold"]
-        return f"{mean:.3f} ± {std:.3f}"
+        return f"{mean:.3f} ± {std:.3f}", NOT_MEASURED
     if kind == "lookup":
         lookup = report["lookup"]
-        return f"{lookup['entity_f1']:.3f} (P {lookup['entity_precision']:.3f}, R {lookup['entity_recall']:.3f})"
-    runs = [run["entity_f1"] for run in report["runs"]]
-    std = statistics.stdev(runs) if len(runs) > 1 else 0.0
-    return f"{statistics.fmean(runs):.3f} ± {std:.3f}"
+        return f"{lookup['entity_f1']:.3f} (P {lookup['entity_precision']:.3f}, R {lookup['entity_recall']:.3f})", "–"
+    runs = report["runs"]
+    joined = [run["with_dictionary"]["entity_f1"] for run in runs if "with_dictionary" in run]
+    return _mean_std([run["entity_f1"] for run in runs]), _mean_std(joined) if joined else NOT_MEASURED
 
 
 def main() -> None:
-    print("| training data (BC5CDR 45, MiniLM-L6, entity F1) | score | report |")
-    print("|---|---|---|")
+    print("| training data (BC5CDR 45, MiniLM-L6 tagger) | tagger | tagger + lookup | report |")
+    print("|---|---|---|---|")
     for row, path, kind in ROWS:
-        print(f"| {row} | {cell(path, kind)} | `{path.relative_to(ROOT)}` |")
+        tagger, joined = cells(path, kind)
+        print(f"| {row} | {tagger} | {joined} | `{path.relative_to(ROOT)}` |")
 
 
 if __name__ == "__main__":
