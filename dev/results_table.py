@@ -7,7 +7,7 @@ docs/benchmarks.md (a test holds all three equal).
 Every cell is entity micro F1, mean ± std over tagger seeds, of the one protocol: ``hf-ecg evaluate ner`` with its
 defaults (MiniLM-L6, 20 epochs, two-stage, the synthetic stage's epochs by its √ rule, no model selection, the whole
 test split), learning rate 1e-4 on BC5CDR and 5e-5 on JNLPBA. ``ROWS`` names each cell's report and the commit
-that added it; ``COMMANDS`` says how each row is made.
+that added it; docs/benchmarks.md says how each row is made.
 """
 
 from __future__ import annotations
@@ -66,21 +66,6 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
 ]
-
-#: How each row is made (DATA: the corpora; BC5CDR shown, JNLPBA the same with jnlpba/devel.tsv:186, -n 1860,
-#: --learning-rate 5e-5).
-COMMANDS = {
-    "gold alone": "hf-ecg evaluate ner --train DATA/bc5cdr/train.tsv:45 --test DATA/bc5cdr/test.tsv "
-    "--learning-rate 1e-4",
-    "gold + mention replacement, 10×": "hf-ecg baseline mention-replacement --data DATA/bc5cdr/train.tsv:45 -n 450 "
-    "--seed 1 -o MR, then evaluate ner … --synthetic MR",
-    "gold + self-training on the rest of the pool": "hf-ecg evaluate ner … --unlabelled DATA/bc5cdr/train.tsv:45:495 "
-    "(JNLPBA: devel.tsv:186:1739, two seeds)",
-    "**gold + hf_ecg, defaults, 10×**": "hf-ecg train --data DATA/bc5cdr/train.tsv --first-n 45 --model smollm2-135m "
-    "-o M; hf-ecg generate --model M -n 450 --seed 1 -o SET; evaluate ner … --synthetic SET",
-    "gold + hf_ecg with your name lists (`--mentions`), 10×": "hf-ecg generate --model M -n 450 --seed 1 --mentions "
-    "results/mention-lists/lists/bc5cdr -o SET (lists: every name of the training pool), then evaluate ner",
-}
 
 
 def cell(reports: list[str]) -> tuple[float, float]:

@@ -38,6 +38,18 @@ def add_overwrite_option(parser: argparse.ArgumentParser, kind: str) -> None:
     )
 
 
+def add_dictionary_option(parser: Any, does: str) -> None:
+    """``--dictionary`` (repeatable), the user's name dictionary in the forms
+    :meth:`hf_ecg.data.dictionary.Dictionary.read` takes; ``does`` says in a few words what the command does with it."""
+    parser.add_argument(
+        "--dictionary",
+        action="append",
+        default=None,
+        metavar="TYPE=FILE|DIR|JSON",
+        help=f"your name dictionary (repeatable): {does}",
+    )
+
+
 def repair_note(num_repairs: int, scheme: str, first_at: str | None) -> str:
     """The note ``blocks`` and ``train`` print when tags that did not fit the scheme were repaired."""
     where = f", first at {first_at}" if first_at else ""

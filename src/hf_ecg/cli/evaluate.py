@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation.ner import NERConfig
-from .common import CLIError, add_config_options, add_seeds_option, config_values, parse_seeds
+from .common import CLIError, add_config_options, add_dictionary_option, add_seeds_option, config_values, parse_seeds
 
 #: The NERConfig fields ``hf-ecg evaluate ner`` takes as options (--seeds is parsed apart: a list).
 NER_OPTIONS = (
@@ -106,13 +106,10 @@ def add_parser(sub: Any) -> None:
         "are never read ('train.tsv:45:495': sentences 45 to 494); a tagger trained on --train labels it for "
         "the synthetic side",
     )
-    ner.add_argument(
-        "--dictionary",
-        action="append",
-        default=None,
-        metavar="TYPE=FILE|DIR|JSON",
-        help="your name dictionary (repeatable): the report adds the lookup alone on --test, and --unlabelled "
-        "text is labelled by it (distant supervision) instead of by a tagger",
+    add_dictionary_option(
+        ner,
+        "the report adds the lookup alone on --test, and --unlabelled text is labelled by it (distant "
+        "supervision) instead of by a tagger",
     )
     ner.add_argument(
         "--save-taggers",

@@ -10,8 +10,8 @@ from ..data.selection_rules import DEFAULT_RULES
 from ..data.selection_rules import RULES as RULE_CHOICES
 from .common import (
     LABEL_NAMES_HELP,
-    CLIError,
     add_dataset_card_options,
+    add_dictionary_option,
     add_overwrite_option,
     add_selection_options,
     dataset_card_fields,
@@ -57,13 +57,7 @@ def add_parser(sub: Any) -> None:
         help="your own unlabelled text (a .txt file, one sentence per line, or a corpus whose labels are never "
         "read): the taggers are self-trained on it as well, each labelling it after training on --gold",
     )
-    filter_.add_argument(
-        "--dictionary",
-        action="append",
-        default=None,
-        metavar="TYPE=FILE|DIR|JSON",
-        help="your name dictionary (repeatable), for --rule dictionary: its names left O get their type",
-    )
+    add_dictionary_option(filter_, "for --rule dictionary: its names left O get their type")
     filter_.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
     add_dataset_card_options(filter_.add_argument_group("dataset card (OUTPUT/README.md)"))
     add_overwrite_option(filter_, "dataset")
@@ -77,8 +71,6 @@ def _run_filter(args: argparse.Namespace) -> int:
 
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
-    if dictionary is None and "dictionary" in (args.rules or ()):
-        raise CLIError("--rule dictionary needs --dictionary TYPE=FILE|DIR|JSON")
     output = filter_generated(
         args.generated,
         load_source(args.gold),

@@ -18,6 +18,7 @@ from .common import (
     CLIError,
     add_config_options,
     add_dataset_card_options,
+    add_dictionary_option,
     add_overwrite_option,
     add_selection_options,
     config_values,
@@ -78,13 +79,10 @@ def add_parser(sub: Any) -> None:
         help="mix mention sources with these shares, one drawn per slot: generated, lists (from --mentions) and "
         "bank, e.g. generated=0.7,lists=0.3; each sample's mention_sources column records them",
     )
-    generate.add_argument(
-        "--dictionary",
-        action="append",
-        default=None,
-        metavar="TYPE=FILE|DIR|JSON",
-        help="your name dictionary (repeatable): the tags are filled with its names (as --mentions lists); "
-        "hf-ecg filter --rule dictionary repairs the labels with it",
+    add_dictionary_option(
+        generate,
+        "the tags are filled with its names (as --mentions lists); hf-ecg filter --rule dictionary repairs the "
+        "labels with it",
     )
     generate.add_argument(
         "--corpus",

@@ -275,14 +275,17 @@ def lookup_scores(dictionary: Dictionary, test: Corpus) -> dict[str, Any]:
     """Entity precision, recall and F1 (overall and per type) of the dictionary lookup alone on ``test``."""
     gold = [sentence.tags for sentence in test]
     predicted = [dictionary.tags(sentence.tokens) for sentence in test]
-    entity = entity_scores(gold, predicted)
     return {
-        "entity_f1": entity["f1"],
-        "entity_precision": entity["precision"],
-        "entity_recall": entity["recall"],
+        **_entity_fields(gold, predicted),
         "per_type": per_type_scores(gold, predicted),
         "names": {label: len(dictionary.names[label]) for label in dictionary.types},
     }
+
+
+def _entity_fields(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Entity micro F1, precision and recall as a report names them (``entity_f1``, ...)."""
+    entity = entity_scores(gold, predicted)
+    return {f"entity_{measure}": entity[measure] for measure in ("f1", "precision", "recall")}
 
 
 def train_and_test(
@@ -321,19 +324,14 @@ def score_tagger(tagger: Tagger, test: Corpus, dictionary: Dictionary | None = N
     type), what a user who holds the names would run."""
     gold = [sentence.tags for sentence in test]
     predicted = tagger.predict([sentence.tokens for sentence in test])  # scored as predicted, as seqeval reads it
-    entity = entity_scores(gold, predicted)
+    extra = {}
     if dictionary is not None:
         types = test.entity_types
         joined = [dictionary.repaired(s.tokens, tags, types) for s, tags in zip(test, predicted, strict=True)]
-        both = entity_scores(gold, joined)
-        extra = {"with_dictionary": {f"entity_{k}": both[k] for k in ("f1", "precision", "recall")}}
-    else:
-        extra = {}
+        extra["with_dictionary"] = _entity_fields(gold, joined)
     return {
         **extra,
-        "entity_f1": entity["f1"],
-        "entity_precision": entity["precision"],
-        "entity_recall": entity["recall"],
+        **_entity_fields(gold, predicted),
         "token_macro_f1": token_macro_f1(gold, predicted),
         "per_type": per_type_scores(gold, predicted),
         **({"dev_selection": tagger.selection} if tagger.selection else {}),
@@ -382,9 +380,9 @@ def evaluate_ner(
         seed_synthetic = list(synthetic)
         if distant is not None:
             seed_synthetic.append(distant)
-            stages = training_stages(train, seed_synthetic, config)
         elif unlabelled:
             seed_synthetic.append(self_labelled(train, unlabelled, config, seed, test.entity_types, progress_bar))
+        if unlabelled:
             stages = training_stages(train, seed_synthetic, config)
         runs.append(
             train_and_test(

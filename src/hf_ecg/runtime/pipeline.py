@@ -204,7 +204,10 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     def save_pretrained(self, save_directory: str, **kwargs: Any) -> None:
         """Save model, tokenizer, ``ecg_config.json`` and this pipeline's code (for ``trust_remote_code``)."""
-        super().save_pretrained(save_directory, **kwargs)
+        # not Pipeline.save_pretrained: it writes custom_pipelines under TASK, which save_pipeline_code rewrites
+        os.makedirs(save_directory, exist_ok=True)
+        self.model.save_pretrained(save_directory, **kwargs)
+        self.tokenizer.save_pretrained(save_directory, **kwargs)
         save_pipeline_code(save_directory)
         self.ecg_config.save(save_directory)
 

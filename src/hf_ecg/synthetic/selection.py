@@ -137,6 +137,7 @@ def select_samples(
     )
 
     config = config or SelectionConfig()
+    _check_dictionary(config, dictionary)
     if len(tokens) != len(tags):
         raise ValueError(f"{len(tokens)} token sequences but {len(tags)} tag sequences")
     flags = flags or {}
@@ -187,8 +188,6 @@ def select_samples(
                 if not whole:
                     dropped_by[i] = rule
         elif rule == "dictionary":
-            if dictionary is None:
-                raise ValueError("the dictionary rule needs a name dictionary (--dictionary)")
             for i in candidates:
                 current = relabelled.get(i, list(tags[i]))
                 repaired = dictionary.repaired(tokens[i], current, gold.entity_types)
@@ -231,6 +230,11 @@ def select_samples(
     )
 
 
+def _check_dictionary(config: SelectionConfig, dictionary: Dictionary | None) -> None:
+    if "dictionary" in config.rules and dictionary is None:
+        raise ValueError("--rule dictionary needs --dictionary TYPE=FILE|DIR|JSON, the name dictionary it repairs by")
+
+
 def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
     return flags[name][i] if name in flags else 0
 
@@ -271,6 +275,7 @@ def filter_generated(
     from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
+    _check_dictionary(config, dictionary)  # before any tagger trains
     source, output = Path(generated_dir), Path(output_dir)
     manifest, table = read_generated(source)
     rows = datasets.Dataset(table)
