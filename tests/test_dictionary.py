@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 
 import pytest
 from hypothesis import given
@@ -122,6 +123,16 @@ def test_the_dictionary_repair_labels_names_left_o_and_fixes_a_wrong_type():
     assert DICTIONARY.repaired(tokens, tags, types=["Chemical"])[2] == "O"  # only the types the set has
 
 
+def test_the_dictionary_first_merge_keeps_the_lookup_and_adds_what_it_does_not_know():
+    tokens = ["selegiline", "induced", "hypotension", "and", "lead", "poisoning", "."]
+    # the tagger's spans that overlap a name the lookup finds give way to it, whole ("lead" is a Chemical name)
+    tags = ["B-Disease", "I-Disease", "O", "O", "B-Chemical", "I-Chemical", "B-Disease"]
+    assert DICTIONARY.merged(tokens, tags) == ["B-Chemical", "O", "B-Disease", "O", "B-Chemical", "O", "B-Disease"]
+    only_diseases = DICTIONARY.merged(tokens, tags, types=["Disease"])
+    assert only_diseases[:6] == ["B-Disease", "I-Disease", "B-Disease", "O", "B-Chemical", "I-Chemical"]
+    assert DICTIONARY.merged(tokens, ["O"] * 7) == DICTIONARY.tags(tokens)
+
+
 def test_filter_rule_dictionary_repairs_a_generated_folder(tmp_path, model_dir, capsys):
     from hf_ecg.data.dataset_format import load_data_folder
 
@@ -156,6 +167,35 @@ def test_generate_fills_the_tags_with_the_dictionary_s_names(tmp_path, model_dir
         tags = [labels[k] for k in row["ner_tags"]]
         mention = [w for w, t in zip(row["tokens"], tags, strict=True) if t != "O"]
         assert " ".join(mention) in {"myocardial infarction", "hepatitis"}
+
+
+def test_generate_with_unlabelled_text_fills_with_the_names_it_holds_as_often_as_it_uses_them(tmp_path, model_dir):
+    from hf_ecg.data.dataset_format import load_data_folder
+
+    (tmp_path / "Disease.txt").write_text("myocardial infarction\nhepatitis\nfever\n")
+    # the user's text writes hepatitis nine times, Fever once and never myocardial infarction
+    (tmp_path / "text.txt").write_text("acute hepatitis was seen .\n" * 9 + "Fever and more .\nno names here .\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "40", "-o", str(out), "--entities", "Disease"]
+    argv += ["--dictionary", f"Disease={tmp_path / 'Disease.txt'}", "--max-block-tokens", "4"]
+    assert main([*argv, "--unlabelled", str(tmp_path / "text.txt")]) == 0
+    rows = load_data_folder(out)
+    labels = rows.features["ner_tags"].feature.names
+    drawn = Counter(
+        " ".join(w for w, k in zip(row["tokens"], row["ner_tags"], strict=True) if labels[k] != "O") for row in rows
+    )
+    assert set(drawn) == {"hepatitis", "Fever"} and drawn["hepatitis"] > 2 * drawn["Fever"]  # as the text spells it
+
+
+def test_generate_refuses_unlabelled_text_without_a_dictionary_or_with_none_of_its_names(tmp_path, model_dir, capsys):
+    (tmp_path / "Disease.txt").write_text("hepatitis\n")
+    (tmp_path / "text.txt").write_text("no names here .\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "2", "-o", str(out)]
+    argv += ["--unlabelled", str(tmp_path / "text.txt")]
+    assert main(argv) == 2 and "give --dictionary too" in capsys.readouterr().err
+    assert main([*argv, "--dictionary", f"Disease={tmp_path / 'Disease.txt'}"]) == 2
+    assert "holds none of the --dictionary names" in capsys.readouterr().err and not out.exists()
 
 
 def test_generate_with_a_bad_dictionary_writes_nothing(tmp_path, model_dir, capsys):

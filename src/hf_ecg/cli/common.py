@@ -350,9 +350,10 @@ def mention_source(values: list[str]) -> Any:
     return strategy
 
 
-def mention_mixture(shares: str, values: list[str] | None) -> Any:
+def mention_mixture(shares: str, values: list[str] | None, lists: Any = None) -> Any:
     """``--mention-shares PART=SHARE,...`` with the ``--mentions`` values (the lists of the ``lists`` share, and
-    the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.mention_sources.MentionMixture`."""
+    the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.mention_sources.MentionMixture`;
+    ``lists``, when given, are the ``lists`` share's mentions instead (a bank of dictionary names)."""
     from ..runtime.mention_sources import GENERATED, MentionMixture, MentionSource, resolve_mentions
 
     parsed: dict[str, float] = {}
@@ -367,8 +368,10 @@ def mention_mixture(shares: str, values: list[str] | None) -> Any:
         parsed[part] = share
     values = [v for v in values or () if v != GENERATED]  # generated is a share here, not a --mentions value
     source = mention_source(values) if values else None
-    lists, strategy = None, FILL_STRATEGIES[0]
+    strategy = FILL_STRATEGIES[0]
     resolved = None if source is None else resolve_mentions(source)
+    if lists is not None and resolved is not None and resolved.kind is not MentionSource.BANK:
+        raise CLIError("--mention-shares: the lists share is the dictionary's names your text holds: drop --mentions")
     if resolved is not None and resolved.kind is MentionSource.LISTS:
         lists, strategy = resolved.lists.files, resolved.strategy
     elif resolved is not None and resolved.kind is MentionSource.BANK:

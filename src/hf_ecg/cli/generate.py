@@ -85,6 +85,13 @@ def add_parser(sub: Any) -> None:
         "labels with it",
     )
     generate.add_argument(
+        "--unlabelled",
+        default=None,
+        metavar="TEXT[:N]",
+        help="your unlabelled text (a .txt file, one sentence a line, or a corpus whose labels are never read): "
+        "with --dictionary, the tags are filled with the names it holds, as often as it uses them",
+    )
+    generate.add_argument(
         "--corpus",
         default=None,
         metavar="DATA",
@@ -143,23 +150,43 @@ def add_parser(sub: Any) -> None:
     generate.set_defaults(func=_run_generate)
 
 
+def dictionary_names_in_text(dictionary: Any, spec: str) -> Any:
+    """The names of ``dictionary`` that the unlabelled text ``spec`` holds, as a mention bank of their counts (a
+    bank passed as mentions is drawn by its counts)."""
+    from ..evaluation import load_unlabelled_source
+    from ..runtime.mentions import MentionBank
+
+    found = dictionary.names_in(load_unlabelled_source(spec))
+    if not found:
+        raise CLIError(f"--unlabelled {spec}: holds none of the --dictionary names")
+    return MentionBank(found)
+
+
 def _run_generate(args: argparse.Namespace) -> int:
     from ..synthetic.generate import generate_dataset
 
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
+    names_in_text = None
+    if args.unlabelled and not args.dictionary:
+        raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
     if args.dictionary:
         from ..data.dictionary import Dictionary
 
-        Dictionary.read(args.dictionary)  # refused in one line, before anything is written
+        dictionary = Dictionary.read(args.dictionary)  # refused in one line, before anything is written
         if args.mentions and args.mention_shares is None:
             raise CLIError(
                 "--dictionary fills the tags with its names: give --mention-shares to mix it with --mentions"
             )
-        args.mentions = [*(args.mentions or ()), *args.dictionary]
+        if args.unlabelled:
+            names_in_text = dictionary_names_in_text(dictionary, args.unlabelled)
+        else:
+            args.mentions = [*(args.mentions or ()), *args.dictionary]
     if args.mention_shares is not None:
-        mentions = mention_mixture(args.mention_shares, args.mentions)
+        mentions = mention_mixture(args.mention_shares, args.mentions, lists=names_in_text)
+    elif names_in_text is not None:
+        mentions = names_in_text
     else:
         mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
     if args.corpus is not None and not Path(args.corpus).is_file():

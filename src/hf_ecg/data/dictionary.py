@@ -197,6 +197,15 @@ class Dictionary:
         """IOB2 tags of ``tokens`` by lookup (:meth:`spans`)."""
         return spans_to_tags(self.spans(tokens), len(tokens))
 
+    def names_in(self, text: Iterable[Sequence[str]]) -> dict[str, Counter[tuple[str, ...]]]:
+        """The dictionary's names that ``text`` (tokenized sentences: the user's unlabelled text) holds, as it
+        writes them, with how often: ``{type: Counter(name tokens)}``; the names a domain uses, in its spelling."""
+        found: dict[str, Counter[tuple[str, ...]]] = {}
+        for tokens in text:
+            for span in self.spans(tokens):
+                found.setdefault(span.label, Counter())[tuple(tokens[span.start : span.end])] += 1
+        return found
+
     def without_common_words(
         self,
         labelled: Iterable[tuple[Sequence[str], Sequence[str]]] = (),
@@ -248,6 +257,19 @@ class Dictionary:
             if span.label in allowed and not taken & set(range(span.start, span.end)):
                 fixed.append(span)
         return spans_to_tags(sorted(fixed, key=lambda span: span.start), len(tokens))
+
+    def merged(self, tokens: Sequence[str], tags: Sequence[str], types: Iterable[str] | None = None) -> list[str]:
+        """The dictionary's names in ``tokens`` (only ``types``, default all), then every entity of ``tags``
+        (IOB2) that overlaps none of them: the lookup first, a tagger's predictions for what it does not know."""
+        from ..runtime.tags import tags_to_spans
+
+        allowed = set(self.types if types is None else types)
+        kept = [span for span in self.spans(tokens) if span.label in allowed]
+        taken = {i for span in kept for i in range(span.start, span.end)}
+        for span in tags_to_spans(list(tags), "IOB2")[0]:
+            if not taken & set(range(span.start, span.end)):
+                kept.append(span)
+        return spans_to_tags(sorted(kept, key=lambda span: span.start), len(tokens))
 
     def to_dict(self) -> dict[str, list[str]]:
         """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""

@@ -329,6 +329,8 @@ def score_tagger(tagger: Tagger, test: Corpus, dictionary: Dictionary | None = N
         types = test.entity_types
         joined = [dictionary.repaired(s.tokens, tags, types) for s, tags in zip(test, predicted, strict=True)]
         extra["with_dictionary"] = _entity_fields(gold, joined)
+        merged = [dictionary.merged(s.tokens, tags, types) for s, tags in zip(test, predicted, strict=True)]
+        extra["dictionary_first"] = _entity_fields(gold, merged)
     return {
         **extra,
         **_entity_fields(gold, predicted),
@@ -420,10 +422,11 @@ def evaluate_ner(
         values = [run[measure] for run in runs]
         report[f"{measure}_mean"] = statistics.fmean(values)
         report[f"{measure}_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
-    if dictionary is not None:  # the tagger's predictions repaired by the dictionary, over the seeds
-        values = [run["with_dictionary"]["entity_f1"] for run in runs]
-        report["with_dictionary_entity_f1_mean"] = statistics.fmean(values)
-        report["with_dictionary_entity_f1_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    if dictionary is not None:  # the tagger's predictions joined with the dictionary's, over the seeds
+        for joined in ("with_dictionary", "dictionary_first"):
+            values = [run[joined]["entity_f1"] for run in runs]
+            report[f"{joined}_entity_f1_mean"] = statistics.fmean(values)
+            report[f"{joined}_entity_f1_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
     types = sorted({label for run in runs for label in run["per_type"]})
     report["per_type"] = {}
     for label in types:

@@ -109,9 +109,10 @@ class MentionFiller:
         if kind is MentionSource.MIXTURE:
             raise TypeError("a MentionMixture fills from several sources: use TemplateFiller")
         if kind is MentionSource.USER:
-            given = resolved.bank
-            bank = given if given is not None else _user_bank(resolved.given, ecg_config, "mentions=")
-            return cls(bank, origin=MentionOrigin.USER)
+            if resolved.bank is not None:  # a bank carries counts (names found in text): drawn by them
+                _refuse_unknown_types(dict.fromkeys(resolved.bank.types, ""), ecg_config, "mentions")
+                return cls(resolved.bank, "weighted", origin=MentionOrigin.USER)
+            return cls(_user_bank(resolved.given, ecg_config, "mentions="), origin=MentionOrigin.USER)
         if kind is MentionSource.FILE:
             data = read_json(resolved.path, "a JSON object {type: [mention, ...]}")
             if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):

@@ -158,8 +158,8 @@ class MentionMixture:
 
 
 #: What ``mentions=`` takes: ``"random"``, ``"weighted"``, ``"generated"``, a ``{type: [mentions]}`` dict, a
-#: path to a JSON file of one, a bank, the user's mention lists (:class:`MentionLists`, a ``{type: file}`` dict or
-#: a folder of ``TYPE.txt``), or a :class:`MentionMixture` of sources.
+#: path to a JSON file of one, a bank (drawn by its counts), the user's mention lists (:class:`MentionLists`, a
+#: ``{type: file}`` dict or a folder of ``TYPE.txt``), or a :class:`MentionMixture` of sources.
 Mentions = Union[str, os.PathLike, Mapping[str, Sequence[str]], MentionBank, MentionLists, MentionMixture]  # noqa: UP007 (a runtime alias)
 
 
