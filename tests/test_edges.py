@@ -857,3 +857,49 @@ def test_inference_dtype_is_bfloat16_only_where_the_hardware_computes_it():
     assert inference_dtype("auto", "meta") == "float32"
     with pytest.raises(ValueError, match="unknown dtype 'fp8'; known: auto, float32, bfloat16"):
         inference_dtype("fp8")
+
+
+# Reports are files under the output rule: refused when they exist (unless --overwrite) and always when they are
+# an input, checked before any work
+
+
+def _evaluate_argv(command: str, generated: Path, gold: Path, tmp_path: Path) -> list[str]:
+    if command == "quality":
+        return ["evaluate", "quality", "--generated", str(generated), "--reference", str(gold), "--ref-model", "none"]
+    if command == "ner":
+        return ["evaluate", "ner", "--train", f"{gold}:4", "--test", str(gold), "--seeds", "1"]
+    return ["evaluate", "labels", "--data", str(gold), "--reference", str(tmp_path / "no-tagger")]
+
+
+@pytest.mark.parametrize("command", ["quality", "ner", "labels"])
+def test_evaluate_reports_never_replace_a_file_or_an_input(command, generated, tmp_path, capsys):
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    argv = _evaluate_argv(command, generated, gold, tmp_path)
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"my": "results"}\n')
+    for output, overwrite, says in (
+        (mine, [], "exists: give a new file, or --overwrite to replace it"),
+        (gold, ["--overwrite"], "is or is inside the input"),
+        (f"{gold}", [], "is or is inside the input"),
+        (tmp_path, [], "is a folder: the output is a file"),
+    ):
+        before = {path: md5(path) for path in (mine, gold)}
+        assert main([*argv, "-o", str(output), *overwrite]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0] and "--output" in err[0]
+        assert {path: md5(path) for path in (mine, gold)} == before
+    manifest = generated / "ecg_generation.json"
+    before = md5(manifest)
+    assert main([*argv, "-o", str(manifest), "--overwrite"]) == 2 and md5(manifest) == before
+    if command == "quality":  # with --overwrite the user's file is replaced by the report
+        assert main([*argv, "-o", str(mine), "--overwrite"]) == 0
+        assert "rouge_l_mean" in json.loads(mine.read_text())
+
+
+def test_evaluate_ner_refuses_a_file_as_the_taggers_folder_before_training(tmp_path, capsys):
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    (tmp_path / "taggers").write_text("mine\n")
+    argv = ["evaluate", "ner", "--train", f"{gold}:4", "--test", str(gold), "--seeds", "1"]
+    assert main([*argv, "--save-taggers", str(tmp_path / "taggers")]) == 2
+    assert "is a file: the taggers go to a folder" in capsys.readouterr().err
+    assert (tmp_path / "taggers").read_text() == "mine\n"

@@ -57,7 +57,7 @@ def add_parser(sub: Any) -> None:
         "the offline base model)",
     )
     quality.add_argument("--batch-size", type=int, default=16, help="perplexity batch size (default 16)")
-    quality.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    _add_report_options(quality)
     quality.set_defaults(func=_run_evaluate_quality, prints_json=True)
 
     ner = evaluate_sub.add_parser(
@@ -118,7 +118,7 @@ def add_parser(sub: Any) -> None:
         help="save each seed's tagger to DIR/seed-N with its test scores (e.g. a reference tagger for hf-ecg "
         "evaluate labels, trained on a whole training split)",
     )
-    ner.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    _add_report_options(ner)
     ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
 
     labels = evaluate_sub.add_parser(
@@ -160,8 +160,27 @@ def add_parser(sub: Any) -> None:
         "reads them (default 0)",
     )
     labels.add_argument("--batch-size", type=int, default=64, help="prediction batch size (default 64)")
-    labels.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    _add_report_options(labels)
     labels.set_defaults(func=_run_evaluate_labels, prints_json=True)
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "-o", default=None, metavar="FILE.json", help="also write the JSON here")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
+
+
+def _check_report(args: argparse.Namespace, *inputs: str | None) -> None:
+    """Refuse ``--output`` before any work (:func:`~hf_ecg.data.outputs.check_output_file`): an existing file
+    without ``--overwrite``, a folder, or one of the command's ``inputs`` (sources as given, ``DATA:N`` too)."""
+    from ..data.outputs import check_output_file
+    from ..evaluation import source_path
+
+    if args.output is None:
+        return
+    try:
+        check_output_file(args.output, overwrite=args.overwrite, inputs=[source_path(spec) for spec in inputs if spec])
+    except (ValueError, FileExistsError) as error:
+        raise CLIError(f"--output {error}") from None
 
 
 def _run_evaluate_labels(args: argparse.Namespace) -> int:
@@ -169,6 +188,7 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
     from ..evaluation.labels import label_agreement
     from ..evaluation.tagger import Tagger
 
+    _check_report(args, args.data, args.test, args.gold, args.reference)
     if args.examples < 0:
         raise CLIError(f"--examples must be 0 or more, got {args.examples}")
     if args.batch_size < 1:
@@ -191,6 +211,8 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..evaluation import load_source, load_unlabelled_source
     from ..evaluation.ner import evaluate_ner
 
+    sources = [*args.train, *args.synthetic, args.test, args.dev, args.unlabelled, *(args.dictionary or ())]
+    _check_report(args, *(spec.split("=", 1)[-1] for spec in sources if spec))
     seeds = parse_seeds(args.seeds, "--seeds")
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
@@ -231,6 +253,7 @@ def _run_evaluate_quality(args: argparse.Namespace) -> int:
     from ..evaluation import load_flags, load_labelled
     from ..evaluation.quality import quality_report
 
+    _check_report(args, args.generated, args.reference)
     generated = load_labelled(args.generated)
     reference = load_labelled(args.reference, first_n=args.first_n)
     report = quality_report(

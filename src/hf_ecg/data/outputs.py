@@ -3,7 +3,9 @@
 An output folder is accepted when it is new, empty, or hf_ecg's own output of the same kind (it holds the
 kind's marker file, and nothing but what hf_ecg writes for that kind, at every depth). A folder holding
 anything else is refused, ``--overwrite`` included, naming what is in the way; ``--overwrite`` removes only
-hf_ecg's own entries. An output inside one of the command's inputs, or holding one, is refused too.
+hf_ecg's own entries. An output inside one of the command's inputs, or holding one, is refused too. A report
+file (:func:`check_output_file`) is refused when it exists, unless ``--overwrite``, and always when it is one of
+the command's inputs or inside one.
 
 Kinds (:data:`OUTPUT_KINDS`): ``dataset`` (``generate``, ``filter``, ``baseline``, ``push-dataset
 --local-dir``), ``model`` (``train``, ``push-model --local-dir``), ``blocks`` (``blocks``).
@@ -28,6 +30,7 @@ __all__ = [
     "OWN_SENTENCES_DIR",
     "OutputKind",
     "check_output",
+    "check_output_file",
     "prepare_output",
 ]
 
@@ -166,6 +169,33 @@ def prepare_output(
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     if not dry_run:
         path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def check_output_file(
+    output: str | os.PathLike, *, overwrite: bool = False, inputs: Iterable[str | os.PathLike] = ()
+) -> Path:
+    """Refuse an output file (a report) that is one of ``inputs`` or inside one, or inside a folder hf_ecg wrote,
+    whatever ``overwrite`` says (``ValueError``), that is a folder, or that exists unless ``overwrite``
+    (``FileExistsError``). Checked
+    before a command's work, so that nothing is lost and no run is wasted."""
+    path = Path(output)
+    resolved = path.resolve()
+    for source in inputs:
+        source_path = Path(source).resolve()
+        if resolved == source_path or source_path in resolved.parents:
+            raise ValueError(f"{path} is or is inside the input {source}: write the output somewhere else")
+    if path.is_dir():
+        raise FileExistsError(f"{path} is a folder: the output is a file, e.g. {path / 'report.json'}")
+    for folder in resolved.parents:
+        try:
+            kind = next((kind for kind in OUTPUT_KINDS.values() if folder.is_dir() and kind.is_own(folder)), None)
+        except OSError:  # a folder we may not list holds nothing hf_ecg wrote for this user
+            kind = None
+        if kind is not None:
+            raise ValueError(f"{path} is inside the {kind.name} folder {folder} hf_ecg wrote: write it elsewhere")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists: give a new file, or --overwrite to replace it")
     return path
 
 

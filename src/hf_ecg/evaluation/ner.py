@@ -365,6 +365,8 @@ def evaluate_ner(
     config = config or NERConfig()
     stages = training_stages(train, synthetic, config)
     save_paths = {seed: Path(save_taggers) / f"seed-{seed}" for seed in config.seeds} if save_taggers else {}
+    if save_taggers is not None and Path(save_taggers).exists() and not Path(save_taggers).is_dir():
+        raise FileExistsError(f"{save_taggers} is a file: the taggers go to a folder (FOLDER/seed-N)")
     taken = [str(path) for path in save_paths.values() if path.exists()]
     if taken:
         raise FileExistsError(f"{', '.join(taken)} already exist: choose another folder to save the taggers in")
