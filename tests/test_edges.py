@@ -399,6 +399,23 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
             ],
             "--max-steps must be at least 1, got 0",
         ),
+        *(
+            (
+                [
+                    "train",
+                    "--data",
+                    str(corpus),
+                    "--model",
+                    str(models["base"]),
+                    "-o",
+                    str(tmp_path / "m"),
+                    "--num-train-epochs",
+                    epochs,
+                ],
+                f"num_train_epochs must be above 0, got {float(epochs)}",
+            )
+            for epochs in ("0", "-1")
+        ),
         (
             [
                 "filter",

@@ -56,3 +56,19 @@ def test_the_record_names_the_resolved_kind_and_the_enums_are_their_strings(tmp_
         assert record.source == resolve_mentions(mentions).kind.value
     assert MENTION_ORIGINS == ("generated", "bank", "lists", "user") == tuple(o.value for o in MentionOrigin)
     assert set(MIXTURE_PARTS) <= set(MENTION_ORIGINS) and str(MentionSource.LISTS) == "lists"
+
+
+@pytest.mark.parametrize(
+    ("mentions", "says"),
+    [
+        ({"Disease": [["fever", ""]]}, "an empty word"),
+        ({"Disease": [1]}, "give a string, or a list of its words"),
+        ({"Disease": [True]}, "give a string, or a list of its words"),
+        ({"Disease": [["fever", 2]]}, "a word that is not text"),
+    ],
+)
+def test_a_user_mention_that_is_no_text_or_has_an_empty_word_is_refused_naming_it(mentions, says):
+    from hf_ecg.runtime.mentions import MentionBank
+
+    with pytest.raises(ValueError, match=f"of 'Disease' is no mention: .*{says}"):
+        MentionBank.from_lists(mentions)

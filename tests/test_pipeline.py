@@ -132,8 +132,12 @@ def test_bad_input_is_refused_with_a_reason(gen):
         gen(["Chemical"], top_p=1.5)
     with pytest.raises(ValueError, match="exceeds max_entities=2"):
         gen(["Chemical"] * 3, max_entities=2)
-    with pytest.raises(ValueError, match="num_return_sequences must be >= 1"):
-        gen(["Chemical"], num_return_sequences=0)
+    for count in (0, 1.5, "2", True):
+        with pytest.raises(ValueError, match="num_return_sequences must be a whole number >= 1"):
+            gen(["Chemical"], num_return_sequences=count)
+    for size in (0, -1, 2.0):
+        with pytest.raises(ValueError, match="batch_size must be a whole number >= 1"):
+            gen([["Chemical"]], batch_size=size)
     with pytest.raises(TypeError, match="unknown option"):
         gen(["Chemical"], temprature=0.5)
 

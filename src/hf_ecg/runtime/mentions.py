@@ -44,6 +44,10 @@ def mention_problem(tokens: Sequence[str]) -> str | None:
     (``...``, ``--``); more than :data:`MAX_MENTION_WORDS` words or :data:`MAX_MENTION_CHARACTERS` characters."""
     if not tokens:
         return "no words"
+    if any(not isinstance(token, str) for token in tokens):
+        return "a word that is not text (give each mention as a string, or a list of strings)"
+    if any(not token.strip() for token in tokens):
+        return "an empty word"
     text = " ".join(tokens)
     bad = next((ch for ch in text if unicodedata.category(ch) in INVISIBLE_CATEGORIES), None)
     if bad is not None:
@@ -164,8 +168,12 @@ class MentionBank:
             if isinstance(items, str) or not items:
                 raise ValueError(f"the mentions of {label!r} must be a non-empty list of mentions, not {items!r}")
             for item in items:
+                if not isinstance(item, str | list | tuple):
+                    raise ValueError(
+                        f"the mention {item!r} of {label!r} is no mention: give a string, or a list of its words"
+                    )
                 words = item.split() if isinstance(item, str) else item
-                tokens = tuple(_normalized(str(word)) for word in words)
+                tokens = tuple(_normalized(word) if isinstance(word, str) else word for word in words)
                 problem = mention_problem(tokens)
                 if problem:
                     raise ValueError(f"the mention {str(item)[:60]!r} of {label!r} is no mention: {problem}")

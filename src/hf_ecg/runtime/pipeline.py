@@ -55,6 +55,11 @@ def _entity_sequence(item: Any) -> tuple[str, ...]:
     return tuple(item)
 
 
+def _is_count(value: Any) -> bool:
+    """Whether ``value`` is a whole number of at least 1 (not a bool, a float or a string of digits)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _is_one_sequence(inputs: Any) -> bool:
     """Whether ``inputs`` is a single request (a non-empty list of types, or a dict), not several. ``[]`` is an
     empty batch, as for other pipelines; one entity-free sentence is ``[[]]``."""
@@ -119,8 +124,8 @@ class EntityControlledGenerationPipeline(Pipeline):
             raise TypeError(f"unknown option(s) {unknown}; known: {sorted(_DECODING_OPTIONS | {'mentions', 'seed'})}")
         preprocess: dict[str, Any] = {}
         if num_return_sequences is not None:
-            if num_return_sequences < 1:
-                raise ValueError(f"num_return_sequences must be >= 1, got {num_return_sequences}")
+            if not _is_count(num_return_sequences):
+                raise ValueError(f"num_return_sequences must be a whole number >= 1, got {num_return_sequences!r}")
             preprocess["num_return_sequences"] = num_return_sequences
         forward = dict(kwargs)
         if seed is not None:
@@ -136,6 +141,9 @@ class EntityControlledGenerationPipeline(Pipeline):
             return []  # an empty batch, not a request for a sentence with no entity
         if batch_size is None and self._batch_size is None:
             batch_size = DecodingConfig.batch_size  # not Pipeline's 1: rows decode faster together
+        for given in (batch_size, self._batch_size):
+            if given is not None and not _is_count(given):
+                raise ValueError(f"batch_size must be a whole number >= 1, got {given!r}")
         if _is_one_sequence(inputs):
             return super().__call__([inputs], batch_size=batch_size, **kwargs)[0]
         if isinstance(inputs, tuple):

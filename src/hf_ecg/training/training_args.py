@@ -155,6 +155,11 @@ class ECGTrainingArguments(TrainingArguments):
             raise ValueError(f"own_sentences must be >= 0 (0: train once), got {self.own_sentences}")
         if self.max_length < 8:
             raise ValueError(f"max_length={self.max_length} is too short for a Q&A sample")
+        if self.max_steps <= 0 and not self.num_train_epochs > 0:  # the Trainer would save an untrained model
+            raise ValueError(
+                f"num_train_epochs must be above 0, got {self.num_train_epochs} (--num-train-epochs; or give "
+                "--max-steps)"
+            )
         # ECGTrainer._encode turns the Q&A text columns into exactly input_ids and labels, so there is nothing
         # for the Trainer to remove; a dataset given already tokenized passes through with the caller's columns.
         self.remove_unused_columns = False
