@@ -920,3 +920,36 @@ def test_evaluate_ner_refuses_a_file_as_the_taggers_folder_before_training(tmp_p
     assert main([*argv, "--save-taggers", str(tmp_path / "taggers")]) == 2
     assert "is a file: the taggers go to a folder" in capsys.readouterr().err
     assert (tmp_path / "taggers").read_text() == "mine\n"
+
+
+def test_messages_name_the_option_the_file_and_what_is_wrong(models, tmp_path, capsys):
+    corpus = models["corpus"]
+    (tmp_path / "folder").mkdir()
+    ner = ["evaluate", "ner", "--train", f"{corpus}:4", "--test", str(corpus), "--unlabelled"]
+    cases = [
+        (
+            [
+                "generate",
+                "--model",
+                str(models["ecg"]),
+                "-n",
+                "2",
+                "-o",
+                str(tmp_path / "g"),
+                "--mentions",
+                f"Gene={tmp_path / 'folder'}",
+            ],
+            "is a folder: give the file of the Gene mentions",
+        ),
+        ([*ner, f"{corpus}:0"], f"--unlabelled {corpus}:0: ':0' keeps no sentence"),
+        ([*ner, f"{corpus}:1:500"], "sentences, not up to 500"),
+        (
+            ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(models["ecg"])],
+            "holds a model hf_ecg wrote: the output is a dataset",
+        ),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (argv, err)
+    assert not (tmp_path / "g").exists()

@@ -334,6 +334,8 @@ def mention_source(values: list[str]) -> Any:
                 raise CLIError(f"--mentions {pair!r}: expected TYPE=FILE")
             if label in lists:
                 raise CLIError(f"--mentions: two lists for {label!r} ({lists[label]}, {file})")
+            if Path(file).is_dir():
+                raise CLIError(f"--mentions {pair}: {file} is a folder: give the file of the {label} mentions")
             if not Path(file).is_file():
                 raise CLIError(f"--mentions {pair}: no such file: {file}")
             lists[label] = file

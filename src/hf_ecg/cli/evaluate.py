@@ -220,7 +220,10 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     synthetic = [load_source(spec) for spec in args.synthetic]
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
-    unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
+    try:
+        unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
+    except ValueError as error:
+        raise CLIError(f"--unlabelled {error}") from None
     dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
     report = evaluate_ner(
         train,

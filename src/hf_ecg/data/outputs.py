@@ -137,6 +137,11 @@ def check_output(output: str | os.PathLike, kind: OutputKind, *, inputs: Iterabl
         raise FileExistsError(f"{path} exists and is a file: the output is a folder; give a new or empty folder")
     if not path.is_dir() or not any(path.iterdir()):
         return False
+    other = next((o for o in OUTPUT_KINDS.values() if o is not kind and not kind.is_own(path) and o.is_own(path)), None)
+    if other is not None:
+        raise FileExistsError(
+            f"{path} holds a {other.name} hf_ecg wrote: the output is a {kind.name}; give a new or empty folder"
+        )
     foreign = kind.foreign(path) if kind.is_own(path) else sorted(e.name for e in path.iterdir())
     if foreign:
         raise FileExistsError(

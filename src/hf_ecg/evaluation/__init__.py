@@ -58,8 +58,8 @@ def _sliced(items: list, numbers: list[int], text: str, path: str) -> list:
     start, stop = numbers
     if stop <= start:
         raise ValueError(f"{text}: the slice {start}:{stop} holds no sentences")
-    if start >= len(items):
-        raise ValueError(f"{text}: {path} has {len(items)} sentences, none from {start}")
+    if stop > len(items):
+        raise ValueError(f"{text}: {path} has {len(items)} sentences, not up to {stop}")
     return items[start:stop]
 
 
@@ -71,6 +71,8 @@ def load_source(spec: str | os.PathLike) -> Corpus:
     if not numbers:
         return load_labelled(path)
     if len(numbers) == 1:
+        if numbers[0] < 1:
+            raise ValueError(f"{spec}: ':{numbers[0]}' keeps no sentence (the first N, N at least 1)")
         return load_labelled(path, first_n=numbers[0])
     corpus = load_labelled(path)
     return replace(corpus, sentences=_sliced(corpus.sentences, numbers, str(spec), path))
