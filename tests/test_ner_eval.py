@@ -201,6 +201,7 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
             "4",
             "-o",
             str(out),
+            "--overwrite",
         ]
     )
     assert code == 0
@@ -228,6 +229,7 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
             "4",
             "-o",
             str(out),
+            "--overwrite",
         ]
     )
     assert code == 0
@@ -427,8 +429,10 @@ def test_load_source_slices(tmp_path):
     assert [s.tokens for s in load_source(f"{path}:5:9")] == [s.tokens for s in whole][5:9]
     with pytest.raises(ValueError, match="holds no sentences"):
         load_source(f"{path}:9:5")
-    with pytest.raises(ValueError, match="has 12 sentences, none from 40"):
+    with pytest.raises(ValueError, match="has 12 sentences, not up to 50"):
         load_source(f"{path}:40:50")
+    with pytest.raises(ValueError, match="has 12 sentences, not up to 13"):
+        load_source(f"{path}:5:13")  # past the end: refused, as DATA:13 is, not clipped
 
 
 def test_unlabelled_text_is_read_one_sentence_a_line_and_sliced(tmp_path):
