@@ -953,3 +953,22 @@ def test_messages_name_the_option_the_file_and_what_is_wrong(models, tmp_path, c
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], (argv, err)
     assert not (tmp_path / "g").exists()
+
+
+def test_options_that_would_do_nothing_are_refused_not_recorded(models, generated, tmp_path, capsys):
+    corpus = models["corpus"]
+    gen = ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(tmp_path / "g"), "--no-do-sample"]
+    train = ["train", "--data", str(corpus), "--model", str(models["base"]), "-o", str(tmp_path / "m")]
+    filt = ["filter", "--generated", str(generated), "--gold", str(corpus), "-o", str(tmp_path / "f")]
+    cases = [
+        ([*gen, "--temperature", "0.7"], "--no-do-sample decodes greedily: --temperature would do nothing"),
+        ([*gen, "--top-p", "0.9", "--top-k", "5"], "--top-k, --top-p would do nothing"),
+        ([*train, "--no-mention-samples", "--mention-layout", "in-sentence"], "with --no-mention-samples"),
+        ([*filt, "--rule", "near-copy", "--unlabelled", str(corpus)], "--unlabelled would do nothing"),
+        ([*filt, "--rule", "near-copy", "--teacher-folds", "3"], "--teacher-folds would do nothing"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (argv, err)
+    assert not any((tmp_path / name).exists() for name in ("g", "m", "f"))

@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..data.selection_rules import DEFAULT_RULES
+from ..data.selection_rules import DEFAULT_RULES, TAGGER_RULES
 from ..data.selection_rules import RULES as RULE_CHOICES
 from .common import (
     LABEL_NAMES_HELP,
+    CLIError,
     add_dataset_card_options,
     add_dictionary_option,
     add_overwrite_option,
@@ -69,13 +70,25 @@ def _run_filter(args: argparse.Namespace) -> int:
     from ..evaluation import load_source, load_unlabelled_source
     from ..synthetic.selection import filter_generated
 
+    config = selection_config(args)
+    if not config.needs_taggers:  # options only the taggers read would be recorded, unused
+        from ..synthetic.selection_config import SelectionConfig
+
+        unused = ["--unlabelled"] if args.unlabelled else []
+        if config.teacher_folds != SelectionConfig().teacher_folds:
+            unused.append("--teacher-folds")
+        if unused:
+            raise CLIError(
+                f"{', '.join(unused)} would do nothing: only the tagger rules ({', '.join(sorted(TAGGER_RULES))}) "
+                "train taggers"
+            )
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
     output = filter_generated(
         args.generated,
         load_source(args.gold),
         args.output,
-        selection_config(args),
+        config,
         overwrite=args.overwrite,
         label_names=label_names_option(args.label_names),
         card_fields=dataset_card_fields(args),

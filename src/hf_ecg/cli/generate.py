@@ -192,6 +192,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))
+    if not decoding.do_sample:  # greedy decoding draws nothing: a sampling setting would be recorded, unused
+        default = DecodingConfig()
+        unused = [
+            f"--{name.replace('_', '-')}"
+            for name in ("temperature", "top_k", "top_p")
+            if getattr(decoding, name) != getattr(default, name)
+        ]
+        if unused:
+            raise CLIError(f"--no-do-sample decodes greedily: {', '.join(unused)} would do nothing; leave it out")
     if args.over_generate < 1:
         raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
     select = args.over_generate > 1 or args.rules is not None

@@ -151,6 +151,8 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
     values["output_dir"] = args.output
     values.update(_old_spellings(args, extra))
     values.update({name: getattr(args, name) for name in TRAINING_OPTIONS if getattr(args, name) is not None})
+    if args.mention_layout is not None and args.mention_samples is False:
+        raise CLIError("--mention-layout lays out mention samples: with --no-mention-samples it would do nothing")
     if args.max_steps is not None and args.max_steps < 1:  # the Trainer reads 0 as one step, -1 as "by epochs"
         raise CLIError(f"--max-steps must be at least 1, got {args.max_steps} (leave it out to train by epochs)")
     parser = HfArgumentParser(ECGTrainingArguments)
