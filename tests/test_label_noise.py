@@ -195,3 +195,19 @@ def test_cli_evaluate_labels_and_its_named_errors(reference, tmp_path, capsys):
     (partial / "ecg_generation.json").write_text(json.dumps({"num_samples": 12, "entity_types": ["Chemical"]}))
     assert main(["evaluate", "labels", "--data", str(partial), "--reference", str(reference)]) == 2
     assert "unfinished" in capsys.readouterr().err
+
+
+def test_evaluate_labels_says_when_the_reference_never_learnt_a_type_of_the_set(reference, tmp_path, caplog):
+    import shutil
+
+    record = json.loads((reference / TAGGER_RECORD).read_text())
+    assert record["trained_types"] == ["Chemical", "Disease"]  # written by evaluate ner --save-taggers
+    chemicals_only = tmp_path / "chemicals-only"
+    shutil.copytree(reference, chemicals_only)
+    (chemicals_only / TAGGER_RECORD).write_text(json.dumps({**record, "trained_types": ["Chemical"]}))
+    data = read_conll(toy_corpus(tmp_path / "toy.tsv"))
+    with caplog.at_level("WARNING"):
+        report = label_agreement(data, Tagger.from_pretrained(chemicals_only))
+    assert report["unlearnt_types"] == ["Disease"]
+    assert "the reference was trained on no Disease entity" in caplog.text
+    assert label_agreement(data, Tagger.from_pretrained(reference))["unlearnt_types"] == []

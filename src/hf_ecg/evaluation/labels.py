@@ -18,6 +18,7 @@ a measure only: nothing that generates, filters or repairs data reads one.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -27,6 +28,8 @@ from ..data.corpus import Corpus, Sentence
 from ..runtime.tags import Span, marked, tags_to_spans
 from .metrics import entity_scores, per_type_scores
 from .tagger import Tagger
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ERROR_KINDS", "agreement_by_origin", "label_agreement", "label_errors"]
 
@@ -138,6 +141,14 @@ def label_agreement(
         )
     if not len(data):
         raise ValueError(f"{data.name} has no sentences")
+    trained = reference.record.get("trained_types")
+    unlearnt = sorted(set_types - set(trained)) if trained is not None else []
+    if unlearnt:  # scored all the same, as evaluate ner scores a type no training sentence has
+        logger.warning(
+            "the reference was trained on no %s entity: it predicts none, so the set's %s labels all count as wrong",
+            ", ".join(unlearnt),
+            ", ".join(unlearnt),
+        )
     labelled = [sentence.tags for sentence in data]
     predicted = [_restricted(tags, set_types) for tags in reference.predict([s.tokens for s in data])]
     scores = entity_scores(predicted, labelled)
@@ -161,6 +172,7 @@ def label_agreement(
         **scores,
         "per_type": per_type_scores(predicted, labelled),
         "errors": dict(errors),
+        "unlearnt_types": unlearnt,
         "ceiling": None
         if ceiling is None
         else {

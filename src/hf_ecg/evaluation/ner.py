@@ -310,6 +310,8 @@ def train_and_test(
     if save_to is not None:
         tagger.record = {
             "train": [{"name": corpus.name, "sentences": len(corpus)} for corpus in (*train, *synthetic)],
+            # the types it saw an entity of: a reference cannot vouch for the others (evaluate labels warns)
+            "trained_types": sorted({label for corpus in (*train, *synthetic) for label in corpus.entity_types}),
             "config": {**asdict(config), "seeds": [seed]},
             "test": {"name": test.name, "sentences": len(test), **scores},
         }
