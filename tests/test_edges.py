@@ -695,6 +695,21 @@ def test_a_stray_parquet_file_in_data_is_refused_not_counted(models, tmp_path, c
     assert snapshot(folder) == before
 
 
+def test_a_stray_shard_named_like_hf_ecg_s_is_refused_before_the_manifest_is_touched(models, tmp_path, capsys):
+    """A copy named as a shard (train-00001.parquet) in a finished set of one shard: the rerun rewrote the
+    manifest with the counts doubled, then failed asking for the same command again."""
+    folder = tmp_path / "run"
+    assert main(generate_argv(models, folder, n=5)) == 0
+    shards = sorted((folder / "data").glob("train-*.parquet"))
+    shutil.copy(shards[0], folder / "data" / f"train-{len(shards):05d}.parquet")
+    before = snapshot(folder)
+    capsys.readouterr()
+    assert main(generate_argv(models, folder, n=5)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"no place for (data/train-{len(shards):05d}.parquet)" in err[0]
+    assert snapshot(folder) == before
+
+
 def test_generate_overwrite_never_removes_a_users_file_under_data(models, tmp_path, capsys):
     folder = tmp_path / "again"
     assert main(generate_argv(models, folder, n=5)) == 0

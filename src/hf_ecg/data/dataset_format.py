@@ -200,6 +200,17 @@ class ShardLayout:
     def ids(self, shard: int) -> range:
         return range(shard * self.per_shard, min((shard + 1) * self.per_shard, self.num_samples))
 
+    def stray(self) -> list[str]:
+        """The shard files in ``data/`` or ``unfinished/`` that this layout has no place for (relative paths):
+        another run's, or a user's copy; read with the rest, they would be counted as this dataset's samples."""
+        expected = {SHARD_PATTERN.format(shard) for shard in range(self.count)}
+        return [
+            f"{folder}/{path.name}"
+            for folder in ("data", UNFINISHED_DIR)
+            for path in sorted((self.output_dir / folder).glob("train-*.parquet"))
+            if path.name not in expected
+        ]
+
     def done(self, shard: int) -> bool:  # shards of folders begun before unfinished/ may sit in data/
         name = SHARD_PATTERN.format(shard)
         places = (self.output_dir / UNFINISHED_DIR / name, self.output_dir / "data" / name)

@@ -155,6 +155,12 @@ def generate_dataset(
     decoding = decoding or DecodingConfig()
     run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
     manifest = run.manifest(num_samples, samples_per_shard, seed, label_names)
+    stray = ShardLayout(output_dir, num_samples, samples_per_shard).stray()
+    if stray and not overwrite:  # checked before the manifest is touched: a refused run changes nothing
+        raise ValueError(
+            f"{output_dir} holds shard files this dataset of {num_samples} samples has no place for "
+            f"({', '.join(stray[:3])}): move them out, or overwrite=True (--overwrite) to start again"
+        )
     with state.main_process_first():
         fresh = _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
