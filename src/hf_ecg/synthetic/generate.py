@@ -153,14 +153,14 @@ def generate_dataset(
     output_dir = Path(output_dir)
     check_output(output_dir, DATASET)  # new, empty or a dataset hf_ecg wrote: never beside a user's files
     decoding = decoding or DecodingConfig()
-    run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
-    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names)
     stray = ShardLayout(output_dir, num_samples, samples_per_shard).stray()
     if stray and not overwrite:  # checked before the manifest is touched: a refused run changes nothing
         raise ValueError(
             f"{output_dir} holds shard files this dataset of {num_samples} samples has no place for "
             f"({', '.join(stray[:3])}): move them out, or overwrite=True (--overwrite) to start again"
         )
+    run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
+    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names)
     with state.main_process_first():
         fresh = _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
