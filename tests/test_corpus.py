@@ -184,3 +184,16 @@ def test_shared_corpora_read(shared_data):
     jnlpba = read_conll(shared_data / "jnlpba" / "devel.tsv")
     assert len(jnlpba) == 1739  # -DOCSTART- lines are separators, not sentences
     assert all(s.tokens[0] != "-DOCSTART-" for s in jnlpba)
+
+
+def test_the_reader_drops_invisible_format_characters_and_refuses_control_characters(tmp_path):
+    path = tmp_path / "gold.tsv"
+    path.write_text("cu\u200bres\tO\nAspi\u00adrin\tB-Chemical\n.\tO\n", encoding="utf-8")
+    (sentence,) = read_conll(path).sentences
+    assert sentence.tokens == ("cures", "Aspirin", ".")  # as a reader sees them, and as a name list writes them
+    path.write_text("Asp\x00irin\tB-Chemical\n.\tO\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"gold.tsv:1: token 'Asp\\x00irin' holds a control character"):
+        read_conll(path)
+    path.write_text("\u200b\tO\n.\tO\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"gold\.tsv:1: empty token"):
+        read_conll(path)

@@ -23,7 +23,7 @@ from hf_ecg.runtime.decoding_cache import (
     live_columns,
 )
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks
+from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks, visible
 
 
 def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end, end_at_sentence_end=False):
@@ -60,7 +60,8 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
             if token in allowed:
                 break
             block.append(token)
-        text = tokenizer.decode(block, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        # the decoder's text rule: no control character and no U+FFFD of a cut byte sequence reaches a word
+        text = visible(tokenizer.decode(block, skip_special_tokens=True, clean_up_tokenization_spaces=False))
         words += [w for w in WordSplitter(config.word_exceptions)(text) if tag_label(w) is None and w != ENDTEXT]
         if k < len(sequence):
             words.append(target)

@@ -157,3 +157,13 @@ def test_visible_text_has_no_control_or_invisible_character_and_keeps_the_rest(t
     assert not any(unicodedata.category(ch) in INVISIBLE_CATEGORIES and not ch.isspace() for ch in kept)
     assert kept == "".join(ch for ch in text if ch in kept)  # only removed, in order
     assert visible("fe\x00ver\u200b pain\ufeff") == "fever pain" and visible(kept) == kept
+
+
+def test_decoded_text_keeps_no_replacement_character_and_no_mention_holds_one():
+    from hf_ecg.runtime.mentions import mention_problem
+    from hf_ecg.runtime.words import visible
+
+    # a cut UTF-8 sequence decodes to U+FFFD: dropped from a decoded block, refused in a mention
+    cut = bytes([0x41, 0x73, 0x70, 0xE2, 0x80]).decode("utf-8", errors="replace") + " irin"
+    assert "\ufffd" in cut and visible(cut) == "Asp irin"
+    assert "replacement character" in mention_problem(("Asp\ufffd",))

@@ -2,7 +2,8 @@
 
 Every reader returns a :class:`Corpus` of :class:`Sentence` objects whose entities are
 :class:`~hf_ecg.runtime.tags.Span` lists, whatever the tag scheme of the input. Errors are
-:class:`CorpusFormatError` and name the file (or dataset row) and line.
+:class:`CorpusFormatError` and name the file (or dataset row) and line. Tokens lose their invisible format
+characters (zero-width spaces, soft hyphens); a control character in a token is refused.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -152,11 +154,19 @@ def _no_sentences(path: Path, expected: str) -> CorpusFormatError:
     return CorpusFormatError(f"{path}: the file {state}; expected {expected}")
 
 
-def _check_token(token: str, where: str) -> None:
+def _visible_token(token: str, where: str) -> str:
+    """``token`` without invisible format characters (zero-width spaces and joiners, soft hyphens: Unicode
+    ``Cf``), which a reader cannot see and a name list would not hold; a control character (``NUL``), a
+    surrogate or a private-use character is refused naming the line, an empty token or one with a space too."""
+    bad = next((ch for ch in token if unicodedata.category(ch) in ("Cc", "Cs", "Co")), None)
+    if bad is not None:
+        raise CorpusFormatError(f"{where}: token {token!r} holds a control character (U+{ord(bad):04X}); remove it")
+    token = "".join(ch for ch in token if unicodedata.category(ch) != "Cf")
     if not token:
         raise CorpusFormatError(f"{where}: empty token")
     if any(ch.isspace() for ch in token):
         raise CorpusFormatError(f"{where}: token {token!r} contains whitespace")
+    return token
 
 
 def _build_corpus(
@@ -168,10 +178,12 @@ def _build_corpus(
     label_names: Sequence[str] | None = None,
 ) -> Corpus:
     """Turn ``(tokens, tags, token_locations)`` triples into a :class:`Corpus`."""
-    raw = list(raw)
-    for tokens, tags, locations in raw:
-        for token, tag, where in zip(tokens, tags, locations, strict=True):
-            _check_token(token, where)
+    raw = [
+        ([_visible_token(token, where) for token, where in zip(tokens, locations, strict=True)], tags, locations)
+        for tokens, tags, locations in raw
+    ]
+    for _, tags, locations in raw:
+        for tag, where in zip(tags, locations, strict=True):
             try:
                 parse_tag(tag)
             except TagError as err:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from .words import INVISIBLE_CATEGORIES
+from .words import INVISIBLE_CATEGORIES, REPLACEMENT_CHARACTER
 
 __all__ = [
     "FILL_STRATEGIES",
@@ -52,6 +52,8 @@ def mention_problem(tokens: Sequence[str]) -> str | None:
     bad = next((ch for ch in text if unicodedata.category(ch) in INVISIBLE_CATEGORIES), None)
     if bad is not None:
         return f"a control or invisible character (U+{ord(bad):04X})"
+    if REPLACEMENT_CHARACTER in text:
+        return "a replacement character (U+FFFD): text decoded from broken bytes"
     if not any(ch.isalnum() for ch in text):
         return "punctuation only, no letter or digit"
     if len(tokens) > MAX_MENTION_WORDS or len(text) > MAX_MENTION_CHARACTERS:

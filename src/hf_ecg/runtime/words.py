@@ -24,6 +24,7 @@ __all__ = [
     "RARE_IN_TRAINING_SHARE",
     "REPETITION_MAX_N",
     "REPETITION_TIMES",
+    "REPLACEMENT_CHARACTER",
     "UNENDED_RULE_MAX_SHARE",
     "WordSplitter",
     "empty_slots",
@@ -253,7 +254,16 @@ def empty_slots(
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
 
 
+#: What a tokenizer decodes a cut byte sequence to (an undertrained model's half of a multi-byte character).
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
 def visible(text: str) -> str:
-    """``text`` without control or invisible characters (a model's NUL or zero-width space), whitespace kept:
-    what a decoded block is split into words from, so that no such character reaches a sample."""
-    return "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in INVISIBLE_CATEGORIES)
+    """``text`` without control or invisible characters (a model's NUL or zero-width space) and without the
+    replacement character of a cut byte sequence, whitespace kept: what a decoded block is split into words
+    from, so that no such character reaches a sample."""
+    return "".join(
+        ch
+        for ch in text
+        if ch.isspace() or (unicodedata.category(ch) not in INVISIBLE_CATEGORIES and ch != REPLACEMENT_CHARACTER)
+    )
