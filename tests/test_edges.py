@@ -987,3 +987,15 @@ def test_options_that_would_do_nothing_are_refused_not_recorded(models, generate
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], (argv, err)
     assert not any((tmp_path / name).exists() for name in ("g", "m", "f"))
+
+
+def test_train_on_an_interrupted_folder_says_resume_first(models, tmp_path, capsys):
+    out = tmp_path / "m"
+    (out / "checkpoint-100").mkdir(parents=True)
+    (out / "checkpoint-100" / "trainer_state.json").write_text("{}")
+    argv = ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out)]
+    before = snapshot(out)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds an interrupted training (checkpoint-100): resume=True (--resume)" in err[0]
+    assert snapshot(out) == before

@@ -10,12 +10,13 @@ import logging
 import math
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import datasets
 
 from ..hub.model_card import ECGModelCardData
-from ..runtime.ecg_config import ECGConfig
+from ..runtime.ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .trainer import ECGTrainer
 from .training_args import ECGTrainingArguments
 
@@ -349,7 +350,16 @@ def _check_before_training(
     if len(files) > 1:
         raise ValueError("give data and validation both as files or both as datasets")
     input_files = sources if files == {True} else []
-    prepare_output(args.output_dir, MODEL, overwrite=overwrite or resume, inputs=input_files, dry_run=True)
+    try:
+        prepare_output(args.output_dir, MODEL, overwrite=overwrite or resume, inputs=input_files, dry_run=True)
+    except ValueError:
+        checkpoints = sorted(Path(args.output_dir).glob("checkpoint-*"))
+        if not checkpoints or (Path(args.output_dir) / ECG_CONFIG_NAME).is_file():
+            raise
+        raise ValueError(  # an interrupted training: say how to continue it before how to discard it
+            f"{args.output_dir} holds an interrupted training ({checkpoints[-1].name}): resume=True (--resume) "
+            "continues it; overwrite=True (--overwrite) starts again and discards its checkpoints"
+        ) from None
     return input_files
 
 
