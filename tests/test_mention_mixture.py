@@ -43,6 +43,7 @@ def mentions_with_sources(row: dict) -> list[tuple[str, tuple[str, ...], str]]:
         ({"bank": -0.5, "generated": 1}, None, "the share of 'bank' must be a positive number"),
         ({"bank": float("nan")}, None, "the share of 'bank' must be a positive number"),
         ({"bank": True}, None, "the share of 'bank' must be a positive number, got True"),
+        ({"generated": 1e308, "bank": 1e308}, None, "too large to add up: give them as fractions of 1"),
         ({"lists": 1}, None, "a 'lists' share needs the mentions"),
         ({"bank": 1}, {"Disease": "d.txt"}, "lists were given but no 'lists' share"),
         ({"lists": 1}, "random", "is not a list of mentions"),

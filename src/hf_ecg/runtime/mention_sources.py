@@ -130,6 +130,8 @@ class MentionMixture:
         for part, share in self.shares.items():
             if isinstance(share, bool) or not isinstance(share, int | float) or not math.isfinite(share) or share <= 0:
                 raise ValueError(f"the share of {part!r} must be a positive number, got {share!r}")
+        if not math.isfinite(sum(self.shares.values())):
+            raise ValueError(f"the shares {dict(self.shares)} are too large to add up: give them as fractions of 1")
         if "lists" in self.shares and self.lists is None:
             raise ValueError("a 'lists' share needs the mentions: MentionMixture(..., lists={type: file} or a folder)")
         if self.lists is not None and "lists" not in self.shares:
