@@ -204,3 +204,37 @@ def test_resuming_when_no_own_sentence_passes_keeps_the_first_generator(tmp_path
     assert trainer.model_card_data.own_sentences is None
     trainer.save_model()
     assert model_fingerprint(str(model)) == first
+
+
+def test_resume_refuses_other_data_base_model_or_lora_and_a_finished_training(tmp_path, capsys):
+    """A run killed at a checkpoint and resumed with another corpus saved the first corpus's weights under the
+    second's card; a finished one resumed rewrote its card. Each is refused in one line, the folder untouched."""
+    from hf_ecg.training.train import TRAINING_RECORD
+
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=8)
+    other = toy_corpus(tmp_path / "other.tsv", repeat=9)
+    base = save_tiny_model(tmp_path / "base")
+    model = tmp_path / "model"
+    train_ecg_model(data, str(base), arguments(model, 0))
+    record = json.loads((model / TRAINING_RECORD).read_text())
+    assert record["finished"] is True and record["fingerprint"]["lora"] is False
+    argv = ["train", "--data", str(data), "--model", str(base), "-o", str(model), "--resume", "--own-sentences", "0"]
+    argv += ["--no-lora", "--max-steps", str(STEPS), "--learning-rate", "5e-3", "--seed", "3"]
+    argv += ["--per-device-train-batch-size", "8", "--use_cpu", "true"]
+    before = {path: path.read_bytes() for path in model.rglob("*") if path.is_file()}
+    assert main(argv) == 2
+    assert "holds a finished training: there is nothing to resume" in capsys.readouterr().err
+    # an interrupted training (the record says so) resumed with other data, another base model, LoRA
+    (model / TRAINING_RECORD).write_text(json.dumps({**record, "finished": False}))
+    before[model / TRAINING_RECORD] = (model / TRAINING_RECORD).read_bytes()
+    other_base = save_tiny_model(tmp_path / "other-base", n_positions=512)
+    capsys.readouterr()
+    for changed, replaced in (("data", ["--data", str(other)]), ("base_model", ["--model", str(other_base)])):
+        flag = replaced[0]
+        swapped = [replaced[1] if i and argv[i - 1] == flag else a for i, a in enumerate(argv)]
+        assert main(swapped) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"was begun with other {changed}: resuming would mix two trainings" in err[0]
+    assert main([a for a in argv if a != "--no-lora"]) == 2
+    assert "was begun with other lora" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in model.rglob("*") if path.is_file()} == before

@@ -292,8 +292,8 @@ def model_fingerprint(name: str | os.PathLike) -> str | None:
         digest = hashlib.sha256()
         for file in sorted(path.iterdir()):
             if file.is_file() and any(fnmatch(file.name, pattern) for pattern in _FINGERPRINTED):
-                if file.name in ("ecg_card.json", "training_args.bin"):
-                    continue  # the card and the Trainer's arguments are not the model
+                if file.name in ("ecg_card.json", "training_args.bin", "ecg_training_run.json"):
+                    continue  # the card, the Trainer's arguments and the training's record are not the model
                 digest.update(file.name.encode() + b"\0")
                 with file.open("rb") as handle:
                     for chunk in iter(lambda: handle.read(1 << 20), b""):

@@ -87,6 +87,7 @@ MODEL = OutputKind(
     entries=(
         ECG_CONFIG_NAME,
         "ecg_card.json",
+        "ecg_training_run.json",
         "README.md",
         "config.json",
         "generation_config.json",

@@ -141,8 +141,13 @@ def train_ecg_model(
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = _check_before_training(args, data, validation, overwrite, resume, later)
+    fingerprint = training_fingerprint(args, model_name, data, validation, first_n, fraction, reader_options)
+    if resume:
+        _check_resumed_settings(args.output_dir, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
     own_count = own_sentence_count(len(corpus), args.own_sentences, trial=is_trial(args))
+    if resume:
+        _check_not_finished(args.output_dir, own_count)
     PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count))
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
 
@@ -202,6 +207,8 @@ def train_ecg_model(
 
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
+    if args.should_save and not (resume and (Path(args.output_dir) / TRAINING_RECORD).is_file()):
+        _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
     trainer = None
     if not (resume and own_count and _first_training_done(args.output_dir)):
         trainer = trainer_for(blocks["train"])
@@ -213,6 +220,8 @@ def train_ecg_model(
         trainer = None
         trainer = _train_again(first, trainer_for, blocks, corpus, own_count, args, resume, trust_remote_code)
     assert trainer is not None
+    if args.should_save:
+        _write_training_record(args.output_dir, fingerprint, own_count, finished=True)
     if trainer.push_after_training:
         try:
             trainer.push_to_hub()
@@ -331,6 +340,116 @@ def _train_again(
     }
     _train(trainer, resume_second)
     return trainer
+
+
+#: The record of a training in its output folder: what shapes the weights, compared on ``resume``, and whether
+#: the training finished.
+TRAINING_RECORD = "ecg_training_run.json"
+#: The training arguments that shape the weights: a run resumed with another value would mix two trainings.
+_WEIGHT_SETTINGS = (
+    "layout",
+    "mention_layout",
+    "mention_samples",
+    "loss_on",
+    "max_length",
+    "lora",
+    "lora_r",
+    "lora_alpha",
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "validation_split",
+    "seed",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+)
+
+
+#: The corpus-reading options ``train_ecg_model`` passes on to :class:`~hf_ecg.data.builder.ECGBlocksConfig`.
+_READER_OPTIONS = ("format", "scheme", "strict", "token_column", "tag_column", "encoding")
+
+
+def _source_digest(source: Any) -> str | None:
+    """A corpus file's content digest, or a dataset's fingerprint (``None`` for neither)."""
+    import hashlib
+
+    if source is None:
+        return None
+    if isinstance(source, (str, os.PathLike)):
+        return hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
+    return getattr(source, "_fingerprint", None)
+
+
+def training_fingerprint(
+    args: ECGTrainingArguments,
+    model_name: str,
+    data: Any,
+    validation: Any,
+    first_n: int | None,
+    fraction: float | None,
+    reader_options: dict[str, Any],
+) -> dict[str, Any]:
+    """What shapes a training's weights: the data (content digests, the part of it taken, how it is read), the
+    base model and :data:`_WEIGHT_SETTINGS`; ``train --resume`` continues a folder only with the same."""
+    from ..data.builder import ECGBlocksConfig
+
+    return {
+        "base_model": str(model_name),
+        "data": _source_digest(data),
+        "validation": _source_digest(validation),
+        "first_n": first_n,
+        "fraction": fraction,
+        # as the blocks builder reads them, its defaults filled in: a default given or left out is the same
+        "reader_options": {
+            **{name: getattr(ECGBlocksConfig, name) for name in _READER_OPTIONS},
+            **reader_options,
+        },
+        **{name: getattr(args, name) for name in _WEIGHT_SETTINGS},
+    }
+
+
+def _training_record(output_dir: str) -> dict[str, Any] | None:
+    import json
+
+    path = Path(output_dir) / TRAINING_RECORD
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _check_resumed_settings(output_dir: str, fingerprint: dict[str, Any]) -> None:
+    """Refuse to resume a folder whose training was begun with other data, base model or settings (``ValueError``
+    naming them), before any work; a folder without a training record is resumed as it is."""
+    record = _training_record(output_dir)
+    before = (record or {}).get("fingerprint")
+    if before is None:
+        return
+    changed = sorted(key for key in fingerprint.keys() | before.keys() if fingerprint.get(key) != before.get(key))
+    if changed:
+        raise ValueError(
+            f"{output_dir} was begun with other {', '.join(changed)}: resuming would mix two trainings; resume "
+            "with what it was begun with, or overwrite=True (--overwrite) to start again"
+        )
+
+
+def _check_not_finished(output_dir: str, own_count: int) -> None:
+    """Refuse to resume a finished training, unless a second training on its own sentences is now asked of a
+    model trained once."""
+    record = _training_record(output_dir)
+    if record is None or not record.get("finished"):
+        return
+    if own_count > 0 and not record.get("own_sentences"):
+        return
+    raise ValueError(
+        f"{output_dir} holds a finished training: there is nothing to resume (overwrite=True, --overwrite, "
+        "trains it again)"
+    )
+
+
+def _write_training_record(output_dir: str, fingerprint: dict[str, Any], own_count: int, *, finished: bool) -> None:
+    import json
+
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
+    record = {"fingerprint": fingerprint, "own_sentences": own_count, "finished": finished}
+    (Path(output_dir) / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def _check_before_training(
