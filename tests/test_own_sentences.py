@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import datasets
 import pytest
@@ -238,3 +239,41 @@ def test_resume_refuses_other_data_base_model_or_lora_and_a_finished_training(tm
     assert main([a for a in argv if a != "--no-lora"]) == 2
     assert "was begun with other lora" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in model.rglob("*") if path.is_file()} == before
+
+
+def test_a_killed_training_resumes_with_the_same_command_only(tmp_path, capsys):
+    from transformers import TrainerCallback
+
+    from hf_ecg.training.train import TRAINING_RECORD
+
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=8)
+    other = toy_corpus(tmp_path / "other.tsv", repeat=9)
+    base = save_tiny_model(tmp_path / "base")
+    model = tmp_path / "model"
+
+    class Killed(TrainerCallback):  # the process dies after the checkpoint of step 4
+        def on_save(self, args, state, control, **kwargs):
+            if state.global_step == 4:
+                raise KeyboardInterrupt
+
+    argv = ["train", "--data", str(data), "--model", str(base), "-o", str(model), "--own-sentences", "0"]
+    argv += ["--no-lora", "--max-steps", "8", "--save-steps", "4", "--learning-rate", "5e-3", "--seed", "3"]
+    argv += ["--use_cpu", "true", "--eval_strategy", "no", "--validation-split", "0"]
+    settings = dict(max_steps=8, save_steps=4, eval_strategy="no", save_strategy="steps", validation_split=0.0)
+    with pytest.raises(KeyboardInterrupt):
+        train_ecg_model(data, str(base), replace(arguments(model, 0), **settings), callbacks=[Killed()])
+    assert (model / "checkpoint-4").is_dir() and not json.loads((model / TRAINING_RECORD).read_text())["finished"]
+    capsys.readouterr()
+    checkpoint = {path: path.read_bytes() for path in (model / "checkpoint-4").rglob("*") if path.is_file()}
+    resume = [*argv, "--resume", "--per-device-train-batch-size", "8"]
+    for changed, swapped in (
+        ("data", [str(other) if a == str(data) else a for a in resume]),
+        ("lora", [a for a in resume if a != "--no-lora"]),
+    ):
+        assert main(swapped) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"was begun with other {changed}" in err[0]
+    assert {path: path.read_bytes() for path in (model / "checkpoint-4").rglob("*") if path.is_file()} == checkpoint
+    assert main(resume) == 0  # the same command continues from checkpoint-4 to the end
+    assert ECGModelCardData.load(model).total_steps == 8
+    assert json.loads((model / TRAINING_RECORD).read_text())["finished"] is True
