@@ -60,7 +60,7 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
             if token in allowed:
                 break
             block.append(token)
-        # the decoder's text rule: no control character and no U+FFFD of a cut byte sequence reaches a word
+        # the decoder's text rule: no control character reaches a word
         text = visible(tokenizer.decode(block, skip_special_tokens=True, clean_up_tokenization_spaces=False))
         words += [w for w in WordSplitter(config.word_exceptions)(text) if tag_label(w) is None and w != ENDTEXT]
         if k < len(sequence):

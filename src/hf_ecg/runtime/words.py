@@ -259,11 +259,6 @@ REPLACEMENT_CHARACTER = "\ufffd"
 
 
 def visible(text: str) -> str:
-    """``text`` without control or invisible characters (a model's NUL or zero-width space) and without the
-    replacement character of a cut byte sequence, whitespace kept: what a decoded block is split into words
-    from, so that no such character reaches a sample."""
-    return "".join(
-        ch
-        for ch in text
-        if ch.isspace() or (unicodedata.category(ch) not in INVISIBLE_CATEGORIES and ch != REPLACEMENT_CHARACTER)
-    )
+    """``text`` without control or invisible characters (a model's NUL or zero-width space), whitespace kept:
+    what a decoded block is split into words from, so that no such character reaches a sample."""
+    return "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in INVISIBLE_CATEGORIES)

@@ -207,11 +207,11 @@ def train_ecg_model(
 
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
-    if args.should_save and not (resume and (Path(args.output_dir) / TRAINING_RECORD).is_file()):
-        _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
     trainer = None
     if not (resume and own_count and _first_training_done(args.output_dir)):
-        trainer = trainer_for(blocks["train"])
+        trainer = trainer_for(blocks["train"])  # the base model is checked here: nothing is written before
+        if args.should_save and not (resume and (Path(args.output_dir) / TRAINING_RECORD).is_file()):
+            _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
         _train(trainer, resume)
     if own_count:
         if not own_sentences_written(args.output_dir):
