@@ -1,5 +1,6 @@
-"""The BC5CDR 45 table of what a user with a name dictionary could do (docs/benchmarks.md, "With a name dictionary"),
-from the reports in results/dictionaries/ and beside them. Prints Markdown.
+"""The BC5CDR 45 and JNLPBA 186 tables of what a user with a name dictionary and unlabelled text could do
+(docs/benchmarks.md, "With a name dictionary"), from the reports in results/dictionaries/ and beside them. Prints
+Markdown.
 
     python dev/dictionary_table.py
 """
@@ -13,19 +14,50 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 R = ROOT / "results" / "dictionaries"
 
-#: (row, report, what the row is)
+#: (row, report, what the row is), BC5CDR 45
 ROWS = [
-    ("gold alone", ROOT / "results" / "reference.json", "reference protocol"),
+    ("gold alone", R / "bc5cdr-45-gold.ner.json", "runs"),
     ("dictionary lookup alone (no gold, no model)", R / "bc5cdr-45-distant-450.ner.json", "lookup"),
     ("gold + distant supervision, 450 sentences", R / "bc5cdr-45-distant-450.ner.json", "runs"),
     ("gold + distant supervision, the whole pool (4,515)", R / "bc5cdr-45-distant-pool.ner.json", "runs"),
     ("gold + mention replacement with the dictionary's names, 10×", R / "bc5cdr-45-mr-dict-10x.ner.json", "runs"),
     ("gold + hf_ecg, defaults, 10×", ROOT / "results" / "reference-cards" / "bc5cdr-45-10x.ner.json", "runs"),
-    ("gold + hf_ecg templates filled with the dictionary's names, 10×", R / "bc5cdr-45-gen-dict-10x.ner.json", "runs"),
+    ("gold + hf_ecg templates, every dictionary name alike, 10×", R / "bc5cdr-45-gen-dict-10x.ner.json", "runs"),
     ("… and repaired by the dictionary", R / "bc5cdr-45-gen-dict-repaired-10x.ner.json", "runs"),
     (
         "… and the whole pool by distant supervision",
         R / "bc5cdr-45-gen-dict-repaired-10x+distant-pool.ner.json",
+        "runs",
+    ),
+    (
+        "gold + hf_ecg templates, the dictionary names your text holds (`--unlabelled`), 10×",
+        R / "bc5cdr-45-text-names-10x.ner.json",
+        "runs",
+    ),
+    (
+        "… and the whole pool by distant supervision",
+        R / "bc5cdr-45-text-names-10x+distant-pool.ner.json",
+        "runs",
+    ),
+]
+#: JNLPBA 186 (dictionary: MeSH protein names only; unlabelled text: devel.tsv beyond the 186 gold sentences)
+JNLPBA_ROWS = [
+    ("gold alone", ROOT / "results" / "reference.json", "reference protocol jnlpba-186"),
+    ("protein lookup alone", R / "jnlpba-186-text-names-10x.ner.json", "lookup"),
+    (
+        "gold + mention replacement, 10×",
+        ROOT / "results" / "generated-mentions" / "jnlpba-186-mr-bank-10x.ner.json",
+        "runs",
+    ),
+    ("gold + hf_ecg, defaults, 10×", ROOT / "results" / "writer-in-batch" / "jnlpba-186-10x-jn186.ner.json", "runs"),
+    (
+        "gold + hf_ecg, protein slots filled with the protein names your text holds, 10×",
+        R / "jnlpba-186-text-names-10x.ner.json",
+        "runs",
+    ),
+    (
+        "gold + hf_ecg, slots filled with names mined from your text (and the protein names), 10×",
+        R / "jnlpba-186-mined-names-10x.ner.json",
         "runs",
     ),
 ]
@@ -37,28 +69,44 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.fmean(values):.3f} ± {std:.3f}"
 
 
-def cells(path: Path, kind: str) -> tuple[str, str]:
-    """The tagger's entity F1 and the tagger + lookup one (its predictions repaired by the dictionary)."""
+def cells(path: Path, kind: str) -> tuple[str, str, str]:
+    """The tagger's entity F1, the tagger's predictions repaired by the dictionary (its names the tagger left
+    ``O``), and the lookup first (the tagger's entities where the lookup finds none)."""
     if not path.is_file():
-        return NOT_MEASURED, NOT_MEASURED
+        return NOT_MEASURED, NOT_MEASURED, NOT_MEASURED
     report = json.loads(path.read_text())
-    if kind == "reference protocol":
-        mean, std = report["bc5cdr-45"]["gold"]
-        return f"{mean:.3f} ± {std:.3f}", NOT_MEASURED
+    if kind.startswith("reference protocol"):
+        mean, std = report[kind.split()[-1]]["gold"]
+        return f"{mean:.3f} ± {std:.3f}", NOT_MEASURED, NOT_MEASURED
     if kind == "lookup":
         lookup = report["lookup"]
-        return f"{lookup['entity_f1']:.3f} (P {lookup['entity_precision']:.3f}, R {lookup['entity_recall']:.3f})", "–"
+        return (
+            f"{lookup['entity_f1']:.3f} (P {lookup['entity_precision']:.3f}, R {lookup['entity_recall']:.3f})",
+            "–",
+            "–",
+        )
     runs = report["runs"]
-    joined = [run["with_dictionary"]["entity_f1"] for run in runs if "with_dictionary" in run]
-    return _mean_std([run["entity_f1"] for run in runs]), _mean_std(joined) if joined else NOT_MEASURED
+    joined = [
+        _mean_std(values) if (values := [run[key]["entity_f1"] for run in runs if key in run]) else NOT_MEASURED
+        for key in ("with_dictionary", "dictionary_first")
+    ]
+    return _mean_std([run["entity_f1"] for run in runs]), joined[0], joined[1]
+
+
+def table(rows: list[tuple[str, Path, str]], corpus: str) -> None:
+    print(
+        f"| training data ({corpus}, MiniLM-L6 tagger) | tagger | tagger, then lookup | lookup, then tagger | report |"
+    )
+    print("|---|---|---|---|---|")
+    for row, path, kind in rows:
+        tagger, repaired, lookup_first = cells(path, kind)
+        print(f"| {row} | {tagger} | {repaired} | {lookup_first} | `{path.relative_to(ROOT)}` |")
 
 
 def main() -> None:
-    print("| training data (BC5CDR 45, MiniLM-L6 tagger) | tagger | tagger + lookup | report |")
-    print("|---|---|---|---|")
-    for row, path, kind in ROWS:
-        tagger, joined = cells(path, kind)
-        print(f"| {row} | {tagger} | {joined} | `{path.relative_to(ROOT)}` |")
+    table(ROWS, "BC5CDR 45")
+    print()
+    table(JNLPBA_ROWS, "JNLPBA 186")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 The taggers (folders ``hf-ecg evaluate ner --save-taggers`` wrote, trained on the gold sentences and a synthetic
 set) read the text as an ensemble (their label probabilities averaged); a predicted entity becomes a name when it
 is entity-like (``synthetic.teacher.entity_like``), predicted at least ``--min-count`` times, under one type at
-least 90% of the time, labelled in at least ``--min-share`` of the places its words stand in the text, and not a
-name the dictionary (if given) holds under another type. Writes ``OUTPUT/TYPE.txt`` (``name<TAB>count``, the
+least 90% of the time, labelled in at least ``--min-share`` of the places its words stand in the text, at least
+three characters long with a letter, and not a name the dictionary (if given) holds under another type; a type
+with fewer than ``--min-names`` such names gets no list. Writes ``OUTPUT/TYPE.txt`` (``name<TAB>count``, the
 mention-list format), to use as ``--dictionary`` or ``--mentions weighted``. With ``--test``, prints the lookup's
 scores on it with the dictionary alone and with the mined names added, and the ensemble's. Usage::
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from seqeval.metrics import f1_score, precision_score, recall_score
 
-from hf_ecg.data.dictionary import Dictionary, _key
+from hf_ecg.data.dictionary import MIN_NAME_LENGTH, Dictionary, _key
 from hf_ecg.evaluation import load_source, load_unlabelled_source
 from hf_ecg.evaluation.tagger import Tagger
 from hf_ecg.runtime.tags import tags_to_spans
@@ -39,6 +40,7 @@ def main() -> int:
     parser.add_argument("--dictionary", action="append", default=None, help="the user's dictionary, if any")
     parser.add_argument("--min-count", type=int, default=3, help="predicted at least this often (default 3)")
     parser.add_argument("--min-share", type=float, default=0.7, help="of the name's places in the text (0.7)")
+    parser.add_argument("--min-names", type=int, default=10, help="a type with fewer names gets no list (10)")
     parser.add_argument("--output", type=Path, required=True, help="folder for TYPE.txt (new)")
     parser.add_argument("--test", default=None, help="a gold test split to score the lookups on")
     args = parser.parse_args()
@@ -74,8 +76,11 @@ def main() -> int:
             and count >= args.min_share * places[words]
             and known in (None, label)
             and len(type_of_key[_key(words)]) == 1  # spelt alike under two types: the lookup could not tell
+            and len(_key(words)) >= MIN_NAME_LENGTH  # what a lookup matches at all
+            and any(ch.isalpha() for word in words for ch in word)  # "25" is no name
         ):
             mined.setdefault(label, Counter())[words] = count
+    mined = {label: counts for label, counts in mined.items() if len(counts) >= args.min_names}
     args.output.mkdir(parents=True)
     for label, counts in sorted(mined.items()):
         lines = "".join(f"{' '.join(name)}\t{count}\n" for name, count in counts.most_common())
