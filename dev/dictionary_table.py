@@ -2,17 +2,24 @@
 (docs/benchmarks.md, "With a name dictionary"), from the reports in results/dictionaries/ and beside them. Prints
 Markdown.
 
-    python dev/dictionary_table.py
+    python dev/dictionary_table.py            # print them
+    python dev/dictionary_table.py --write    # put them between the markers of docs/benchmarks.md
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_table import with_table
 
 ROOT = Path(__file__).resolve().parents[1]
 R = ROOT / "results" / "dictionaries"
+BEGIN, END = "<!-- dictionary-table:begin -->", "<!-- dictionary-table:end -->"
 
 #: (row, report, what the row is), BC5CDR 45
 ROWS = [
@@ -93,20 +100,29 @@ def cells(path: Path, kind: str) -> tuple[str, str, str]:
     return _mean_std([run["entity_f1"] for run in runs]), joined[0], joined[1]
 
 
-def table(rows: list[tuple[str, Path, str]], corpus: str) -> None:
-    print(
-        f"| training data ({corpus}, MiniLM-L6 tagger) | tagger | tagger, then lookup | lookup, then tagger | report |"
-    )
-    print("|---|---|---|---|---|")
+def table(rows: list[tuple[str, Path, str]], corpus: str) -> str:
+    columns = "tagger | tagger, then lookup | lookup, then tagger | report"
+    lines = [f"| training data ({corpus}, MiniLM-L6 tagger) | {columns} |", "|---|---|---|---|---|"]
     for row, path, kind in rows:
         tagger, repaired, lookup_first = cells(path, kind)
-        print(f"| {row} | {tagger} | {repaired} | {lookup_first} | `{path.relative_to(ROOT)}` |")
+        lines.append(f"| {row} | {tagger} | {repaired} | {lookup_first} | `{path.relative_to(ROOT)}` |")
+    return "\n".join(lines) + "\n"
+
+
+def render() -> str:
+    """Both tables, as docs/benchmarks.md holds them between its dictionary-table markers."""
+    return table(ROWS, "BC5CDR 45") + "\n" + table(JNLPBA_ROWS, "JNLPBA 186")
 
 
 def main() -> None:
-    table(ROWS, "BC5CDR 45")
-    print()
-    table(JNLPBA_ROWS, "JNLPBA 186")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="write the tables into docs/benchmarks.md")
+    args = parser.parse_args()
+    if not args.write:
+        print(render(), end="")
+        return
+    page = ROOT / "docs" / "benchmarks.md"
+    page.write_text(with_table(page.read_text(encoding="utf-8"), render(), BEGIN, END), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,13 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "gold + hf_ecg with your dictionary and text (`--dictionary --unlabelled`), 10×",
+        {
+            "BC5CDR 45": (["results/dictionaries/bc5cdr-45-text-names-10x.ner.json"], "2ba78b3"),
+            "JNLPBA 186": (["results/dictionaries/jnlpba-186-text-names-10x.ner.json"], "2ba78b3"),
+        },
+    ),
+    (
         "gold + hf_ecg with your name lists (`--mentions`), 10×",
         {
             "BC5CDR 45": (["results/mention-lists/bc5cdr-45-lists-10x-se6.ner.json"], "7123584"),
@@ -101,19 +108,19 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
-def table_in(page: Path) -> str:
+def table_in(page: Path, begin: str = BEGIN, end: str = END) -> str:
     """The table between the markers of ``page``."""
     text = page.read_text(encoding="utf-8")
-    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+    return text.split(begin, 1)[1].split(end, 1)[0].strip("\n") + "\n"
 
 
-def with_table(text: str, table: str) -> str:
+def with_table(text: str, table: str, begin: str = BEGIN, end: str = END) -> str:
     """``text`` with ``table`` between its markers (added at the end when it has none)."""
-    block = f"{BEGIN}\n{table}{END}"
-    if BEGIN not in text:
+    block = f"{begin}\n{table}{end}"
+    if begin not in text:
         return f"{text.rstrip()}\n\n{block}\n"
-    before, rest = text.split(BEGIN, 1)
-    return before + block + rest.split(END, 1)[1]
+    before, rest = text.split(begin, 1)
+    return before + block + rest.split(end, 1)[1]
 
 
 def main() -> None:

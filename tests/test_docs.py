@@ -134,6 +134,14 @@ def test_the_readme_results_table_is_the_benchmarks_page_s_and_the_reports():
         assert results_table.table_in(ROOT / page) == table, f"{page}: run python dev/results_table.py --write"
 
 
+def test_the_benchmarks_dictionary_tables_are_the_reports():
+    import dictionary_table
+
+    page = ROOT / "docs" / "benchmarks.md"
+    shown = results_table.table_in(page, dictionary_table.BEGIN, dictionary_table.END)
+    assert shown == dictionary_table.render(), "docs/benchmarks.md: run python dev/dictionary_table.py --write"
+
+
 def test_the_results_table_check_fails_on_a_changed_cell(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(results_table.with_table("intro\n", results_table.render()).replace("0.450", "0.405"))
