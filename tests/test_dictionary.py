@@ -221,3 +221,65 @@ def test_a_tagger_s_predictions_repaired_by_the_dictionary_are_scored_apart(tmp_
     names = {label: [" ".join(m) for s in corpus for t, m in s.mentions if t == label] for label in corpus.entity_types}
     scores = score_tagger(SaysO(), corpus, Dictionary(names))
     assert scores["entity_f1"] == 0.0 and scores["with_dictionary"]["entity_f1"] == 1.0
+
+
+ONTOLOGY = """format-version: 1.2
+ontology: toy
+
+[Term]
+id: TOY:1
+name: disease
+
+[Term]
+id: TOY:2
+name: hepatitis
+synonym: "liver inflammation" EXACT []
+synonym: "liver trouble" BROAD []
+is_a: TOY:1
+
+[Term]
+id: TOY:3
+name: viral hepatitis
+is_a: TOY:2
+"""
+
+
+def test_an_ontology_gives_its_term_names_and_exact_synonyms_or_a_subtree_s(tmp_path):
+    pytest.importorskip("pronto")
+    (tmp_path / "toy.obo").write_text(ONTOLOGY)
+    whole = Dictionary.read([f"Disease={tmp_path / 'toy.obo'}"])
+    assert whole.names["Disease"] == {("disease",), ("hepatitis",), ("liver", "inflammation"), ("viral", "hepatitis")}
+    under = Dictionary.read([f"Disease={tmp_path / 'toy.obo'}#TOY:2"])  # a broad synonym is no name of the term
+    assert under.names["Disease"] == {("hepatitis",), ("liver", "inflammation"), ("viral", "hepatitis")}
+    assert under.type_of(["Liver", "inflammation"]) == "Disease"
+
+
+def test_a_bad_ontology_is_one_line_naming_the_file_and_nothing_is_written(tmp_path, model_dir, capsys):
+    pytest.importorskip("pronto")
+    (tmp_path / "nameless.obo").write_text("format-version: 1.2\n\n[Term]\nid: TOY:1\n")
+    (tmp_path / "toy.obo").write_text(ONTOLOGY)
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "2", "-o", str(out), "--dictionary"]
+    for spec, says in (
+        (f"Disease={tmp_path / 'nameless.obo'}", "nameless.obo: no term with a name"),
+        (f"Disease={tmp_path / 'toy.obo'}#TOY:9", "toy.obo: no term 'TOY:9' to take the names under"),
+    ):
+        assert main([*argv, spec]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0], err
+    assert not out.exists()
+
+
+def test_generate_fills_the_tags_with_an_ontology_s_names(tmp_path, model_dir):
+    pytest.importorskip("pronto")
+    from hf_ecg.data.dataset_format import load_data_folder
+
+    (tmp_path / "toy.obo").write_text(ONTOLOGY)
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "6", "-o", str(out), "--entities", "Disease"]
+    assert main([*argv, "--dictionary", f"Disease={tmp_path / 'toy.obo'}#TOY:2", "--max-block-tokens", "4"]) == 0
+    rows = load_data_folder(out)
+    labels = rows.features["ner_tags"].feature.names
+    for row in rows:
+        mention = " ".join(w for w, k in zip(row["tokens"], row["ner_tags"], strict=True) if labels[k] != "O")
+        assert mention in {"hepatitis", "liver inflammation", "viral hepatitis"}

@@ -99,9 +99,11 @@ class Dictionary:
         cls, sources: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike], *, encoding: str = "utf-8"
     ) -> Dictionary:
         """A dictionary from ``TYPE=FILE`` strings, folders of ``TYPE.txt`` lists, JSON files ``{type: [names]}``,
-        or a ``{type: file}`` mapping. :class:`DictionaryError` names the file (and line) of an empty list, a file
-        that is not text in ``encoding``, a byte-order mark, a name the mention check refuses, a folder with a
-        file that is no list, or a name under two types."""
+        or a ``{type: file}`` mapping. ``TYPE=FILE.obo`` (or ``.owl``, read by ``pronto``) takes an ontology's
+        term names and exact synonyms, ``TYPE=FILE.obo#ID`` those of the term ``ID`` and the terms under it.
+        :class:`DictionaryError` names the file (and line) of an empty list, a file that is not text in
+        ``encoding``, a byte-order mark, a name the mention check refuses, a folder with a file that is no list,
+        an ontology without named terms, or a name under two types."""
         files: dict[str, list[Path]] = {}
         inline: dict[str, list[tuple[str, ...]]] = {}
         origins: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -112,7 +114,12 @@ class Dictionary:
             if label is None and isinstance(source, str) and "=" in source and not Path(source).exists():
                 label, source = source.split("=", 1)
             path = Path(source)
-            if label is not None:
+            ontology, _, root = str(source).partition("#")
+            if label is not None and Path(ontology).suffix.lower() in ONTOLOGY_SUFFIXES:
+                found = _read_ontology(Path(ontology), root or None)
+                inline.setdefault(label, []).extend(found)
+                origins.update({(label, n): ontology for n in found})
+            elif label is not None:
                 if path.is_dir():
                     raise DictionaryError(f"{label}={path} is a folder: give the file of the {label} names")
                 files.setdefault(label, []).append(path)
@@ -298,6 +305,39 @@ def _read_list(path: Path, encoding: str) -> dict[tuple[str, ...], int]:
         if name in counts and name not in lines:
             lines[name] = number
     return lines
+
+
+#: Ontology files ``TYPE=FILE`` reads through ``pronto`` rather than as a name list.
+ONTOLOGY_SUFFIXES = (".obo", ".owl")
+
+
+def _read_ontology(path: Path, root: str | None) -> list[tuple[str, ...]]:
+    """The names and exact synonyms of an ontology's terms (those under ``root``, itself included, when given)."""
+    try:
+        import pronto
+    except ImportError:
+        raise DictionaryError(f"{path}: reading an ontology needs pronto: pip install 'hf-ecg[ontology]'") from None
+    if not path.is_file():
+        raise DictionaryError(f"{path}: no such file")
+    try:
+        ontology = pronto.Ontology(str(path))
+    except Exception as error:  # pronto raises its parser's own errors
+        raise DictionaryError(f"{path}: not an ontology pronto reads ({str(error).splitlines()[0][:120]})") from None
+    if root is not None:
+        if root not in ontology:
+            raise DictionaryError(f"{path}: no term {root!r} to take the names under")
+        terms = list(ontology[root].subclasses())
+    else:
+        terms = list(ontology.terms())
+    names: list[tuple[str, ...]] = []
+    for term in terms:
+        for text in (term.name, *(s.description for s in term.synonyms if s.scope == "EXACT")):
+            tokens = tuple((text or "").split())
+            if tokens and not mention_problem(tokens):
+                names.append(tokens)
+    if not names:
+        raise DictionaryError(f"{path}: no term with a name{f' under {root}' if root else ''}")
+    return names
 
 
 def _read_json(path: Path, encoding: str) -> dict[str, list[tuple[str, ...]]]:
