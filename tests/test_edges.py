@@ -384,36 +384,11 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
     """Each was accepted without a word: train --max-steps 0 trained one step, a near-copy threshold above 1
     filtered nothing, a repo id the Hub refuses went into a card, ':abc' after a file said it did not exist."""
     corpus = models["corpus"]
+    train = ["train", "--data", str(corpus), "--model", str(models["base"]), "-o", str(tmp_path / "m")]
     cases = [
-        (
-            [
-                "train",
-                "--data",
-                str(corpus),
-                "--model",
-                str(models["base"]),
-                "-o",
-                str(tmp_path / "m"),
-                "--max-steps",
-                "0",
-            ],
-            "--max-steps must be at least 1, got 0",
-        ),
+        ([*train, "--max-steps", "0"], "--max-steps must be at least 1, got 0"),
         *(
-            (
-                [
-                    "train",
-                    "--data",
-                    str(corpus),
-                    "--model",
-                    str(models["base"]),
-                    "-o",
-                    str(tmp_path / "m"),
-                    "--num-train-epochs",
-                    epochs,
-                ],
-                f"num_train_epochs must be above 0, got {float(epochs)}",
-            )
+            ([*train, "--num-train-epochs", epochs], f"num_train_epochs must be above 0, got {float(epochs)}")
             for epochs in ("0", "-1")
         ),
         (

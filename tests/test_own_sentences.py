@@ -210,7 +210,7 @@ def test_resuming_when_no_own_sentence_passes_keeps_the_first_generator(tmp_path
 def test_resume_refuses_other_data_base_model_or_lora_and_a_finished_training(tmp_path, capsys):
     """A run killed at a checkpoint and resumed with another corpus saved the first corpus's weights under the
     second's card; a finished one resumed rewrote its card. Each is refused in one line, the folder untouched."""
-    from hf_ecg.training.train import TRAINING_RECORD
+    from hf_ecg.data.outputs import TRAINING_RECORD
 
     data = toy_corpus(tmp_path / "toy.tsv", repeat=8)
     other = toy_corpus(tmp_path / "other.tsv", repeat=9)
@@ -244,7 +244,7 @@ def test_resume_refuses_other_data_base_model_or_lora_and_a_finished_training(tm
 def test_a_killed_training_resumes_with_the_same_command_only(tmp_path, capsys):
     from transformers import TrainerCallback
 
-    from hf_ecg.training.train import TRAINING_RECORD
+    from hf_ecg.data.outputs import TRAINING_RECORD
 
     data = toy_corpus(tmp_path / "toy.tsv", repeat=8)
     other = toy_corpus(tmp_path / "other.tsv", repeat=9)

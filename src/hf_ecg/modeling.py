@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .data.outputs import TRAINING_RECORD
 from .runtime.blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, tag_token, token_description
 
 __all__ = [
@@ -292,7 +293,7 @@ def model_fingerprint(name: str | os.PathLike) -> str | None:
         digest = hashlib.sha256()
         for file in sorted(path.iterdir()):
             if file.is_file() and any(fnmatch(file.name, pattern) for pattern in _FINGERPRINTED):
-                if file.name in ("ecg_card.json", "training_args.bin", "ecg_training_run.json"):
+                if file.name in ("ecg_card.json", "training_args.bin", TRAINING_RECORD):
                     continue  # the card, the Trainer's arguments and the training's record are not the model
                 digest.update(file.name.encode() + b"\0")
                 with file.open("rb") as handle:

@@ -150,12 +150,6 @@ def add_parser(sub: Any) -> None:
     generate.set_defaults(func=_run_generate)
 
 
-def _is_ontology(spec: str) -> bool:
-    from ..data.dictionary import ONTOLOGY_SUFFIXES
-
-    return Path(spec.split("=", 1)[-1].partition("#")[0]).suffix.lower() in ONTOLOGY_SUFFIXES
-
-
 def dictionary_names_in_text(dictionary: Any, spec: str) -> Any:
     """The names of ``dictionary`` that the unlabelled text ``spec`` holds, as a mention bank of their counts (a
     bank passed as mentions is drawn by its counts)."""
@@ -178,7 +172,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
     if args.dictionary:
-        from ..data.dictionary import Dictionary
+        from ..data.dictionary import Dictionary, ontology_source
 
         dictionary = Dictionary.read(args.dictionary)  # refused in one line, before anything is written
         if args.mentions and args.mention_shares is None:
@@ -187,7 +181,8 @@ def _run_generate(args: argparse.Namespace) -> int:
             )
         if args.unlabelled:
             names_in_text = dictionary_names_in_text(dictionary, args.unlabelled)
-        elif any(_is_ontology(spec) for spec in args.dictionary):  # its names, not a list file to read again
+        elif any(ontology_source(spec.split("=", 1)[-1]) for spec in args.dictionary):
+            # an ontology's names, as the dictionary read them: no list file for --mentions to read again
             names_in_text = dictionary.to_dict()
         else:
             args.mentions = [*(args.mentions or ()), *args.dictionary]

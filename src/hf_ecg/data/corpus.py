@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.tags import Span, TagError, detect_scheme, normalize_scheme, parse_tag, spans_to_tags, tags_to_spans
+from ..runtime.words import INVISIBLE_CATEGORIES
 
 __all__ = [
     "Corpus",
@@ -158,7 +159,7 @@ def _visible_token(token: str, where: str) -> str:
     """``token`` without invisible format characters (zero-width spaces and joiners, soft hyphens: Unicode
     ``Cf``), which a reader cannot see and a name list would not hold; a control character (``NUL``), a
     surrogate or a private-use character is refused naming the line, an empty token or one with a space too."""
-    bad = next((ch for ch in token if unicodedata.category(ch) in ("Cc", "Cs", "Co")), None)
+    bad = next((ch for ch in token if unicodedata.category(ch) in INVISIBLE_CATEGORIES - {"Cf"}), None)
     if bad is not None:
         raise CorpusFormatError(f"{where}: token {token!r} holds a control character (U+{ord(bad):04X}); remove it")
     token = "".join(ch for ch in token if unicodedata.category(ch) != "Cf")

@@ -114,11 +114,11 @@ class Dictionary:
             if label is None and isinstance(source, str) and "=" in source and not Path(source).exists():
                 label, source = source.split("=", 1)
             path = Path(source)
-            ontology, _, root = str(source).partition("#")
-            if label is not None and Path(ontology).suffix.lower() in ONTOLOGY_SUFFIXES:
-                found = _read_ontology(Path(ontology), root or None)
+            ontology = ontology_source(str(source))
+            if label is not None and ontology is not None:
+                found = _read_ontology(*ontology)
                 inline.setdefault(label, []).extend(found)
-                origins.update({(label, n): ontology for n in found})
+                origins.update({(label, n): str(ontology[0]) for n in found})
             elif label is not None:
                 if path.is_dir():
                     raise DictionaryError(f"{label}={path} is a folder: give the file of the {label} names")
@@ -309,6 +309,13 @@ def _read_list(path: Path, encoding: str) -> dict[tuple[str, ...], int]:
 
 #: Ontology files ``TYPE=FILE`` reads through ``pronto`` rather than as a name list.
 ONTOLOGY_SUFFIXES = (".obo", ".owl")
+
+
+def ontology_source(source: str) -> tuple[Path, str | None] | None:
+    """An ontology file and the term to take the names under (``FILE.obo#ID``), or ``None`` for a source that is
+    no ontology."""
+    file, _, root = source.partition("#")
+    return (Path(file), root or None) if Path(file).suffix.lower() in ONTOLOGY_SUFFIXES else None
 
 
 def _read_ontology(path: Path, root: str | None) -> list[tuple[str, ...]]:

@@ -28,6 +28,7 @@ __all__ = [
     "MODEL",
     "OUTPUT_KINDS",
     "OWN_SENTENCES_DIR",
+    "TRAINING_RECORD",
     "OutputKind",
     "check_output",
     "check_output_file",
@@ -80,6 +81,9 @@ DATASET = OutputKind(
 )
 #: Inside a model's folder, the sentences the first of its two trainings wrote (hf_ecg.training.own_sentences).
 OWN_SENTENCES_DIR = "own-sentences"
+#: In a model's folder, the record of its training: what shaped the weights, and whether it finished
+#: (hf_ecg.training.train compares it on resume).
+TRAINING_RECORD = "ecg_training_run.json"
 #: A trained generator: what ``save_pretrained`` and the Trainer write, plus the ECG files and the card.
 MODEL = OutputKind(
     "model",
@@ -87,7 +91,7 @@ MODEL = OutputKind(
     entries=(
         ECG_CONFIG_NAME,
         "ecg_card.json",
-        "ecg_training_run.json",
+        TRAINING_RECORD,
         "README.md",
         "config.json",
         "generation_config.json",
@@ -129,11 +133,7 @@ def check_output(output: str | os.PathLike, kind: OutputKind, *, inputs: Iterabl
     or not new, empty or hf_ecg's own ``kind`` of output (``FileExistsError`` naming what is in the way).
     Returns whether it holds an earlier output of the kind."""
     path = Path(output)
-    resolved = path.resolve()
-    for source in inputs:
-        source_path = Path(source).resolve()
-        if resolved == source_path or source_path in resolved.parents or resolved in source_path.parents:
-            raise ValueError(f"{path} is, holds or is inside the input {source}: write the output somewhere else")
+    _refuse_inputs(path, inputs, holding=True)
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is a file: the output is a folder; give a new or empty folder")
     if not path.is_dir() or not any(path.iterdir()):
@@ -183,14 +183,9 @@ def check_output_file(
 ) -> Path:
     """Refuse an output file (a report) that is one of ``inputs`` or inside one, or inside a folder hf_ecg wrote,
     whatever ``overwrite`` says (``ValueError``), that is a folder, or that exists unless ``overwrite``
-    (``FileExistsError``). Checked
-    before a command's work, so that nothing is lost and no run is wasted."""
+    (``FileExistsError``). Checked before a command's work, so that nothing is lost and no run is wasted."""
     path = Path(output)
-    resolved = path.resolve()
-    for source in inputs:
-        source_path = Path(source).resolve()
-        if resolved == source_path or source_path in resolved.parents:
-            raise ValueError(f"{path} is or is inside the input {source}: write the output somewhere else")
+    resolved = _refuse_inputs(path, inputs, holding=False)
     if path.is_dir():
         raise FileExistsError(f"{path} is a folder: the output is a file, e.g. {path / 'report.json'}")
     for folder in resolved.parents:
@@ -203,6 +198,19 @@ def check_output_file(
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists: give a new file, or --overwrite to replace it")
     return path
+
+
+def _refuse_inputs(path: Path, inputs: Iterable[str | os.PathLike], *, holding: bool) -> Path:
+    """``ValueError`` when ``path`` is one of ``inputs`` or inside one (or, with ``holding``, a folder that holds
+    one); its resolved path otherwise."""
+    resolved = path.resolve()
+    for source in inputs:
+        source_path = Path(source).resolve()
+        inside = resolved == source_path or source_path in resolved.parents
+        if inside or (holding and resolved in source_path.parents):
+            what = "is, holds or is inside" if holding else "is or is inside"
+            raise ValueError(f"{path} {what} the input {source}: write the output somewhere else")
+    return resolved
 
 
 def _shown(names: list[str]) -> str:

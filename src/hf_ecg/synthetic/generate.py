@@ -153,7 +153,8 @@ def generate_dataset(
     output_dir = Path(output_dir)
     check_output(output_dir, DATASET)  # new, empty or a dataset hf_ecg wrote: never beside a user's files
     decoding = decoding or DecodingConfig()
-    stray = ShardLayout(output_dir, num_samples, samples_per_shard).stray()
+    shards = ShardLayout(output_dir, num_samples, samples_per_shard)
+    stray = shards.stray()
     if stray and not overwrite:  # checked before the manifest is touched: a refused run changes nothing
         raise ValueError(
             f"{output_dir} holds shard files this dataset of {num_samples} samples has no place for "
@@ -165,7 +166,6 @@ def generate_dataset(
         fresh = _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
             write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
-    shards = ShardLayout(output_dir, num_samples, samples_per_shard)
     groups = shard_groups(shards.count, _shards_written_together(run, samples_per_shard))
     mine = [group for k, group in enumerate(groups) if k % state.num_processes == state.process_index]
     writing, resumed = _write_shards(run, shards, mine, seed, manifest, state, progress_bar)

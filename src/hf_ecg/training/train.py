@@ -15,6 +15,7 @@ from typing import Any
 
 import datasets
 
+from ..data.outputs import TRAINING_RECORD
 from ..hub.model_card import ECGModelCardData
 from ..runtime.ecg_config import ECG_CONFIG_NAME, ECGConfig
 from .trainer import ECGTrainer
@@ -142,12 +143,11 @@ def train_ecg_model(
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = _check_before_training(args, data, validation, overwrite, resume, later)
     fingerprint = training_fingerprint(args, model_name, data, validation, first_n, fraction, reader_options)
-    if resume:
-        _check_resumed_settings(args.output_dir, fingerprint)
+    record = _training_record(args.output_dir) if resume else None  # None: a new training, or none recorded
+    _check_resumed_settings(args.output_dir, record, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
     own_count = own_sentence_count(len(corpus), args.own_sentences, trial=is_trial(args))
-    if resume:
-        _check_not_finished(args.output_dir, own_count)
+    _check_not_finished(args.output_dir, record, own_count)
     PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count))
     stats = CorpusStatistics.from_corpus(corpus).to_dict()
 
@@ -210,7 +210,7 @@ def train_ecg_model(
     trainer = None
     if not (resume and own_count and _first_training_done(args.output_dir)):
         trainer = trainer_for(blocks["train"])  # the base model is checked here: nothing is written before
-        if args.should_save and not (resume and (Path(args.output_dir) / TRAINING_RECORD).is_file()):
+        if args.should_save and record is None:
             _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
         _train(trainer, resume)
     if own_count:
@@ -342,9 +342,6 @@ def _train_again(
     return trainer
 
 
-#: The record of a training in its output folder: what shapes the weights, compared on ``resume``, and whether
-#: the training finished.
-TRAINING_RECORD = "ecg_training_run.json"
 #: The training arguments that shape the weights: a run resumed with another value would mix two trainings.
 _WEIGHT_SETTINGS = (
     "layout",
@@ -415,10 +412,9 @@ def _training_record(output_dir: str) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def _check_resumed_settings(output_dir: str, fingerprint: dict[str, Any]) -> None:
-    """Refuse to resume a folder whose training was begun with other data, base model or settings (``ValueError``
-    naming them), before any work; a folder without a training record is resumed as it is."""
-    record = _training_record(output_dir)
+def _check_resumed_settings(output_dir: str, record: dict[str, Any] | None, fingerprint: dict[str, Any]) -> None:
+    """Refuse to resume a folder whose training ``record`` says it was begun with other data, base model or
+    settings (``ValueError`` naming them), before any work; a folder without a record is resumed as it is."""
     before = (record or {}).get("fingerprint")
     if before is None:
         return
@@ -430,10 +426,9 @@ def _check_resumed_settings(output_dir: str, fingerprint: dict[str, Any]) -> Non
         )
 
 
-def _check_not_finished(output_dir: str, own_count: int) -> None:
-    """Refuse to resume a finished training, unless a second training on its own sentences is now asked of a
-    model trained once."""
-    record = _training_record(output_dir)
+def _check_not_finished(output_dir: str, record: dict[str, Any] | None, own_count: int) -> None:
+    """Refuse to resume a training its ``record`` says finished, unless a second training on its own sentences is
+    now asked of a model trained once."""
     if record is None or not record.get("finished"):
         return
     if own_count > 0 and not record.get("own_sentences"):
