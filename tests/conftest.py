@@ -47,10 +47,10 @@ def train_once_by_default():
     """Tests train tiny models on toy corpora to test other things: by default they train once, as on a large
     corpus; tests of the second training (tests/test_own_sentences.py) ask for it with ``own_sentences``. For the
     whole session, so that module-scoped model fixtures train once too."""
-    from hf_ecg.training import own_sentences
+    from hf_ecg.hub import training_record
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", 0)
+        patch.setattr(training_record, "OWN_SENTENCES_MAX_CORPUS", 0)
         yield
 
 

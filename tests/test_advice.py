@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hf_ecg.hub import training_record
 from hf_ecg.hub.model_card import ECGModelCardData
+from hf_ecg.hub.training_record import NO_RECORD_ADVICE, TrainingRecord, undertrained_advice
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.synthetic.generate import generate_dataset
-from hf_ecg.training import own_sentences
-from hf_ecg.training.advice import NO_RECORD_ADVICE, TrainingRecord, undertrained_advice
 
-MAX_CORPUS = own_sentences.OWN_SENTENCES_MAX_CORPUS  # before conftest.train_once_by_default sets it to 0
+MAX_CORPUS = training_record.OWN_SENTENCES_MAX_CORPUS  # before conftest.train_once_by_default sets it to 0
 
 
 def card(
@@ -54,7 +54,7 @@ def test_the_advice_never_names_what_the_model_ran(epochs, updates_per_epoch, lo
     losses = None if losses is None else losses[:epochs]
     record = TrainingRecord(card(epochs, updates_per_epoch, losses, max_steps, own))
     with pytest.MonkeyPatch.context() as patch:  # the library's threshold (conftest sets it to 0 for training)
-        patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
+        patch.setattr(training_record, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
         advice = record.advice()
     assert "hf-ecg train" not in advice and "default" not in advice
     assert f"it trained {record.updates} updates" in advice and "54 sentences" in advice

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_label
+from hf_ecg.runtime.char_boundaries import CharacterBoundaries
 from hf_ecg.runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig
 from hf_ecg.runtime.decoding_cache import (
     PASS_OVERHEAD_TOKENS,
@@ -35,6 +36,7 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
     )
     words: list[str] = []
     ends = [*(config.tag_tokens[t] for t in sequence), ENDTEXT]
+    characters = CharacterBoundaries(tokenizer)  # whole characters: its own tests hold it to Python's codec
     for k, target in enumerate(ends):
         context = tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
         # qa: the question is the block's tag; qa-plan: it and the tags of the blocks after it
@@ -50,6 +52,7 @@ def naive_greedy(model, tokenizer, config, sequence, max_block_tokens, block_end
             keep = logits[allowed].clone()
             logits[banned] = -float("inf")
             logits[allowed] = keep
+            characters.mask(logits[None], [characters.state(block)])
             if len(block) + 1 >= max_block_tokens:
                 token = vocab[target]
             elif target == ENDTEXT and not may_end(tokenizer, words, block, end_at_sentence_end):

@@ -18,9 +18,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from hf_ecg.cli import main
+from hf_ecg.data.dataset_format import align_labels, bio_labels
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import tags_to_spans
-from hf_ecg.synthetic.generate import align_labels, bio_labels, generate_dataset, shard_groups
+from hf_ecg.synthetic.generate import generate_dataset, shard_groups
 from hf_ecg.synthetic.generation_report import UNDERTRAINED_REFUSED_SHARE, cost_line
 from tiny import GENERATION_TYPES as TYPES
 

@@ -22,11 +22,12 @@ from card_patterns import (
     split_card,
 )
 from hf_ecg.cli import main
+from hf_ecg.data.dataset_format import bio_labels
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.hub.push import push_dataset
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.synthetic.generate import bio_labels, generate_dataset
+from hf_ecg.synthetic.generate import generate_dataset
 from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
 
 TYPES = ("Chemical", "Disease")

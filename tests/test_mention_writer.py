@@ -33,6 +33,7 @@ from hf_ecg.runtime.decoding_cache import encode_after_prefixes
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.mention_writer import MentionWriter, _shared_length, template_seeds
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
+from hf_ecg.runtime.sampler import SamplingParams
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.training.train import train_ecg_model
@@ -634,6 +635,39 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
     assert [s["text"] for s in at_1] != written["text"]  # the temperature reaches the samples
 
 
+def test_greedy_and_top_k_reach_the_written_mentions(writer_model):
+    """One set of sampling settings for templates and mentions: without sampling the mentions are the most likely
+    ones whatever the seed, and top-k 1 at any temperature writes those same mentions; sampled at a high
+    temperature they vary with the seed."""
+    templates = [
+        Template(("<Chemical>", "cures", "<Disease>", ".")),
+        Template(("Patients", "with", "<Disease>", "received", "<Chemical>", ".")),
+    ] * 3
+    greedy = load_writer(writer_model, sampling=SamplingParams(do_sample=False))
+    assert greedy.max_attempts == 1  # a greedy try would repeat itself
+    most_likely = greedy.write(templates, seed=1).mentions
+    assert any(mention is not None for row in most_likely for mention in row)
+    assert greedy.write(templates, seed=2).mentions == most_likely
+    top_1 = load_writer(writer_model, sampling=SamplingParams(temperature=5.0, top_k=1))
+    assert top_1.write(templates, seed=1).mentions == top_1.write(templates, seed=2).mentions == most_likely
+    hot = load_writer(writer_model, sampling=SamplingParams(temperature=2.0, top_k=0))
+    assert hot.write(templates, seed=1).mentions != hot.write(templates, seed=2).mentions
+
+
+def test_the_pipelines_greedy_decoding_is_greedy_for_mentions_too(writer_model):
+    """``do_sample=False`` reaches the template decoder and the mention writer: the seed changes nothing."""
+    from hf_ecg.modeling import load_ecg_model
+
+    model, tokenizer, config = load_ecg_model(writer_model)
+    gen = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=config, device="cpu")
+    requests = [["Chemical", "Disease"], ["Disease", "Chemical"]]
+    runs = [gen(requests, seed=seed, do_sample=False, max_block_tokens=12) for seed in (1, 2)]
+    assert runs[0] == runs[1]
+    assert "generated" in {origin for group in runs[0] for s in group for origin in s["mention_sources"]}
+    sampled = [gen(requests, seed=seed, temperature=5.0, max_block_tokens=12) for seed in (1, 2)]
+    assert sampled[0] != sampled[1]
+
+
 def writer_calls(monkeypatch) -> list[int]:
     """The number of templates of each :meth:`MentionWriter.write` call from now on (the real writer runs)."""
     calls: list[int] = []
@@ -899,5 +933,6 @@ _SAMPLING_WRITERS: dict[Path, MentionWriter] = {}
 
 def _sampling_writer(model_dir: Path) -> MentionWriter:
     if model_dir not in _SAMPLING_WRITERS:
-        _SAMPLING_WRITERS[model_dir] = load_writer(model_dir)
+        # top-k 0: the cumulated probabilities run in vocabulary order (top-k runs them over the k best, best first)
+        _SAMPLING_WRITERS[model_dir] = load_writer(model_dir, sampling=SamplingParams(top_k=0))
     return _SAMPLING_WRITERS[model_dir]

@@ -14,18 +14,20 @@ from hf_ecg.cli import main
 from hf_ecg.data.builder import ECGBlocksBuilder
 from hf_ecg.data.corpus import load_corpus
 from hf_ecg.data.outputs import MODEL, OWN_SENTENCES_DIR
+from hf_ecg.hub import training_record
 from hf_ecg.hub.model_card import ECGModelCardData
+from hf_ecg.hub.training_record import own_sentence_count
 from hf_ecg.modeling import model_fingerprint
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.training import own_sentences
 from hf_ecg.training import train as train_module
-from hf_ecg.training.own_sentences import failed_check, own_sentence_count, write_own_sentences
+from hf_ecg.training.own_sentences import failed_check, write_own_sentences
 from hf_ecg.training.train import hold_out_sentences, train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 from tiny import save_tiny_model, toy_corpus
 
 #: The library's threshold (tests train once by default: conftest.train_once_by_default sets it to 0).
-MAX_CORPUS = own_sentences.OWN_SENTENCES_MAX_CORPUS
+MAX_CORPUS = training_record.OWN_SENTENCES_MAX_CORPUS
 OWN = 24
 STEPS = 400
 
@@ -33,7 +35,7 @@ STEPS = 400
 @given(sentences=st.integers(1, 3000), requested=st.none() | st.integers(0, 5000))
 def test_the_default_writes_twice_the_corpus_and_at_least_400_for_small_corpora_only(sentences, requested):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
+        patch.setattr(training_record, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
         count = own_sentence_count(sentences, requested)
     if requested is not None:
         assert count == requested
@@ -68,7 +70,7 @@ def test_train_max_steps_on_a_small_corpus_trains_once_and_says_so(tmp_path, cap
 
 
 def test_the_defaults_train_twice_below_the_threshold_only(monkeypatch):
-    monkeypatch.setattr(own_sentences, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
+    monkeypatch.setattr(training_record, "OWN_SENTENCES_MAX_CORPUS", MAX_CORPUS)
     assert own_sentence_count(45, None) == 400 and own_sentence_count(300, None) == 600
     assert own_sentence_count(744, None) == 0 and own_sentence_count(186, 0) == 0
     with pytest.raises(ValueError, match="own_sentences must be >= 0"):

@@ -26,6 +26,8 @@ REMOTE_CODE_MODULES = (
     "decoding_base.py",
     "decoding_config.py",
     "decoding_constraint.py",
+    "char_boundaries.py",
+    "sampler.py",
     "decoding_cache.py",
     "layout.py",
     "tag_pieces.py",

@@ -26,7 +26,9 @@ Two procedures:
   forced), so a barely trained model costs about twice its kept text, not ten times. Under
   ``block_end="any-stop"`` the model may also end a block with another tag or ``<ENDTEXT>``, which is
   replaced by the target and counted in ``cut_blocks``: such a block ends where the model wanted to
-  write something else.
+  write something else. Over a byte-level vocabulary no token may leave a block inside a character, and
+  a tag waits until the character is whole (:mod:`.char_boundaries`; both procedures), so no text
+  decodes to U+FFFD.
 
   Rows live in the slots of one KV cache, right-aligned; a row that finishes a block leaves its
   slot, its next prompt is encoded in a batched prefill with other waiting rows, and the slot is
@@ -39,7 +41,8 @@ Two procedures:
 The parts, a module each (flat, beside this one: the pipeline's code is saved with a model for
 ``trust_remote_code``, and transformers copies only flat modules): :mod:`.decoding_config` (settings
 and the result), :mod:`.decoding_constraint` (the entity constraint, a ``transformers.LogitsProcessor``
-that ``model.generate()`` takes too), :mod:`.decoding_base` (the block rules both decoders share),
+that ``model.generate()`` takes too), :mod:`.char_boundaries` (whole characters), :mod:`.sampler` (the draw, with
+the settings the mention writer shares), :mod:`.decoding_base` (the block rules both decoders share),
 :mod:`.decoding_cache` (the slot cache), :mod:`.decoding_batched` (ECG-QALM's batched decoder),
 :mod:`.decoding_sequential` (the paper's procedure, the reference), :mod:`.decoding_lm` (ECG-LM).
 """

@@ -8,14 +8,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from transformers import DynamicCache, LogitsProcessorList
+from transformers import DynamicCache
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
+from .char_boundaries import CharacterBoundaries
 from .decoding_cache import TemplateRow, new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
-from .decoding_constraint import EntityConstraintLogitsProcessor, sampling_warpers
+from .decoding_constraint import EntityConstraintLogitsProcessor
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
+from .sampler import Sampler
 from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
@@ -94,6 +96,8 @@ class BlockDecoder:
             i for token, i in vocab.items() if "\n" in token or "Ċ" in token or token == "<0x0A>"
         )
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
+        # No token that leaves a block inside a character (an undertrained model's cut bytes decode as U+FFFD).
+        self._characters = CharacterBoundaries(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
         self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
@@ -105,14 +109,7 @@ class BlockDecoder:
         self._break_kinds = frozenset(
             kind for kind, share in breaks.items() if share < RARE_IN_TRAINING_SHARE and self.config.redraw_run_on
         )
-        # Top-k is applied by sampling among the k best tokens (torch.topk) rather than masking the rest
-        # of the vocabulary: the same distribution, without a softmax and a multinomial draw over ~50k
-        # tokens per row (a tenth of a CPU decode step at batch 32).
-        self._warpers = (
-            sampling_warpers(self.config.temperature, self.config.top_p)
-            if self.config.do_sample
-            else LogitsProcessorList()
-        )
+        self._sampler = Sampler(self.config.sampling)
         # a first block's prompt (empty context), per the ids its question is made of: its cache, row and logits
         self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
         #: What the current (or last) decode call kept and threw away; progress bars read it.
@@ -303,16 +300,10 @@ class BlockDecoder:
         scores = self.constraint.constrain(scores, targets, full, unended)
         if opened is not None and opened.any():
             scores[:, tag_ids] = torch.where(opened, tag_scores, scores[:, tag_ids])
-        if self.config.do_sample:
-            candidates = None
-            if 0 < self.config.top_k < scores.shape[-1]:
-                scores, candidates = scores.topk(self.config.top_k, dim=-1)
-            scores = self._warpers(None, scores)
-            choice = torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=rng)
-            choice = (candidates.gather(1, choice) if candidates is not None else choice).squeeze(1)
-        else:
-            choice = scores.argmax(dim=-1)
-        tokens = choice.tolist()
+        if self._characters.active:
+            states = [self._characters.state(row.block_ids) for row in rows]
+            self._characters.mask(scores, states, exempt=full.tolist())
+        tokens = self._sampler.draw(scores, rng).tolist()
         for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
             row.forced += was_full
             if opened is not None and self._unrequested(row, tokens[i]):

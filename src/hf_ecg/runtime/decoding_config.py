@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .blocks import Template
+from .sampler import SamplingParams
 
 __all__ = [
     "BLOCK_ENDS",
@@ -129,6 +130,11 @@ class DecodingConfig:
     seed: int | None = field(
         default=None, metadata={"help": "Seed; the same seed, inputs and batch size give the same templates."}
     )
+
+    @property
+    def sampling(self) -> SamplingParams:
+        """The sampling settings, as the template decoder and the mention writer both read them."""
+        return SamplingParams(self.do_sample, self.temperature, self.top_k, self.top_p)
 
     def recorded(self) -> dict[str, Any]:
         """The settings a generation manifest records: every field but ``seed`` (each shard derives its own)."""

@@ -14,12 +14,11 @@ takes for one block::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
-from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+from transformers import LogitsProcessor
 
-__all__ = ["EntityConstraintLogitsProcessor", "sampling_warpers"]
+__all__ = ["EntityConstraintLogitsProcessor"]
 
 
 class EntityConstraintLogitsProcessor(LogitsProcessor):
@@ -92,10 +91,3 @@ class EntityConstraintLogitsProcessor(LogitsProcessor):
         full = torch.full((rows,), at_limit, dtype=torch.bool, device=scores.device)
         unended = torch.zeros(rows, dtype=torch.bool, device=scores.device)
         return self.constrain(scores.clone(), self.targets, full, unended)
-
-
-def sampling_warpers(temperature: float, top_p: float) -> LogitsProcessorList:
-    """The warpers ``temperature`` and ``top_p`` apply to a row's scores before a token is drawn (none at 1.0):
-    the templates' and the mentions' sampling read the same settings the same way."""
-    warpers: list[Any] = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
-    return LogitsProcessorList(warpers + ([TopPLogitsWarper(top_p)] if top_p < 1.0 else []))

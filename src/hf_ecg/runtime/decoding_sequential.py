@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from transformers import LogitsProcessorList
 
+from .char_boundaries import CharacterBoundaryLogitsProcessor
 from .decoding_base import BlockDecoder
 from .decoding_config import DecodedTemplate
 
@@ -20,9 +22,7 @@ def decode_sequential(
     progress: Callable[[int], None] | None,
 ) -> list[DecodedTemplate]:
     torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=rng)))  # generate() uses the global RNG
-    sampling = {"do_sample": decoder.config.do_sample}
-    if decoder.config.do_sample:
-        sampling.update(temperature=decoder.config.temperature, top_k=decoder.config.top_k, top_p=decoder.config.top_p)
+    sampling = decoder.config.sampling.generate_kwargs()
     results = []
     for sequence in sequences:
         words: list[str] = []
@@ -39,6 +39,7 @@ def decode_sequential(
                     max_new_tokens=decoder.config.max_block_tokens,
                     eos_token_id=decoder.stop_ids,
                     pad_token_id=decoder.pad_id,
+                    logits_processor=LogitsProcessorList([CharacterBoundaryLogitsProcessor(decoder._characters)]),
                     **sampling,
                 )
                 new = out[0, prompt.shape[1] :].tolist()

@@ -203,7 +203,7 @@ class TemplateFiller:
         model, tokenizer: the generator, needed when mentions are ``generated`` (alone or in a mixture).
         corpus_bank: the training corpus's mentions, when given at generation (:func:`training_bank`).
         decoding: the templates' settings (default :class:`~hf_ecg.runtime.decoding.DecodingConfig`'s); written
-            mentions are sampled at their ``temperature`` and ``top_p``.
+            mentions are drawn with the same sampling settings (:attr:`DecodingConfig.sampling`).
     """
 
     def __init__(
@@ -240,8 +240,8 @@ class TemplateFiller:
         if writes:
             if model is None or tokenizer is None:
                 raise ValueError("generated mentions need the generator: pass model and tokenizer")
-            sampling = {"temperature": self.decoding.temperature, "top_p": self.decoding.top_p}
-            self.writer = MentionWriter(model, tokenizer, ecg_config, **sampling, known=self.filler.bank)
+            sampling = self.decoding.sampling
+            self.writer = MentionWriter(model, tokenizer, ecg_config, sampling=sampling, known=self.filler.bank)
 
     @property
     def bank(self) -> MentionBank:

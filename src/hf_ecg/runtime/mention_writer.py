@@ -48,10 +48,10 @@ import torch
 
 from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, mention_context, tag_label, tag_token
 from .decoding_cache import KeptStates, RowBatch, encode_after_prefixes, length_groups, live_columns, new_cache
-from .decoding_constraint import sampling_warpers
 from .ecg_config import ECGConfig
 from .layout import SEGMENTS_IN_PROMPT, SegmentIds, continued_answer, prompt_ids
 from .mentions import MentionBank, mention_problem
+from .sampler import Sampler, SamplingParams
 from .words import WordSplitter
 
 __all__ = ["MentionWriter", "WrittenMentions", "template_seeds"]
@@ -109,8 +109,9 @@ class MentionWriter:
         model: the generator (a causal LM trained by hf_ecg with ``mention_samples=True``).
         tokenizer: its tokenizer.
         ecg_config: its :class:`~hf_ecg.ECGConfig` (``mention_token`` set).
-        temperature, top_p: sampling of the mention tokens.
-        max_attempts: tries per slot before it is left to the bank.
+        sampling: how the mention tokens are drawn (default: sampled, temperature 1, top-k 50, no top-p); the
+            templates' :attr:`~hf_ecg.runtime.decoding_config.DecodingConfig.sampling`.
+        max_attempts: tries per slot before it is left to the bank (one without sampling).
         batch_size: rows (tries) written together at most (on a 2-core CPU, a JNLPBA generator's 256 templates
             took 8% more time at 256).
         group_by_length: take the templates longest first (the templates in the batch at one time have similar
@@ -132,8 +133,7 @@ class MentionWriter:
         tokenizer: Any,
         ecg_config: ECGConfig,
         *,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
+        sampling: SamplingParams | None = None,
         max_attempts: int = 3,
         batch_size: int = 128,
         group_by_length: bool = True,
@@ -148,7 +148,10 @@ class MentionWriter:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.model, self.tokenizer, self.ecg_config = model, tokenizer, ecg_config
-        self.temperature, self.top_p, self.max_attempts, self.batch_size = temperature, top_p, max_attempts, batch_size
+        self.sampler = Sampler(sampling or SamplingParams())
+        # without sampling a try repeats the last one: one is enough
+        self.max_attempts = max_attempts if self.sampler.params.do_sample else 1
+        self.batch_size = batch_size
         self.group_by_length = group_by_length
         self.segments = SegmentIds.of(tokenizer)
         self.endtext_id = vocab[ENDTEXT]
@@ -165,7 +168,6 @@ class MentionWriter:
         # a try is stopped as soon as it is longer than its type's longest training mention (_words_at_least)
         self._word_starts, self._blank = _word_start_tokens(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
-        self._warpers = sampling_warpers(temperature, top_p)
         # The types each known mention has (case folded): a known mention written for a slot of another type
         # only (``selegiline`` for a Disease) is the model ignoring the question's tag.
         self.known_types: dict[str, set[str]] = {}
@@ -435,15 +437,7 @@ class MentionWriter:
         scores[:, self.banned] = -float("inf")
         if not all(may_end):
             scores[torch.tensor([not end for end in may_end], device=scores.device), self.endtext_id] = -float("inf")
-        scores = self._warpers(None, scores)
-        # Inverse-CDF sampling: the distribution torch.multinomial draws from, at a fraction of its CPU cost over
-        # a whole vocabulary. The draw is kept below the total (the largest float32 under it), so the token found
-        # is one whose probability is not zero: never one past the last allowed token.
-        cdf = torch.softmax(scores, dim=-1).cumsum(-1)
-        total = cdf[:, -1:]
-        uniforms = torch.tensor([[streams[key].random()] for key in keys], dtype=torch.float64, device=cdf.device)
-        draw = torch.minimum((uniforms * total).to(cdf.dtype), torch.nextafter(total, torch.zeros_like(total)))
-        return torch.searchsorted(cdf, draw, right=True).squeeze(1).tolist()
+        return self.sampler.draw_at(scores, [streams[key].random() for key in keys])
 
     def _words_at_least(self, ids: Sequence[int]) -> int:
         """How many words the answer ``ids`` holds at least (:meth:`_mention` splits the text on spaces first):

@@ -259,6 +259,11 @@ REPLACEMENT_CHARACTER = "\ufffd"
 
 
 def visible(text: str) -> str:
-    """``text`` without control or invisible characters (a model's NUL or zero-width space), whitespace kept:
-    what a decoded block is split into words from, so that no such character reaches a sample."""
-    return "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in INVISIBLE_CATEGORIES)
+    """``text`` without control or invisible characters (a model's NUL or zero-width space) and without
+    U+FFFD (a character a block was cut inside when its tag was forced), whitespace kept: what a decoded block is
+    split into words from, so that no such character reaches a sample."""
+    return "".join(
+        ch
+        for ch in text
+        if ch.isspace() or (ch != REPLACEMENT_CHARACTER and unicodedata.category(ch) not in INVISIBLE_CATEGORIES)
+    )

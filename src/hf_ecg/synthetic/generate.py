@@ -38,26 +38,23 @@ from typing import Any
 from ..data.dataset_format import (
     UNFINISHED_DIR,
     ShardLayout,
-    align_labels,
-    bio_labels,
     columns_of_folder,
     dataset_features,
     finish_folder,
     ner_label_names,
-    read_generated,
     write_shard,
     write_unfinished_card,
 )
 from ..data.manifest import MANIFEST_NAME, GenerationManifest, MentionsRecord, read_manifest, write_manifest
 from ..data.outputs import DATASET, check_output
 from ..data.statistics import CorpusStatistics
+from ..hub.training_record import undertrained_advice
 from ..runtime.decoding import DecodingConfig
 from ..runtime.decoding_config import ShardSeeds
 from ..runtime.filling import TemplateFiller, shards_per_writer_call, training_bank
 from ..runtime.mention_sources import Mentions
 from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
-from ..training.advice import undertrained_advice
 from .entity_sequences import FixedSampler, make_sampler
 from .generation_report import (
     cost_postfix,
@@ -67,15 +64,7 @@ from .generation_report import (
     result_lines,
 )
 
-__all__ = [
-    "MANIFEST_NAME",
-    "align_labels",
-    "bio_labels",
-    "dataset_features",
-    "generate_dataset",
-    "ner_label_names",
-    "read_generated",
-]
+__all__ = ["generate_dataset"]
 
 logger = logging.getLogger(__name__)
 

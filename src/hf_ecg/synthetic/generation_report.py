@@ -120,7 +120,7 @@ def generation_cost(data_dir: Path, redraw_budget: float | None) -> dict[str, An
 
 def cost_line(cost: Mapping[str, Any]) -> str:
     """One line on what a run cost (when the generator looks undertrained the run also logs a warning with
-    :func:`~hf_ecg.training.advice.undertrained_advice`: what to change against how the model trained)."""
+    :func:`~hf_ecg.hub.training_record.undertrained_advice`: what to change against how the model trained)."""
     kept, redrawn = cost["model_tokens"], cost["redrawn_tokens"]
     line = (
         f"the generator wrote {kept + redrawn} tokens: {kept} kept, {redrawn} ({cost['redrawn_share']:.0%}) in "

@@ -26,9 +26,6 @@ from ..data.outputs import OWN_SENTENCES_DIR
 from ..runtime.words import DEFAULT_SENTENCE_ENDINGS
 
 __all__ = [
-    "OWN_SENTENCES_MAX_CORPUS",
-    "OWN_SENTENCES_MIN",
-    "OWN_SENTENCES_PER_GOLD",
     "OWN_SENTENCE_CHECKS",
     "OWN_SENTENCE_RULES",
     "OwnSentences",
@@ -36,20 +33,12 @@ __all__ = [
     "failed_check",
     "full_stops",
     "own_sentence_blocks",
-    "own_sentence_count",
     "own_sentences_written",
     "write_own_sentences",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: With the default (``own_sentences`` unset), corpora of this many training sentences or more train once: JNLPBA's
-#: first 744 sentences alone had 24% of the drawn tokens drawn again.
-OWN_SENTENCES_MAX_CORPUS = 500
-#: The default number of own sentences: this many per training sentence, and at least :data:`OWN_SENTENCES_MIN`
-#: (BC5CDR 45: 200 written, 149 kept, left 27-29% of the drawn tokens redrawn; 400 written, 315 kept, 15-16%).
-OWN_SENTENCES_PER_GOLD = 2
-OWN_SENTENCES_MIN = 400
 #: The selection rules a sentence must pass (:func:`~hf_ecg.synthetic.selection.select_samples`): not a gold
 #: sentence or an earlier one, no tag spelled as text, a whole sentence (complete, nothing forced or cut, no
 #: repetition, no second sentence of a kind rare in gold); then :data:`OWN_SENTENCE_CHECKS`.
@@ -57,19 +46,6 @@ OWN_SENTENCE_RULES = ("duplicate", "tag-leak", "whole")
 #: And checks of :func:`write_own_sentences`'s own (:func:`failed_check`): no redraw refused, no sentence ending
 #: before the last word, no word spelt from a bare space the way no gold word is.
 OWN_SENTENCE_CHECKS = ("refused-redraw", "second-sentence", "odd-word")
-
-
-def own_sentence_count(num_sentences: int, requested: int | None, *, trial: bool = False) -> int:
-    """How many sentences the first generator writes: ``requested`` when given (0: train once), else
-    :data:`OWN_SENTENCES_PER_GOLD` per training sentence and at least :data:`OWN_SENTENCES_MIN`, for corpora of
-    fewer than :data:`OWN_SENTENCES_MAX_CORPUS` sentences (0 for larger ones). A ``trial`` (a run the user cut
-    short with ``max_steps`` or under one epoch) trains once unless ``requested`` says otherwise: a second
-    training on what a few steps wrote is no trial."""
-    if requested is not None:
-        return requested
-    if trial or num_sentences >= OWN_SENTENCES_MAX_CORPUS:
-        return 0
-    return max(OWN_SENTENCES_PER_GOLD * num_sentences, OWN_SENTENCES_MIN)
 
 
 @dataclass
@@ -110,9 +86,10 @@ def write_own_sentences(
     the same call."""
     from transformers import AutoTokenizer
 
+    from ..data.dataset_format import read_generated
     from ..runtime.ecg_config import ECGConfig
     from ..runtime.tag_pieces import vocabulary_words
-    from ..synthetic.generate import generate_dataset, read_generated
+    from ..synthetic.generate import generate_dataset
     from ..synthetic.selection import SelectionConfig, select_samples, selection_inputs
 
     folder = Path(model_dir) / OWN_SENTENCES_DIR

@@ -124,7 +124,7 @@ def train_ecg_model(
     objects) are added to the trainer's. Returns the trainer (its ``state`` holds the steps and logs).
 
     With ``args.own_sentences`` (by default on corpora under 500 sentences:
-    :func:`~hf_ecg.training.own_sentences.own_sentence_count`) it trains twice: the first generator writes sentences
+    :func:`~hf_ecg.hub.training_record.own_sentence_count`) it trains twice: the first generator writes sentences
     into ``args.output_dir/own-sentences``, and the model is trained again on the gold blocks and the templates of
     those that pass the rules (:mod:`hf_ecg.training.own_sentences`); the returned trainer is the second's, its card
     data's ``own_sentences`` says what was added. ``resume`` continues whichever step was stopped.
@@ -137,8 +137,9 @@ def train_ecg_model(
     from ..data.outputs import MODEL, prepare_output
     from ..data.statistics import CorpusStatistics
     from ..hub.push import HubUploadError
+    from ..hub.training_record import own_sentence_count
     from ..modeling import upstream_model_id
-    from .own_sentences import own_sentence_count, own_sentences_written
+    from .own_sentences import own_sentences_written
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = _check_before_training(args, data, validation, overwrite, resume, later)

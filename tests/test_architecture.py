@@ -1,0 +1,179 @@
+"""The house's floors: no import cycle between the package's modules, and no package importing one above it.
+
+Every import counts, those inside functions too (a lazy import that closes a circle is still a circle). The floors,
+lowest first, are :data:`FLOORS`: data flows one way, corpus → blocks → trainer → model → engine → dataset → Hub.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+#: The packages (and top-level modules) of hf_ecg, lowest floor first; one floor's members may not import each
+#: other. ``runtime`` is shipped as remote code and imports nothing of hf_ecg outside it; ``hub`` holds the card
+#: data and the training record that generation and training both read; ``training`` writes its own sentences
+#: with ``synthetic``'s generation.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("runtime",),
+    ("citation", "_registration"),
+    ("data",),
+    ("modeling",),
+    ("evaluation",),
+    ("hub",),
+    ("synthetic",),
+    ("training",),
+    ("__init__",),
+    ("experiments", "demo", "cli"),
+    ("__main__",),
+)
+
+
+def module_names(src: Path) -> dict[str, Path]:
+    """``hf_ecg.x.y`` → its file, for every module under ``src/hf_ecg`` (a package by its ``__init__``)."""
+    modules = {}
+    for path in (src / "hf_ecg").rglob("*.py"):
+        name = ".".join(path.relative_to(src).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+    return modules
+
+
+def import_graph(src: Path) -> dict[str, set[str]]:
+    """Each module's imports of other hf_ecg modules (``from .x import f`` counts as an import of ``x``, or of
+    the module ``x.f`` where ``f`` is one), wherever in the file they stand."""
+    modules = module_names(src)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                for alias in node.names:
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        graph[name] = {target for target in found if target in modules and target != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def floor_of(module: str) -> int:
+    """The floor of a module's package (``hf_ecg`` itself: ``__init__``)."""
+    parts = module.split(".")
+    package = parts[1] if len(parts) > 1 else "__init__"
+    for level, members in enumerate(FLOORS):
+        if package in members:
+            return level
+    raise AssertionError(f"{module}: its package {package!r} has no floor in FLOORS")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for every import of a module on the same or a higher floor in another package."""
+    wrong = []
+    for module, targets in graph.items():
+        for target in targets:
+            same_package = module.split(".")[:2] == target.split(".")[:2]
+            if not same_package and floor_of(target) >= floor_of(module):
+                wrong.append(f"{module} -> {target}")
+    return sorted(wrong)
+
+
+def test_the_package_has_no_import_cycle():
+    assert cycles(import_graph(SRC)) == []
+
+
+def test_no_package_imports_one_on_its_floor_or_above():
+    assert upward_imports(import_graph(SRC)) == []
+
+
+def plant(root: Path, files: dict[str, str]) -> Path:
+    """A copy-free stand-in package: ``files`` (paths under hf_ecg/) with the given sources."""
+    for name, source in files.items():
+        path = root / "hf_ecg" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return root
+
+
+def test_a_planted_cycle_is_found_lazy_imports_included(tmp_path):
+    src = plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "synthetic/__init__.py": "",
+            "synthetic/generate.py": "from ..training.advice import advice\n",
+            "training/__init__.py": "",
+            "training/advice.py": "def advice():\n    from .own import count\n",
+            "training/own.py": "def count():\n    from ..synthetic.generate import run\n",
+        },
+    )
+    assert cycles(import_graph(src)) == [["hf_ecg.synthetic.generate", "hf_ecg.training.advice", "hf_ecg.training.own"]]
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "wrong"),
+    [
+        ("runtime/words.py", "from ..data.corpus import Corpus\n", "hf_ecg.runtime.words -> hf_ecg.data.corpus"),
+        ("synthetic/run.py", "from ..training import train\n", "hf_ecg.synthetic.run -> hf_ecg.training.train"),
+        ("cli/generate.py", "def f():\n    from ..demo import app\n", "hf_ecg.cli.generate -> hf_ecg.demo.app"),
+    ],
+)
+def test_a_planted_upward_import_is_found(tmp_path, module, source, wrong):
+    files = {
+        "__init__.py": "",
+        **{f"{package}/__init__.py": "" for package in ("runtime", "data", "synthetic", "training", "cli", "demo")},
+        "data/corpus.py": "",
+        "training/train.py": "",
+        "demo/app.py": "",
+        module: source,
+    }
+    assert upward_imports(import_graph(plant(tmp_path, files))) == [wrong]
