@@ -63,8 +63,23 @@ JNLPBA_ROWS = [
         "runs",
     ),
     (
+        "gold + distant supervision, the whole pool (1,553), protein and mined names",
+        R / "jnlpba-186-distant-pool.ner.json",
+        "runs",
+    ),
+    (
         "gold + hf_ecg, slots filled with names mined from your text (and the protein names), 10×",
         R / "jnlpba-186-mined-names-10x.ner.json",
+        "runs",
+    ),
+    (
+        "… and repaired by those names",
+        R / "jnlpba-186-mined-names-repaired-10x.ner.json",
+        "runs",
+    ),
+    (
+        "… (not repaired) and the whole pool by distant supervision",
+        R / "jnlpba-186-mined-names-10x+distant-pool.ner.json",
         "runs",
     ),
 ]
