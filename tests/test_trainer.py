@@ -173,7 +173,7 @@ def test_trainer_checks_columns_and_tokens(tmp_path):
     model = tiny_gpt2(len(tok))
     args = ECGTrainingArguments(output_dir=str(tmp_path / "o"), use_cpu=True)
     config = ECGConfig(entity_types=TYPES)
-    with pytest.raises(ValueError, match=r"call hf_ecg\.add_ecg_tokens first"):
+    with pytest.raises(ValueError, match=r"call hf_ecg\.modeling\.add_ecg_tokens first"):
         ECGTrainer(model=model, args=args, ecg_config=config, train_dataset=blocks, processing_class=tok)
     add_ecg_tokens(tok, model, TYPES)
     with pytest.raises(ValueError, match=r"lacks column\(s\) \['question', 'answer'\]"):

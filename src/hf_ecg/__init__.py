@@ -1,14 +1,27 @@
 """hf_ecg: entity-controlled synthetic NER data (ECG-QALM) for the Hugging Face ecosystem.
 
-The data layer: read a labelled corpus, turn it into templates, blocks and Q&A samples
-(and back), count its mentions and entity sequences, and sample new entity sequences::
+What users call, one name each: read a corpus (:func:`load_corpus`) and build its Q&A blocks
+(:class:`ECGBlocksBuilder`); train a generator (:func:`train_ecg_model`, or :class:`ECGTrainer` with
+:class:`ECGTrainingArguments`); write samples with the ``entity-controlled-generation`` pipeline
+(:class:`EntityControlledGenerationPipeline`) or a whole dataset (:func:`generate_dataset`), filled from the
+generator's own mentions, the training bank, your lists or a mixture (:class:`MentionBank`, :class:`MentionLists`,
+:class:`MentionMixture`) or a name :class:`Dictionary`; select and repair (:func:`filter_generated`); score a tagger
+trained on it (:func:`evaluate_ner`); push to the Hub with cards (:func:`push_dataset`, :func:`push_model`)::
 
     import hf_ecg
+    from transformers import pipeline
+
     corpus = hf_ecg.load_corpus("train.tsv")
-    template, mentions = hf_ecg.decompose(corpus[0].tokens, corpus[0].spans)
-    hf_ecg.qa_samples(template)
+    gen = pipeline("entity-controlled-generation", model="path/to/model")
+    gen([["Chemical", "Disease"]], num_return_sequences=3)
+
+The block format, tags, samplers and decoders are in their modules (``hf_ecg.runtime.blocks``,
+``hf_ecg.runtime.tags``, ``hf_ecg.synthetic.entity_sequences``, ``hf_ecg.runtime.decoding``, ...). Their former
+top-level names still work for one version, with a ``FutureWarning`` naming the module.
 """
 
+import importlib
+import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
@@ -18,56 +31,24 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
 from ._registration import register_on_transformers_import
-from .citation import CITATION
 from .data.builder import ECGBlocksBuilder, ECGBlocksConfig
-from .data.corpus import Corpus, CorpusFormatError, Sentence, from_hf_dataset, load_corpus, read_conll, read_jsonl
-from .data.statistics import CorpusStatistics
-from .runtime.blocks import (
-    ANSWER_TOKEN,
-    CONTEXT_TOKEN,
-    ENDTEXT,
-    QUESTION_TOKEN,
-    SEGMENT_TOKENS,
-    QASample,
-    RoundTripError,
-    Template,
-    decompose,
-    qa_samples,
-    recompose,
-    tag_label,
-    tag_token,
-    template_from_qa,
-    verify_roundtrip,
-)
+from .data.corpus import Corpus, Sentence, load_corpus
 from .runtime.ecg_config import ECGConfig
 from .runtime.mentions import MentionBank
-from .runtime.tags import Span, TagError, detect_scheme, spans_to_tags, tags_to_spans
-from .synthetic.entity_sequences import (
-    FixedSampler,
-    GoldSampler,
-    TargetDistributionSampler,
-    UnderRepresentedSampler,
-    UniformSampler,
-    make_sampler,
-)
 
 # Model-side symbols import transformers/torch: load them on first use (the TYPE_CHECKING block below
 # names them for IDEs and type checkers, as TRL's _LazyModule does).
 _LAZY = {
-    "ChainedDecoder": "runtime.decoding",
-    "DecodedTemplate": "runtime.decoding",
     "DecodingConfig": "runtime.decoding",
-    "EntityConstraintLogitsProcessor": "runtime.decoding",
+    "Dictionary": "data.dictionary",
     "EntityControlledGenerationPipeline": "runtime.pipeline",
-    "MentionFiller": "runtime.filling",
     "MentionLists": "runtime.mention_sources",
     "MentionMixture": "runtime.mention_sources",
     "generate_dataset": "synthetic.generate",
     "align_labels": "data.dataset_format",
-    "export_generated": "data.export",
     "SelectionConfig": "synthetic.selection",
     "filter_generated": "synthetic.selection",
-    "select_samples": "synthetic.selection",
+    "evaluate_ner": "evaluation.ner",
     "push_dataset": "hub.push",
     "push_model": "hub.push",
     "ECGDatasetCardData": "hub.dataset_card",
@@ -75,25 +56,64 @@ _LAZY = {
     "ECGTrainer": "training.trainer",
     "ECGTrainingArguments": "training.training_args",
     "train_ecg_model": "training.train",
-    "load_causal_lm": "modeling",
-    "add_ecg_tokens": "modeling",
-    "apply_lora": "modeling",
-    "ModelNotFoundError": "modeling",
+}
+
+#: Former top-level names, each with the module that holds it: they work for one more version, with a warning.
+_MOVED = {
+    **dict.fromkeys(
+        [
+            "ANSWER_TOKEN",
+            "CONTEXT_TOKEN",
+            "ENDTEXT",
+            "QUESTION_TOKEN",
+            "SEGMENT_TOKENS",
+            "QASample",
+            "RoundTripError",
+            "Template",
+            "decompose",
+            "qa_samples",
+            "recompose",
+            "tag_label",
+            "tag_token",
+            "template_from_qa",
+            "verify_roundtrip",
+        ],
+        "runtime.blocks",
+    ),
+    **dict.fromkeys(["Span", "TagError", "detect_scheme", "spans_to_tags", "tags_to_spans"], "runtime.tags"),
+    **dict.fromkeys(["CorpusFormatError", "from_hf_dataset", "read_conll", "read_jsonl"], "data.corpus"),
+    **dict.fromkeys(
+        [
+            "FixedSampler",
+            "GoldSampler",
+            "TargetDistributionSampler",
+            "UnderRepresentedSampler",
+            "UniformSampler",
+            "make_sampler",
+        ],
+        "synthetic.entity_sequences",
+    ),
+    **dict.fromkeys(["ChainedDecoder", "DecodedTemplate", "EntityConstraintLogitsProcessor"], "runtime.decoding"),
+    **dict.fromkeys(["ModelNotFoundError", "add_ecg_tokens", "apply_lora", "load_causal_lm"], "modeling"),
+    "CITATION": "citation",
+    "CorpusStatistics": "data.statistics",
+    "MentionFiller": "runtime.filling",
+    "export_generated": "data.export",
+    "select_samples": "synthetic.selection",
 }
 
 if TYPE_CHECKING:
     from .data.dataset_format import align_labels
-    from .data.export import export_generated
+    from .data.dictionary import Dictionary
+    from .evaluation.ner import evaluate_ner
     from .hub.dataset_card import ECGDatasetCardData
     from .hub.model_card import ECGModelCardData
     from .hub.push import push_dataset, push_model
-    from .modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
-    from .runtime.decoding import ChainedDecoder, DecodedTemplate, DecodingConfig, EntityConstraintLogitsProcessor
-    from .runtime.filling import MentionFiller
+    from .runtime.decoding import DecodingConfig
     from .runtime.mention_sources import MentionLists, MentionMixture
     from .runtime.pipeline import EntityControlledGenerationPipeline
     from .synthetic.generate import generate_dataset
-    from .synthetic.selection import SelectionConfig, filter_generated, select_samples
+    from .synthetic.selection import SelectionConfig, filter_generated
     from .training.train import train_ecg_model
     from .training.trainer import ECGTrainer
     from .training.training_args import ECGTrainingArguments
@@ -105,25 +125,22 @@ register_on_transformers_import()
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if name in _MOVED:
+        warnings.warn(
+            f"hf_ecg.{name} is deprecated and leaves the top level in the next version: "
+            f"import it from hf_ecg.{_MOVED[name]}",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f".{_MOVED[name]}", __name__), name)
     raise AttributeError(f"module 'hf_ecg' has no attribute {name!r}")
 
 
 __all__ = [
-    "ANSWER_TOKEN",
-    "CITATION",
-    "CONTEXT_TOKEN",
-    "ENDTEXT",
-    "QUESTION_TOKEN",
-    "SEGMENT_TOKENS",
-    "ChainedDecoder",
     "Corpus",
-    "CorpusFormatError",
-    "CorpusStatistics",
-    "DecodedTemplate",
     "DecodingConfig",
+    "Dictionary",
     "ECGBlocksBuilder",
     "ECGBlocksConfig",
     "ECGConfig",
@@ -131,50 +148,19 @@ __all__ = [
     "ECGModelCardData",
     "ECGTrainer",
     "ECGTrainingArguments",
-    "EntityConstraintLogitsProcessor",
     "EntityControlledGenerationPipeline",
-    "FixedSampler",
-    "GoldSampler",
     "MentionBank",
-    "MentionFiller",
     "MentionLists",
     "MentionMixture",
-    "ModelNotFoundError",
-    "QASample",
-    "RoundTripError",
     "SelectionConfig",
     "Sentence",
-    "Span",
-    "TagError",
-    "TargetDistributionSampler",
-    "Template",
-    "UnderRepresentedSampler",
-    "UniformSampler",
     "__version__",
-    "add_ecg_tokens",
     "align_labels",
-    "apply_lora",
-    "decompose",
-    "detect_scheme",
-    "export_generated",
+    "evaluate_ner",
     "filter_generated",
-    "from_hf_dataset",
     "generate_dataset",
-    "load_causal_lm",
     "load_corpus",
-    "make_sampler",
     "push_dataset",
     "push_model",
-    "qa_samples",
-    "read_conll",
-    "read_jsonl",
-    "recompose",
-    "select_samples",
-    "spans_to_tags",
-    "tag_label",
-    "tag_token",
-    "tags_to_spans",
-    "template_from_qa",
     "train_ecg_model",
-    "verify_roundtrip",
 ]

@@ -142,7 +142,7 @@ class ECGTrainer(Trainer):
             raise ValueError("ECGTrainer needs the tokenizer as processing_class")
         missing = [t for t in SEGMENT_TOKENS if t not in processing_class.get_vocab()]
         if missing:
-            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: call hf_ecg.add_ecg_tokens first")
+            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: call hf_ecg.modeling.add_ecg_tokens first")
         if args.lora and not hasattr(model, "peft_config"):
             logger.warning(
                 "args.lora is true (the default recipe) but the model has no LoRA adapters: every weight trains at "
