@@ -8,7 +8,7 @@ A run computes everything it reports, in its own folder (default outputs/reprodu
 a rerun of the same command resumes there). The committed figures it is compared with live apart,
 in results/reference.json (the converged-protocol measurements and the paper's).
 
-Stages (DESIGN §4-5; hf_ecg.experiments.protocol): gold = the first N training sentences (JNLPBA: of its
+Stages (DESIGN §4-5; paper_protocol.protocol): gold = the first N training sentences (JNLPBA: of its
 dev split); the ECG-QALM and ECG-LM generators; synthetic sets (ECG-QALM over-generated, then selected;
 ECG-LM; mention replacement); generation quality and sentence health; downstream NER, a MiniLM-L6 token
 classifier trained to convergence once per seed. Core rows: gold; gold + mention replacement; gold +
@@ -24,10 +24,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hf_ecg.experiments import run_protocol
-from hf_ecg.experiments.config import parse_reproduce_config
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "research"))  # the paper's protocol lives beside the library, not in it
+
+from paper_protocol import run_protocol  # noqa: E402
+from paper_protocol.config import parse_reproduce_config  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("synthetic",),
     ("training",),
     ("__init__",),
-    ("experiments", "demo", "cli"),
+    ("demo", "cli"),
     ("__main__",),
 )
 

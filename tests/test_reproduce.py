@@ -1,4 +1,4 @@
-"""The reproduction protocol (hf_ecg.experiments, what scripts/reproduce.py runs) end to end on tiny models: every
+"""The reproduction protocol (paper_protocol, what scripts/reproduce.py runs) end to end on tiny models: every
 stage runs, the tables hold what this run computed."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import datasets
 import pytest
+from paper_protocol import run_protocol
+from paper_protocol.config import ReproduceConfig, Row, ner_rows, parse_reproduce_config, wanted
+from paper_protocol.mention_curve import MENTION_SOURCES, mention_curve_rows
+from paper_protocol.ner_runs import cached_run, run_path
+from paper_protocol.tables import verdict
 
-from hf_ecg.experiments import run_protocol
-from hf_ecg.experiments.config import ReproduceConfig, Row, ner_rows, parse_reproduce_config, wanted
-from hf_ecg.experiments.mention_curve import MENTION_SOURCES, mention_curve_rows
-from hf_ecg.experiments.ner_runs import cached_run, run_path
-from hf_ecg.experiments.tables import verdict
 from tiny import save_tiny_bert, save_tiny_model, toy_corpus
 
 

@@ -12,7 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.ner import NERConfig
+from hf_ecg.evaluation.ner import NERConfig
+
 from .config import ReproduceConfig, Row
 
 __all__ = ["cached_run", "log", "ner_run", "run_ner", "run_path", "thread_env"]
@@ -39,7 +40,7 @@ def ner_run(
     """One NER run (in a worker process with ``threads`` torch threads when there are several workers)."""
     import torch
 
-    from ..evaluation.ner import train_and_test
+    from hf_ecg.evaluation.ner import train_and_test
 
     if threads:
         torch.set_num_threads(threads)

@@ -4,7 +4,7 @@
 source .venv/bin/activate
 D=/work/shared/data
 export OUT=outputs/s17 RES=results/default-generators
-results/training-twice/accept.sh bc45 $D/bc5cdr/train.tsv 45
+research/runs/training-twice/accept.sh bc45 $D/bc5cdr/train.tsv 45
 out=$OUT/bc45-10x
 [ -d $out ] || (time hf-ecg generate --model $OUT/bc45 -n 450 --seed 1 -o $out) > $out.log 2>&1
 python dev/generation_log_times.py $out.log > $RES/bc45-10x.times.txt

@@ -3,4 +3,4 @@
 # BC5CDR 45: bc45.sh): `hf-ecg train` defaults, then `hf-ecg generate -n 256` at sampling seeds 1 and 2.
 D=/work/shared/data
 export OUT=outputs/s17 RES=results/default-generators
-results/training-twice/accept.sh bc50 $D/bc5cdr/train.tsv 50
+research/runs/training-twice/accept.sh bc50 $D/bc5cdr/train.tsv 50

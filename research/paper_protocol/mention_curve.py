@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..data.manifest import read_manifest
-from ..runtime.mention_sources import MIXTURE_PARTS
+from hf_ecg.data.manifest import read_manifest
+from hf_ecg.runtime.mention_sources import MIXTURE_PARTS
+
 from .config import ReproduceConfig, Row
 
 __all__ = [
@@ -85,8 +86,8 @@ def mention_curve_rows(sources: list[str], scales: list[int], recipe: str) -> li
 
 def gazetteer(pool: Path, work: Path) -> Path:
     """``work/gazetteer/TYPE.txt``: every distinct mention of the corpus at ``pool``, with its count."""
-    from ..data.corpus import load_corpus
-    from ..runtime.mentions import MentionBank
+    from hf_ecg.data.corpus import load_corpus
+    from hf_ecg.runtime.mentions import MentionBank
 
     folder = work / "gazetteer"
     if not folder.is_dir():
@@ -107,8 +108,8 @@ def mention_curve_sets(
     """Each source's set of ``largest`` × gold samples from ``generator`` (one seed: the same templates;
     ``generate(config, model, folder, n, mentions)`` writes one), and mention replacement with the gazetteer at
     that size. Folders ``synthetic-curve-SOURCE``, ``synthetic-mr-lists``."""
-    from ..runtime.mention_sources import MentionLists
-    from ..synthetic.baselines import mention_replacement, replacement_bank, write_dataset
+    from hf_ecg.runtime.mention_sources import MentionLists
+    from hf_ecg.synthetic.baselines import mention_replacement, replacement_bank, write_dataset
 
     n = len(gold)
     dirs = {}
@@ -130,7 +131,7 @@ def repaired_sets(
 ) -> dict[str, Path]:
     """Each source's set through :data:`REPAIR_RULES` with the gold taggers (``taggers``: None when every
     repaired folder is already there)."""
-    from ..synthetic.selection import filter_generated
+    from hf_ecg.synthetic.selection import filter_generated
 
     repaired = {}
     for source in sources:

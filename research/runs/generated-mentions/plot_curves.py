@@ -1,6 +1,6 @@
 """Plot the generated-mention curves of docs/results.md from the NER reports beside this file.
 
-    python results/generated-mentions/plot_curves.py   # writes results/generated-mentions/curves.png
+    python research/runs/generated-mentions/plot_curves.py   # writes results/generated-mentions/curves.png
 
 One curve per mention source and repair, at 1x, 2x, 5x and 10x the gold sentences, under the recipe
 docs/results.md recommends for it (the √ rule; the updates of 1x for bank mentions); a missing point was not

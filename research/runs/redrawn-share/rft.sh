@@ -10,7 +10,7 @@ D=/work/shared/data/jnlpba/devel.tsv
 W=outputs/s13/$name
 mkdir -p $W
 [ -d $W/synth ] || hf-ecg generate --model $M -n $S --seed 7 --mentions random -o $W/synth > $W/synth.log 2>&1
-python results/redrawn-share/add_own_sentences.py "$D" "$N" "$W/synth" "$W/train.tsv" "$KEEP"
+python research/runs/redrawn-share/add_own_sentences.py "$D" "$N" "$W/synth" "$W/train.tsv" "$KEEP"
 (time hf-ecg train --data $W/train.tsv --model smollm2-135m -o $W/model) > $W/train.log 2>&1
 if [ "$KEEP" = passing ]; then
 python - "$M/ecg_config.json" "$W/model/ecg_config.json" <<'PY'
@@ -21,4 +21,4 @@ for key in ("sentence_breaks", "unended_share", "sentence_endings"):
 json.dump(new, open(sys.argv[2], "w"), indent=2)
 PY
 fi
-NOLABELS=1 bash results/redrawn-share/gen2.sh $W/model $name-gen
+NOLABELS=1 bash research/runs/redrawn-share/gen2.sh $W/model $name-gen

@@ -5,14 +5,14 @@ resumes (DESIGN §4-5):
 2. train ECG-QALM and the ECG-LM ablation (LoRA, the same epochs; 10% of the gold sentences held out, the
    checkpoint with the lowest held-out answer loss kept);
 3. synthetic sets: ECG-QALM over-generated (``over_generate`` × N; the extended curve's largest multiple in a
-   folder of its own; the extended tables' mention-source curve, :mod:`hf_ecg.experiments.mention_curve`, from
+   folder of its own; the extended tables' mention-source curve, :mod:`paper_protocol.mention_curve`, from
    a third generator trained with mention samples), the selected ECG-QALM samples
    (:mod:`hf_ecg.synthetic.selection`; the extended tables also select with each of
-   :data:`~hf_ecg.experiments.config.SELECTION_VARIANTS`), ECG-LM and mention replacement (N each);
+   :data:`~paper_protocol.config.SELECTION_VARIANTS`), ECG-LM and mention replacement (N each);
 4. generation quality against gold and sentence health;
 5. downstream NER, a token classifier trained to convergence once per seed, each run cached in ``runs/``.
 
-:func:`run_protocol` runs them and writes the tables (:mod:`hf_ecg.experiments.tables`).
+:func:`run_protocol` runs them and writes the tables (:mod:`paper_protocol.tables`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.ner import NERConfig
+from hf_ecg.evaluation.ner import NERConfig
+
 from .config import METHODS, SELECTION_VARIANTS, SETTINGS, ReproduceConfig, Row, ner_rows, wanted
 from .mention_curve import (
     REPAIR_RULES,
@@ -45,8 +46,8 @@ def train_generators(config: ReproduceConfig, gold_path: Path, outputs: dict[str
     """Train a generator per name (``qa``: ECG-QALM, ``lm``: ECG-LM, ``qa-mentions``: ECG-QALM with mention
     samples, the mention-source curve's) into ``outputs[name]``, one at a time with every thread, so that each
     one's training time is its own; a trained one is kept. Minutes by name."""
-    from ..training.train import train_ecg_model
-    from ..training.training_args import ECGTrainingArguments
+    from hf_ecg.training.train import train_ecg_model
+    from hf_ecg.training.training_args import ECGTrainingArguments
 
     minutes = {}
     for name, out in outputs.items():
@@ -100,8 +101,8 @@ def record_training(model_dir: Path, minutes: float) -> None:
 
 
 def generate(config: ReproduceConfig, model: Path, output: Path, num_samples: int, mentions: Any = None) -> Path:
-    from ..runtime.decoding import DecodingConfig
-    from ..synthetic.generate import generate_dataset
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
 
     log(f"{num_samples} samples with {model.name} in {output} (shards already written are kept)")
     decoding = DecodingConfig(
@@ -127,7 +128,7 @@ def synthetic_sets(
     """Stage 3 (before selection): the over-generated ECG-QALM pool that every selection draws from, ECG-LM and
     mention replacement (N each), and the curve's ECG-QALM folder when its ``largest`` multiple is beyond the
     pool (so that the core run's pool, and what was selected from it, stays as it was). Folders by method."""
-    from ..synthetic.baselines import mention_replacement, write_dataset
+    from hf_ecg.synthetic.baselines import mention_replacement, write_dataset
 
     n = len(gold)
     dirs = {
@@ -160,9 +161,9 @@ def select_sets(
     (``selection_variants``, default :data:`SELECTION_VARIANTS`). The gold tagger a rule needs is the gold
     row's first run (same data, same protocol: trained once, its score saved as that run). Returns the
     folders with the selected ones added, and ``rows`` less those whose selection kept nothing."""
-    from ..data.selection_rules import DEFAULT_RULES
-    from ..evaluation.ner import score_tagger, train_tagger
-    from ..synthetic.selection import SelectionConfig, filter_generated
+    from hf_ecg.data.selection_rules import DEFAULT_RULES
+    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+    from hf_ecg.synthetic.selection import SelectionConfig, filter_generated
 
     seeds = ner_config.seeds
     rules = config.rule or list(DEFAULT_RULES)
@@ -225,8 +226,8 @@ def measure_quality(
 ) -> dict[str, dict[str, float]]:
     """Stage 4: each method's first N samples against gold (and all ECG-QALM generated, as ``qalm-all``), and
     ``gold`` itself, each sentence against the other gold sentences; kept in ``path``, read back on a rerun."""
-    from ..evaluation import load_flags
-    from ..evaluation.quality import gold_self_report, quality_reports
+    from hf_ecg.evaluation import load_flags
+    from hf_ecg.evaluation.quality import gold_self_report, quality_reports
 
     gold_rows = [(s.tokens, s.tags) for s in gold]
     quality = json.loads(path.read_text()) if path.is_file() else {}
@@ -277,8 +278,8 @@ def run_protocol(
     runs_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
 
-    from ..evaluation import load_labelled, load_source
-    from ..evaluation.ner import RECIPES
+    from hf_ecg.evaluation import load_labelled, load_source
+    from hf_ecg.evaluation.ner import RECIPES
 
     if config.recipe not in RECIPES:
         raise ValueError(f"unknown recipe {config.recipe!r}; known: {', '.join(RECIPES)}")

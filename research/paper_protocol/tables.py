@@ -8,8 +8,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ..data.manifest import read_manifest
-from ..evaluation.ner import NERConfig
+from hf_ecg.data.manifest import read_manifest
+from hf_ecg.evaluation.ner import NERConfig
+
 from .config import METHODS, ReproduceConfig, Row
 
 __all__ = ["plot_scaling", "verdict", "write_tables"]
