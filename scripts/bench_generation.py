@@ -52,7 +52,7 @@ import torch
 from hf_ecg.data.statistics import CorpusStatistics
 from hf_ecg.modeling import INFERENCE_DTYPES, inference_dtype, load_ecg_model
 from hf_ecg.runtime.decoding import ChainedDecoder, DecodingConfig
-from hf_ecg.runtime.filling import TemplateFiller
+from hf_ecg.runtime.engine import SampleEngine
 from hf_ecg.synthetic.entity_sequences import make_sampler
 
 
@@ -248,7 +248,7 @@ def decoder_run(model: Any, tokenizer: Any, ecg_config: Any, sequences: list, se
     the default path's second step, the templates' slots filled as ``hf-ecg generate`` fills them by default
     (written by the generator when it was trained with mention samples, else drawn from its bank): its seconds."""
     decoder = ChainedDecoder(model, tokenizer, ecg_config, DecodingConfig(batch_size=batch_size, **settings))
-    filler = TemplateFiller(None, ecg_config, model, tokenizer)
+    filler = SampleEngine(model, tokenizer, ecg_config).run()
     with counted_positions(model) as positions:
         start = time.perf_counter()
         # as `hf-ecg generate`: the writer starts from the sentences the decoder encoded

@@ -12,7 +12,7 @@ import pytest
 from hf_ecg import MentionMixture
 from hf_ecg.cli import main
 from hf_ecg.data.dataset_format import read_manifest
-from hf_ecg.runtime.filling import TemplateFiller
+from hf_ecg.runtime.engine import SampleEngine
 from hf_ecg.runtime.mention_sources import MENTION_ORIGINS, MentionLists
 from hf_ecg.runtime.words import WordSplitter
 from hf_ecg.synthetic.generate import generate_dataset
@@ -70,7 +70,7 @@ def test_shares_are_normalized_in_part_order_and_lists_take_the_mixtures_strateg
 
 def test_generated_shares_need_the_generator(model_dir, tiny):
     with pytest.raises(ValueError, match="mention_samples"):  # the tiny model was not trained to write mentions
-        TemplateFiller(MentionMixture({"generated": 1, "bank": 1}), tiny[2], tiny[0], tiny[1])
+        SampleEngine(tiny[0], tiny[1], tiny[2]).run(MentionMixture({"generated": 1, "bank": 1}))
 
 
 def test_a_mixture_fills_each_slot_from_its_share_and_every_sample_says_where(model_dir, tmp_path):

@@ -686,11 +686,11 @@ def test_the_pipeline_fills_its_chunks_in_the_groups_generate_dataset_writes_its
 ):
     """Several chunks: the pipeline fills them in the groups of shards ``generate_dataset`` writes mentions for in one
     call (here two of three chunks, then the third), and gives its samples."""
-    import hf_ecg.runtime.filling as filling_module
+    import hf_ecg.runtime.engine as engine_module
     from hf_ecg.data.dataset_format import load_data_folder
     from hf_ecg.modeling import load_ecg_model
 
-    monkeypatch.setattr(filling_module, "MAX_KEPT_PREFIXES", 8)
+    monkeypatch.setattr(engine_module, "MAX_KEPT_PREFIXES", 8)
     calls = writer_calls(monkeypatch)
     settings = {"temperature": 3.0, "max_block_tokens": 10, "batch_size": 2}
     requests = [["Chemical", "Disease"], ["Disease"], ["Chemical"], ["Disease", "Chemical"], ["Chemical"]]
@@ -721,7 +721,7 @@ def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_
 ):
     """The writer takes the templates of up to MAX_KEPT_PREFIXES samples (several shards) in one call; every shard
     comes out as it does when written alone, also when a run killed between two shards of a group resumes."""
-    import hf_ecg.runtime.filling as filling_module
+    import hf_ecg.runtime.engine as engine_module
     import hf_ecg.synthetic.generate as generate_module
     from hf_ecg.data.dataset_format import load_data_folder
 
@@ -734,11 +734,11 @@ def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_
         "dtype": "float32",
         "progress_bar": False,
     }
-    monkeypatch.setattr(filling_module, "MAX_KEPT_PREFIXES", 3)  # a shard a call
+    monkeypatch.setattr(engine_module, "MAX_KEPT_PREFIXES", 3)  # a shard a call
     alone = load_data_folder(generate_dataset(writer_model, tmp_path / "alone", 11, **settings)).sort("id")
     assert calls == [3, 3, 3, 2]
     calls.clear()
-    monkeypatch.setattr(filling_module, "MAX_KEPT_PREFIXES", 9)  # three shards a call
+    monkeypatch.setattr(engine_module, "MAX_KEPT_PREFIXES", 9)  # three shards a call
     together = load_data_folder(generate_dataset(writer_model, tmp_path / "together", 11, **settings)).sort("id")
     assert calls == [9, 2]
     assert together.to_list() == alone.to_list()

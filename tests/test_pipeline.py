@@ -101,7 +101,7 @@ def test_dataset_keydataset_and_generator_inputs_stream_in_batches(gen, monkeypa
 
     monkeypatch.setattr(type(gen), "_forward", counting_forward)
     # chunks are filled in groups of up to MAX_KEPT_PREFIXES samples (the groups generate_dataset writes mentions in)
-    monkeypatch.setattr("hf_ecg.runtime.filling.MAX_KEPT_PREFIXES", 4)
+    monkeypatch.setattr("hf_ecg.runtime.engine.MAX_KEPT_PREFIXES", 4)
     for stream in (dataset, KeyDataset(dataset, "entities"), (r for r in requests), dataset["entities"]):
         decoded.clear()
         results = gen(stream, batch_size=2, max_block_tokens=4, seed=1)
@@ -230,8 +230,42 @@ def test_the_remote_code_set_is_the_documented_list_and_the_whole_runtime_packag
 def test_the_mention_writer_samples_at_the_decoders_temperature(gen):
     """`gen(..., temperature=0.8)` wrote templates at 0.8 and mentions at 1.0, while `generate_dataset` gave
     its mention writer the decoding temperature and top-p (issue 49, item 3): the forward step decodes and fills
-    from one DecodingConfig now (TemplateFiller.samples, as generate_dataset does)."""
+    from one DecodingConfig now (SampleRun.samples, as generate_dataset does)."""
     _, forward, post = gen._sanitize_parameters(temperature=0.8, top_p=0.9, seed=1)
     assert forward == {"seed": 1, "temperature": 0.8, "top_p": 0.9} and post == {}
     samples = gen(["Chemical", "Disease"], temperature=0.8, top_p=0.9, seed=0, num_return_sequences=2)
     assert [[s["label"] for s in sample["spans"]] for sample in samples] == [["Chemical", "Disease"]] * 2
+
+
+def test_the_pipeline_builds_its_engine_once_and_each_call_only_runs_it(tiny, monkeypatch):
+    """The engine (and the vocabulary tables every decoder reads) is built with the pipeline; three calls with
+    other settings build nothing of it again, and the decoders take its tables rather than computing theirs."""
+    from hf_ecg.runtime import char_boundaries, engine, vocabulary
+    from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
+
+    built = {"engines": 0, "tables": 0, "boundaries": 0}
+
+    def counting(cls, key):
+        real = cls.__init__
+
+        def init(self, *args, **kwargs):
+            built[key] += 1
+            real(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", init)
+
+    counting(engine.SampleEngine, "engines")
+    counting(char_boundaries.CharacterBoundaries, "boundaries")
+    real_of = vocabulary.VocabularyTables.of.__func__
+    monkeypatch.setattr(
+        vocabulary.VocabularyTables,
+        "of",
+        classmethod(lambda cls, tokenizer: built.__setitem__("tables", built["tables"] + 1) or real_of(cls, tokenizer)),
+    )
+    model, tokenizer, config = tiny
+    config.mention_bank = MentionBank.from_lists({t: [t.lower()] for t in TYPES}).to_dict()
+    gen = EntityControlledGenerationPipeline(model=model, tokenizer=tokenizer, ecg_config=config, device="cpu")
+    assert built == {"engines": 1, "tables": 1, "boundaries": 1}
+    for settings in ({}, {"temperature": 0.7}, {"mode": "sequential", "max_block_tokens": 6}):
+        assert len(gen([["Chemical"], ["Disease", "Gene"]], seed=1, max_attempts=1, **settings)) == 2
+    assert built == {"engines": 1, "tables": 1, "boundaries": 1}

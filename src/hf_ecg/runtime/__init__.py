@@ -15,6 +15,7 @@ until it is added here on purpose. This ``__init__`` is not shipped.
 REMOTE_CODE_MODULES = (
     "pipeline.py",
     "ecg_config.py",
+    "engine.py",
     "filling.py",
     "mention_sources.py",
     "mentions.py",
@@ -28,6 +29,7 @@ REMOTE_CODE_MODULES = (
     "decoding_constraint.py",
     "char_boundaries.py",
     "sampler.py",
+    "vocabulary.py",
     "decoding_cache.py",
     "layout.py",
     "tag_pieces.py",

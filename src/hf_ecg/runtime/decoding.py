@@ -56,6 +56,7 @@ from .decoding_config import BLOCK_ENDS, DECODING_MODES, DecodedTemplate, Decodi
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .decoding_lm import TemplateLMDecoder
 from .ecg_config import ECGConfig
+from .vocabulary import VocabularyTables
 
 __all__ = [
     "BLOCK_ENDS",
@@ -69,8 +70,15 @@ __all__ = [
 ]
 
 
-def make_decoder(model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None) -> Any:
+def make_decoder(
+    model: Any,
+    tokenizer: Any,
+    ecg_config: ECGConfig,
+    config: DecodingConfig | None = None,
+    vocabulary: VocabularyTables | None = None,
+) -> Any:
     """The decoder for the model's training layout: :class:`ChainedDecoder` (``qa``, ECG-QALM) or
-    :class:`TemplateLMDecoder` (``lm``, the ECG-LM ablation)."""
+    :class:`TemplateLMDecoder` (``lm``, the ECG-LM ablation); ``vocabulary``: the tokenizer's tables, if already
+    computed."""
     cls = TemplateLMDecoder if ecg_config.layout == "lm" else ChainedDecoder
-    return cls(model, tokenizer, ecg_config, config)
+    return cls(model, tokenizer, ecg_config, config, vocabulary)

@@ -19,6 +19,7 @@ from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .sampler import Sampler
 from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
+from .vocabulary import VocabularyTables
 from .words import (
     DEFAULT_SENTENCE_ENDINGS,
     RARE_IN_TRAINING_SHARE,
@@ -60,9 +61,18 @@ class BlockDecoder:
         tokenizer: its tokenizer (with the ECG tokens).
         ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
         config: sampling settings and limits.
+        vocabulary: the tokenizer's tables, computed once per model (:class:`~.engine.SampleEngine`); computed here
+            when not given.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        ecg_config: ECGConfig,
+        config: DecodingConfig | None = None,
+        vocabulary: VocabularyTables | None = None,
+    ):
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.ecg_config = ecg_config
@@ -89,7 +99,8 @@ class BlockDecoder:
         forms = ecg_config.tag_pieces
         if forms is None:  # a model trained before they were recorded
             forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
-        self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=vocabulary_words(vocab))
+        words = vocabulary.words if vocabulary is not None else vocabulary_words(vocab)
+        self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=words)
         self._stop_set = frozenset(self.stop_ids)
         # Tokens that write a line break (byte-level BPE: "Ċ"; byte fallback: <0x0A>): redraw_run_on.
         self._line_breaks = frozenset(
@@ -97,7 +108,7 @@ class BlockDecoder:
         )
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         # No token that leaves a block inside a character (an undertrained model's cut bytes decode as U+FFFD).
-        self._characters = CharacterBoundaries(tokenizer)
+        self._characters = vocabulary.characters if vocabulary is not None else CharacterBoundaries(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
         self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)

@@ -12,6 +12,7 @@ from .decoding_base import BlockDecoder
 from .decoding_cache import TemplateRow
 from .decoding_config import DecodedTemplate, DecodingConfig
 from .layout import prompt_ids
+from .vocabulary import VocabularyTables
 
 __all__ = ["TemplateLMDecoder"]
 
@@ -32,8 +33,15 @@ class TemplateLMDecoder(BlockDecoder):
         question = self.tokenizer(tags, add_special_tokens=False)["input_ids"] if sequence else []
         return prompt_ids(self.segments, [], question, max_length=self.ecg_config.max_length, answer_room=0)
 
-    def __init__(self, model: Any, tokenizer: Any, ecg_config: Any, config: DecodingConfig | None = None) -> None:
-        super().__init__(model, tokenizer, ecg_config, config)
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        ecg_config: Any,
+        config: DecodingConfig | None = None,
+        vocabulary: VocabularyTables | None = None,
+    ) -> None:
+        super().__init__(model, tokenizer, ecg_config, config, vocabulary)
         if self.config.mode == "sequential":
             raise ValueError("an ECG-LM model (layout 'lm') has no per-block procedure: use mode='batched'")
 

@@ -38,7 +38,6 @@ more words than any training mention of its type.
 from __future__ import annotations
 
 import random
-import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +51,7 @@ from .ecg_config import ECGConfig
 from .layout import SEGMENTS_IN_PROMPT, SegmentIds, continued_answer, prompt_ids
 from .mentions import MentionBank, mention_problem
 from .sampler import Sampler, SamplingParams
+from .vocabulary import VocabularyTables, word_start_tokens
 from .words import WordSplitter
 
 __all__ = ["MentionWriter", "WrittenMentions", "template_seeds"]
@@ -121,6 +121,8 @@ class MentionWriter:
             scores otherwise, and so change a draw).
         known: the training mention bank: a mention of it written for a slot of a type it never has there
             (``selegiline`` for a Disease) is drawn again.
+        vocabulary: the tokenizer's tables, computed once per model (:class:`~.engine.SampleEngine`); computed here
+            when not given.
     """
 
     #: With ``after-sentence``, a row goes on in the batch from one try to the next (:meth:`_write_all`); false:
@@ -138,6 +140,7 @@ class MentionWriter:
         batch_size: int = 128,
         group_by_length: bool = True,
         known: MentionBank | None = None,
+        vocabulary: VocabularyTables | None = None,
     ) -> None:
         vocab = tokenizer.get_vocab()
         if not ecg_config.mention_token or ecg_config.mention_token not in vocab:
@@ -166,7 +169,10 @@ class MentionWriter:
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
         # a try is stopped as soon as it is longer than its type's longest training mention (_words_at_least)
-        self._word_starts, self._blank = _word_start_tokens(tokenizer)
+        if vocabulary is not None:
+            self._word_starts, self._blank = vocabulary.word_starts, vocabulary.blank
+        else:
+            self._word_starts, self._blank = word_start_tokens(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         # The types each known mention has (case folded): a known mention written for a slot of another type
         # only (``selegiline`` for a Disease) is the model ignoring the question's tag.
@@ -478,28 +484,6 @@ def template_seeds(seed: int, count: int) -> list[int]:
     """The seeds of the random streams the templates of a :meth:`MentionWriter.write` call seeded ``seed`` draw
     their mentions' tokens from (one uniform number a token), template by template."""
     return [random.Random(f"written mention:{seed}:{i}").getrandbits(63) for i in range(count)]
-
-
-#: Per tokenizer (and its vocabulary size): :func:`_word_start_tokens`. The pipeline makes a writer per call, and
-#: decoding a whole vocabulary token by token takes about half a second (SmolLM2's 49k tokens).
-_WORD_START_CACHE: weakref.WeakKeyDictionary[Any, tuple[int, frozenset[int], frozenset[int]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
-    """The tokens whose text is a space then more (`` cell``), and the tokens of white space alone: an answer holds
-    at least as many words as it has such word starts (:meth:`MentionWriter._words_at_least`)."""
-    size = len(tokenizer)
-    cached = _WORD_START_CACHE.get(tokenizer)
-    if cached is not None and cached[0] == size:
-        return cached[1], cached[2]
-    ids = sorted(tokenizer.get_vocab().values())
-    texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
-    starts = frozenset(i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip())
-    blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
-    _WORD_START_CACHE[tokenizer] = (size, starts, blank)
-    return starts, blank
 
 
 def _row_states(cache: Any, row: int, mask: torch.Tensor) -> KeptStates:

@@ -32,7 +32,7 @@ from transformers import AutoModelForCausalLM, Pipeline
 from .decoding import DecodingConfig
 from .decoding_config import ShardSeeds
 from .ecg_config import ECG_CONFIG_NAME, ECGConfig
-from .filling import TemplateFiller, shards_per_writer_call
+from .engine import SampleEngine, shards_per_writer_call
 
 __all__ = ["REMOTE_TASK", "TASK", "EntityControlledGenerationPipeline", "register_pipeline", "save_pipeline_code"]
 
@@ -93,7 +93,7 @@ class EntityControlledGenerationPipeline(Pipeline):
     :class:`~hf_ecg.MentionMixture` of generated, list and bank mentions, a share of the slots each; every sample's
     ``mention_sources`` says where each of its mentions came from), and the
     :class:`~hf_ecg.runtime.decoding.DecodingConfig` fields but ``seed`` ({decoding_options}), which set the
-    templates' decoding and the written mentions' ``temperature`` and ``top_p`` alike.
+    templates' decoding, and their sampling settings the written mentions' too.
 
     Inputs are what other pipelines take: one request, a list, or a stream (a ``datasets.Dataset``
     whose rows have ``entities``, a ``KeyDataset``, a generator), which gives an iterator of results.
@@ -109,6 +109,8 @@ class EntityControlledGenerationPipeline(Pipeline):
     def __init__(self, *args: Any, ecg_config: ECGConfig | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ecg_config = ecg_config or self._load_ecg_config()
+        # built once with the model; each call runs it with that call's settings
+        self.engine = SampleEngine(self.model, self.tokenizer, self.ecg_config)
 
     def _load_ecg_config(self) -> ECGConfig:
         source = getattr(self.model, "name_or_path", "") or ""
@@ -194,16 +196,14 @@ class EntityControlledGenerationPipeline(Pipeline):
         **options: Any,
     ) -> dict[str, Any]:
         """Templates for the requests of each chunk (``model_inputs["chunks"]``, the first seeded as shard
-        ``shard``), and their slots filled: both steps run the model (written mentions)."""
+        ``shard``), and their slots filled: the engine built with the pipeline, run with this call's settings."""
         if seed is None:
             seed = random.SystemRandom().getrandbits(63)
-        filler = TemplateFiller(
-            mentions, self.ecg_config, self.model, self.tokenizer, decoding=DecodingConfig(**options)
-        )
+        run = self.engine.run(mentions, decoding=DecodingConfig(**options))
         chunks = model_inputs["chunks"]
-        filler.check_types([label for chunk in chunks for sequence in chunk["sequences"] for label in sequence])
+        run.check_types([label for chunk in chunks for sequence in chunk["sequences"] for label in sequence])
         shards = [(chunk["sequences"], ShardSeeds.of(seed, shard + k)) for k, chunk in enumerate(chunks)]
-        samples, _, _ = filler.shard_samples(shards)
+        samples, _, _ = run.shard_samples(shards)
         return {"chunks": [{**chunk, "samples": rows} for chunk, rows in zip(chunks, samples, strict=True)]}
 
     def postprocess(self, model_outputs: dict[str, Any]) -> list[list[dict[str, Any]]]:

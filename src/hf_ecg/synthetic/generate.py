@@ -51,7 +51,8 @@ from ..data.statistics import CorpusStatistics
 from ..hub.training_record import undertrained_advice
 from ..runtime.decoding import DecodingConfig
 from ..runtime.decoding_config import ShardSeeds
-from ..runtime.filling import TemplateFiller, shards_per_writer_call, training_bank
+from ..runtime.engine import SampleEngine, SampleRun, shards_per_writer_call
+from ..runtime.filling import training_bank
 from ..runtime.mention_sources import Mentions
 from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
@@ -171,11 +172,11 @@ def generate_dataset(
 @dataclass
 class _Run:
     """What a run writes with: the generator, the entity sequences asked for (``draw`` a sampler, else the
-    explicit ``sequences`` cycled over the ids) and the filler of their slots."""
+    explicit ``sequences`` cycled over the ids) and the engine run that writes them."""
 
     model_path: str
     dtype: str
-    filler: TemplateFiller  # holds the generator, its ECGConfig and the decoding settings
+    engine_run: SampleRun  # the engine run: the generator, its ECGConfig, the mentions and the decoding settings
     corpus: str | None
     corpus_bank: MentionBank | None
     sampler: str
@@ -219,18 +220,20 @@ class _Run:
             raise ValueError("the model carries no corpus statistics: give the training corpus or explicit entities")
         else:
             draw = make_sampler(sampler, stats)
-        filler = TemplateFiller(mentions, ecg_config, model_obj, tokenizer, corpus_bank=corpus_bank, decoding=decoding)
-        filler.check_types(ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s}))
+        engine = SampleEngine(model_obj, tokenizer, ecg_config)
+        engine_run = engine.run(mentions, decoding=decoding, corpus_bank=corpus_bank)
+        requested = ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s})
+        engine_run.check_types(requested)
         corpus_path = None if corpus is None else str(corpus)
-        return cls(str(model), dtype, filler, corpus_path, corpus_bank, sampler, draw, sequences)
+        return cls(str(model), dtype, engine_run, corpus_path, corpus_bank, sampler, draw, sequences)
 
     @property
     def ecg_config(self) -> Any:
-        return self.filler.ecg_config
+        return self.engine_run.ecg_config
 
     @property
     def decoding(self) -> DecodingConfig:
-        return self.filler.decoding
+        return self.engine_run.decoding
 
     def manifest(
         self, num_samples: int, samples_per_shard: int, seed: int, label_names: Sequence[str] | None
@@ -246,7 +249,9 @@ class _Run:
             seed=seed,
             sampler=None if explicit else self.sampler,
             entities=[list(s) for s in self.sequences] if explicit else None,
-            mentions=MentionsRecord.from_mentions(self.filler.mentions, self.filler.bank, self.corpus is not None),
+            mentions=MentionsRecord.from_mentions(
+                self.engine_run.mentions, self.engine_run.bank, self.corpus is not None
+            ),
             corpus=self.corpus,
             decoding=self.decoding.recorded(),
             dtype=self.dtype,
@@ -314,11 +319,11 @@ def _write_shards(
                 bar.set_postfix_str(cost_postfix(*spent), refresh=False)
             else:
                 bar.set_postfix_str(cost_postfix(spent[0] + budget.kept, spent[1] + budget.redrawn), refresh=False)
-            if run.filler.writer is not None and finished[0] == len(ends):  # their mentions are written now
+            if run.engine_run.writer is not None and finished[0] == len(ends):  # their mentions are written now
                 bar.set_description_str(what)
 
         requests = [(run.requests(shards.ids(shard), s), s) for shard, s in zip(group, seeds, strict=True)]
-        filled, _, written = run.filler.shard_samples(requests, progress)
+        filled, _, written = run.engine_run.shard_samples(requests, progress)
         bar.set_description_str("Generating")
         if written is not None:
             writing.add(written)
@@ -343,7 +348,7 @@ def _shards_written_together(run: _Run, per_shard: int) -> int:
     on a JNLPBA generator, a whole 1,860-sample run's writer took 9-15% less time than one shard a call. Groups do not
     depend on the number of processes (a process writes whole groups), so a run of fewer than 1,024 samples a
     process leaves some processes idle."""
-    if run.filler.writer is None:
+    if run.engine_run.writer is None:
         return 1
     return shards_per_writer_call(per_shard)
 
@@ -365,7 +370,7 @@ def _finish_run(
     cost = generation_cost(data_dir, run.decoding.redraw_budget)
     novelty = mention_novelty(data_dir, training_bank(run.ecg_config, run.corpus_bank))
     origins = mention_origins(data_dir)
-    written = writing.to_dict(resumed=resumed) if run.filler.writer is not None else None
+    written = writing.to_dict(resumed=resumed) if run.engine_run.writer is not None else None
     finished = manifest.with_results(
         generation_cost=cost, mention_novelty=novelty, mention_writing=written, mention_sources=origins
     )

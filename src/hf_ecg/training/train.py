@@ -6,10 +6,11 @@ epoch kept), save; on small corpora write sentences with that generator and trai
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,10 +137,8 @@ def train_ecg_model(
     """
     from ..data.outputs import MODEL, prepare_output
     from ..data.statistics import CorpusStatistics
-    from ..hub.push import HubUploadError
     from ..hub.training_record import own_sentence_count
     from ..modeling import upstream_model_id
-    from .own_sentences import own_sentences_written
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = _check_before_training(args, data, validation, overwrite, resume, later)
@@ -150,37 +149,56 @@ def train_ecg_model(
     own_count = own_sentence_count(len(corpus), args.own_sentences, trial=is_trial(args))
     _check_not_finished(args.output_dir, record, own_count)
     PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count))
-    stats = CorpusStatistics.from_corpus(corpus).to_dict()
+    card_data = ECGModelCardData(
+        base_model=upstream_model_id(str(model_name)),
+        dataset_name=corpus.name,
+        corpus_statistics=CorpusStatistics.from_corpus(corpus).to_dict(),
+        first_n=first_n,
+        license=license,
+        dataset_id=dataset_id,
+    )
+    training = _Training(args, str(model_name), blocks, corpus, card_data, trust_remote_code, callbacks)
+    if overwrite and not resume:
+        prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
+    trainer = training.run(resume, own_count, fingerprint, recorded=record is not None)
+    training.push(trainer, later)
+    return trainer
 
-    def card() -> ECGModelCardData:
-        return ECGModelCardData(
-            base_model=upstream_model_id(str(model_name)),
-            dataset_name=corpus.name,
-            corpus_statistics=stats,
-            first_n=first_n,
-            license=license,
-            dataset_id=dataset_id,
-        )
 
-    def trainer_for(train_blocks: datasets.Dataset, *, saved: bool = False) -> ECGTrainer:
+@dataclass
+class _Training:
+    """What one :func:`train_ecg_model` call trains with, checked and built, and its stages: a trainer for a new
+    generator or the saved one (:meth:`trainer_for`), the first training, the second on the generator's own
+    sentences (:meth:`run`), the push (:meth:`push`)."""
+
+    args: ECGTrainingArguments
+    model_name: str
+    blocks: datasets.DatasetDict
+    corpus: Any
+    card_data: ECGModelCardData  # the card of a new generator (a copy each time)
+    trust_remote_code: bool
+    callbacks: list[Any] | None
+
+    def trainer_for(self, train_blocks: datasets.Dataset, *, saved: bool = False) -> ECGTrainer:
         """A trainer of a new generator (the base model, LoRA added) on ``train_blocks``; with ``saved``, one over the
         generator an earlier call trained and saved in the output folder, with its card, so that what it saves (a
         push saves first) is that generator again."""
+        args = self.args
         if saved:
             import torch
 
             from ..modeling import load_ecg_model
 
             model, tokenizer, ecg_config = load_ecg_model(
-                args.output_dir, trust_remote_code=trust_remote_code, dtype=torch.float32
+                args.output_dir, trust_remote_code=self.trust_remote_code, dtype=torch.float32
             )
             card_data = ECGModelCardData.load(args.output_dir)
         else:
-            model, tokenizer = _load_base_model(model_name, args, corpus.entity_types, trust_remote_code)
+            model, tokenizer = _load_base_model(self.model_name, args, self.corpus.entity_types, self.trust_remote_code)
             ecg_config = ECGConfig.from_corpus(
-                corpus,
+                self.corpus,
                 tokenizer,
-                str(model_name),
+                self.model_name,
                 mention_samples=args.mention_samples,
                 save_mention_bank=args.save_mention_bank,
                 loss_on=args.loss_on,
@@ -188,49 +206,62 @@ def train_ecg_model(
                 lora=args.lora,
                 layout=args.layout,
                 mention_layout=args.mention_layout,
-                label_names=_iob2_label_names(corpus),
-                corpus_statistics=stats,
+                label_names=_iob2_label_names(self.corpus),
+                corpus_statistics=self.card_data.corpus_statistics,
             )
-            card_data = card()
+            card_data = copy.deepcopy(self.card_data)  # the trainer's callback fills it in
         trainer = ECGTrainer(
             model=model,
             args=replace(args, lora=False) if saved else args,  # saved weights are merged: no adapters to warn of
             ecg_config=ecg_config,
             train_dataset=train_blocks,
-            eval_dataset=blocks.get("validation"),
+            eval_dataset=self.blocks.get("validation"),
             processing_class=tokenizer,
             model_card_data=card_data,
-            callbacks=callbacks,
+            callbacks=self.callbacks,
         )
         if saved and card_data is not None:
             trainer.state.global_step = card_data.total_steps or 0  # the steps it was trained, as the CLI says
         return trainer
 
-    if overwrite and not resume:
-        prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
-    trainer = None
-    if not (resume and own_count and _first_training_done(args.output_dir)):
-        trainer = trainer_for(blocks["train"])  # the base model is checked here: nothing is written before
-        if args.should_save and record is None:
-            _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
-        _train(trainer, resume)
-    if own_count:
-        if not own_sentences_written(args.output_dir):
-            _remove_checkpoints(args)  # the first training's: the second's alone say where to resume it
-        first = [trainer] if trainer is not None else []  # held by _train_again alone, which lets it go
+    def run(self, resume: bool, own_count: int, fingerprint: dict[str, Any], *, recorded: bool) -> ECGTrainer:
+        """The first training (unless a resumed run finished it), then, with ``own_count``, the second; the training
+        record written as each begins and ends. ``recorded``: a resumed run found a record to keep."""
+        from .own_sentences import own_sentences_written
+
+        args = self.args
         trainer = None
-        trainer = _train_again(first, trainer_for, blocks, corpus, own_count, args, resume, trust_remote_code)
-    assert trainer is not None
-    if args.should_save:
-        _write_training_record(args.output_dir, fingerprint, own_count, finished=True)
-    if trainer.push_after_training:
+        if not (resume and own_count and _first_training_done(args.output_dir)):
+            trainer = self.trainer_for(self.blocks["train"])  # the base model is checked here: nothing written before
+            if args.should_save and not recorded:
+                _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
+            _train(trainer, resume)
+        if own_count:
+            if not own_sentences_written(args.output_dir):
+                _remove_checkpoints(args)  # the first training's: the second's alone say where to resume it
+            first = [trainer] if trainer is not None else []  # held by _train_again alone, which lets it go
+            trainer = None
+            trainer = _train_again(
+                first, self.trainer_for, self.blocks, self.corpus, own_count, args, resume, self.trust_remote_code
+            )
+        assert trainer is not None
+        if args.should_save:
+            _write_training_record(args.output_dir, fingerprint, own_count, finished=True)
+        return trainer
+
+    @staticmethod
+    def push(trainer: ECGTrainer, later: str) -> None:
+        """Push when asked (``push_to_hub``); a failed upload says where the model is and the command that pushes it."""
+        from ..hub.push import HubUploadError
+
+        if not trainer.push_after_training:
+            return
         try:
             trainer.push_to_hub()
         except HubUploadError as error:
             raise HubUploadError(
-                f"{error}; the trained model is in {args.output_dir}/: push it with `{later}`"
+                f"{error}; the trained model is in {trainer.args.output_dir}/: push it with `{later}`"
             ) from error
-    return trainer
 
 
 def is_trial(args: ECGTrainingArguments) -> bool:
