@@ -131,14 +131,14 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
     targets = [decoder.tag_ids[t] for t in ("Disease", "Gene", "Chemical", "Disease")]
     captured = {}  # row index -> (logits, live keys/values per layer, cache entry, length)
 
-    def capture(rows, logits, caches, lengths, rng, finish_block):
+    def capture(rows, logits, caches, lengths, rng):
         for row, row_logits, (source, j, columns), length in zip(rows, logits, caches, lengths, strict=True):
             states = [
                 (live_columns(layer.keys, j, length, columns), live_columns(layer.values, j, length, columns))
                 for layer in source.layers
             ]
             captured[row.index] = (row_logits, states, (source, j, columns), length)
-        return []
+        return [], []
 
     decoder._begin_blocks = capture
 
@@ -146,7 +146,7 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
         for row, w in zip(rows, words, strict=True):
             row.words = list(w)
         captured.clear()
-        decoder._prefill(rows, torch.Generator(), None)
+        decoder._prefill(rows, torch.Generator())
         return dict(captured)
 
     fresh = prefill([TemplateRow(i, [t, decoder.endtext_id]) for i, t in enumerate(targets)], after)

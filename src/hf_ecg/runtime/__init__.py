@@ -31,6 +31,7 @@ REMOTE_CODE_MODULES = (
     "sampler.py",
     "vocabulary.py",
     "decoding_cache.py",
+    "decoding_scheduler.py",
     "layout.py",
     "tag_pieces.py",
     "words.py",

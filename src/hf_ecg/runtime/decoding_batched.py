@@ -12,6 +12,7 @@ from transformers import DynamicCache
 from .decoding_base import BlockDecoder
 from .decoding_cache import SlotLayer, TemplateRow, encode_after_prefixes, length_groups, live_columns
 from .decoding_config import DecodedTemplate
+from .decoding_scheduler import RowSchedule
 from .decoding_sequential import decode_sequential
 from .layout import context_prefix
 
@@ -41,107 +42,88 @@ class ChainedDecoder(BlockDecoder):
     def _decode_batched(
         self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
     ) -> list[DecodedTemplate]:
-        capacity = self.config.batch_size
-        in_flight_cap = 2 * capacity  # a buffer of ready rows keeps slots full and prefills large
-        results: list[DecodedTemplate | None] = [None] * len(sequences)
-        upcoming = iter(range(len(sequences)))
-        remaining = len(sequences)
-        waiting: list[TemplateRow] = []  # need their next prompt encoded
-        ready: list[TemplateRow] = []  # encoded, waiting for a slot
-        slots: list[TemplateRow | None] = []
+        schedule = RowSchedule(sequences, self.config.batch_size, progress)
         cache: DynamicCache | None = None
-        in_flight = 0
-
-        def finish_block(row: TemplateRow) -> None:
-            nonlocal in_flight, remaining
-            words = self._block_words(row.block_ids)
-            last = row.block == len(row.targets) - 1
-            tag = None if last else self.ecg_config.tag_tokens[sequences[row.index][row.block]]
-            forced = self._full(row)  # its tag was forced: keep it
-            if (
-                not forced
-                and self._tries_left(row.attempts)
-                and self._rejects_block(row.words, words, tag=tag)
-                and self._budget_allows(row, len(row.block_ids) + 1)
-            ):
-                row.redraw(tag_sampled=True)
-                waiting.append(row)
-                return
-            self.budget.kept += len(row.block_ids) + 1
-            row.words.extend(words)
-            row.model_tokens += 1
-            row.retries += row.attempts - 1
-            row.attempts = 1
-            if tag is not None:
-                row.words.append(tag)
-                row.block += 1
-                row.block_ids, row.checked_words, row.force_tag = [], 0, False
-                waiting.append(row)
-                return
-            results[row.index] = self._result(
-                sequences[row.index],
-                row.words,
-                forced=row.forced,
-                model_tokens=row.model_tokens,
-                cut=row.cut,
-                attempts=len(row.targets) + row.retries,
-                redrawn_tokens=row.redrawn_tokens,
-                refused=row.refused,
-                prefix=None if row.prefix_kv is None else (row.prefix_ids, row.prefix_kv),
-            )
-            row.prefix_kv = None
-            in_flight -= 1
-            remaining -= 1
-            if progress is not None:
-                progress(1)
-
-        while remaining:
-            free = [i for i, row in enumerate(slots) if row is None]
-            if len(slots) < capacity:
-                free += list(range(len(slots), capacity))
-            if free and not ready:
+        while schedule.remaining:
+            free = schedule.free_slots()
+            if free and not schedule.ready:
                 # Encode the waiting rows' prompts; top the pool up with new samples.
-                batch, waiting, new = waiting, [], []
-                while in_flight < in_flight_cap:
-                    index = next(upcoming, None)
-                    if index is None:
-                        break
-                    new.append(TemplateRow(index, self._targets(sequences[index])))
-                    in_flight += 1
-                if new:
-                    ready.extend(self._start(new, rng, finish_block))
-                if batch:
-                    ready.extend(self._prefill(batch, rng, finish_block))
+                batch, new = schedule.take_waiting(), schedule.admit(self._targets)
+                for rows, begin in ((new, self._start), (batch, self._prefill)):
+                    if rows:
+                        placed, ended = begin(rows, rng)
+                        schedule.ready.extend(placed)
+                        for row in ended:
+                            schedule.finish(row, self._end_block(row, sequences[row.index]))
                 if batch or new:
                     continue  # rows that answered with their tag alone went back to waiting
-            # Fill free slots with ready rows.
-            for slot in free:
-                if not ready:
+            slots = schedule.slots
+            for slot in free:  # fill free slots with ready rows
+                if not schedule.ready:
                     break
-                cache = self._place(ready.pop(0), slot, slots, cache)
+                cache = self._place(schedule.ready.pop(0), slot, slots, cache)
             active = [i for i, row in enumerate(slots) if row is not None]
             if not active:
                 continue
-            if len(active) <= len(slots) // 2 and not ready and not waiting:
-                slots, cache = self._compact(slots, cache, active)
+            if len(active) <= len(slots) // 2 and not schedule.ready and not schedule.waiting:
+                schedule.slots, cache = self._compact(slots, cache, active)
+                slots = schedule.slots
             finished, retried = self._step(slots, cache, rng)
             for slot in finished:
                 row = slots[slot]
                 slots[slot] = None
                 self._keep_prefix(row, cache, slot, row.length, None, whole=self._keeps_whole_row(row))
-                finish_block(row)
+                schedule.finish(row, self._end_block(row, sequences[row.index]))
             for slot in retried:  # the block reached its limit or looped: draw it again from its prompt
                 row = slots[slot]
                 slots[slot] = None
                 self._keep_prefix(row, cache, slot, row.length, None)
                 row.redraw(tag_sampled=False)
-                waiting.append(row)
+                schedule.waiting.append(row)
             cache = self._trim(slots, cache)
-        return results  # type: ignore[return-value]
+        return schedule.results  # type: ignore[return-value]
 
-    def _start(
-        self, rows: list[TemplateRow], rng: torch.Generator, finish_block: Callable[[TemplateRow], None]
-    ) -> list[TemplateRow]:
+    def _end_block(self, row: TemplateRow, sequence: tuple[str, ...]) -> DecodedTemplate | None:
+        """A block the model ended with its tag (or got it forced): drawn again when a block rule rejects it and
+        tries and the budget allow (``None``, the row waits to draw it again); else kept, and the row goes on to
+        its next block (``None``) or, after its last, its sample is done (the result)."""
+        words = self._block_words(row.block_ids)
+        last = row.block == len(row.targets) - 1
+        tag = None if last else self.ecg_config.tag_tokens[sequence[row.block]]
+        forced = self._full(row)  # its tag was forced: keep it
+        if (
+            not forced
+            and self._tries_left(row.attempts)
+            and self._rejects_block(row.words, words, tag=tag)
+            and self._budget_allows(row, len(row.block_ids) + 1)
+        ):
+            row.redraw(tag_sampled=True)
+            return None
+        self.budget.kept += len(row.block_ids) + 1
+        row.words.extend(words)
+        row.model_tokens += 1
+        row.retries += row.attempts - 1
+        row.attempts = 1
+        if tag is not None:
+            row.words.append(tag)
+            row.block += 1
+            row.block_ids, row.checked_words, row.force_tag = [], 0, False
+            return None
+        result = self._result(
+            sequence,
+            row.words,
+            forced=row.forced,
+            model_tokens=row.model_tokens,
+            cut=row.cut,
+            attempts=len(row.targets) + row.retries,
+            redrawn_tokens=row.redrawn_tokens,
+            refused=row.refused,
+            prefix=None if row.prefix_kv is None else (row.prefix_ids, row.prefix_kv),
+        )
+        row.prefix_kv = None
+        return result
+
+    def _start(self, rows: list[TemplateRow], rng: torch.Generator) -> tuple[list[TemplateRow], list[TemplateRow]]:
         """New samples: the first prompt (empty context) depends only on its question (the first tag; with
         ``qa-plan`` the whole sequence), so each distinct one is encoded once per decoder and its cache and logits
         are shared."""
@@ -159,21 +141,18 @@ class ChainedDecoder(BlockDecoder):
         for row, key in zip(rows, keys, strict=True):
             row.prefix_ids = [self.context_id]
             row.prompt = self._prompt_ids([], key)
-        return self._begin_blocks(rows, logits, caches, lengths, rng, finish_block)
+        return self._begin_blocks(rows, logits, caches, lengths, rng)
 
     def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
         """What a first block's prompt depends on: its tag (``qa``), or every block's end (``qa-plan``)."""
         return tuple(row.targets) if self.ecg_config.layout == "qa-plan" else (row.target,)
 
-    def _prefill(
-        self, rows: list[TemplateRow], rng: torch.Generator, finish_block: Callable[[TemplateRow], None]
-    ) -> list[TemplateRow]:
+    def _prefill(self, rows: list[TemplateRow], rng: torch.Generator) -> tuple[list[TemplateRow], list[TemplateRow]]:
         """Encode the rows' prompts (left-padded forwards) and sample each row's first block token.
 
         A row whose prompt starts with the ``<|context|> context`` it kept from its last prompt
         (``prefix_kv``; not when the context was cut on the left) feeds only the rest. Returns the
-        rows that go on to a slot; a row whose first token is its tag already has its block finished
-        (``finish_block``)."""
+        rows that go on to a slot, and those whose first token is their tag: their block has ended."""
         prompts = [self._prompt_ids(row.words, row.targets[row.block :]) for row in rows]
         pasts = []
         for row, prompt in zip(rows, prompts, strict=True):
@@ -184,16 +163,15 @@ class ChainedDecoder(BlockDecoder):
             pasts.append(size if reusable else 0)
             if not reusable:
                 row.prefix_kv = None
-        placed = []
+        placed: list[TemplateRow] = []
+        ended: list[TemplateRow] = []
         for group in length_groups([len(prompt) - past for prompt, past in zip(prompts, pasts, strict=True)]):
-            placed += self._prefill_group(
-                [rows[j] for j in group],
-                [prompts[j] for j in group],
-                [pasts[j] for j in group],
-                rng,
-                finish_block,
+            to_place, to_end = self._prefill_group(
+                [rows[j] for j in group], [prompts[j] for j in group], [pasts[j] for j in group], rng
             )
-        return placed
+            placed += to_place
+            ended += to_end
+        return placed, ended
 
     def _prefill_group(
         self,
@@ -201,8 +179,7 @@ class ChainedDecoder(BlockDecoder):
         prompts: list[list[int]],
         pasts: list[int],
         rng: torch.Generator,
-        finish_block: Callable[[TemplateRow], None],
-    ) -> list[TemplateRow]:
+    ) -> tuple[list[TemplateRow], list[TemplateRow]]:
         """One forward: each row's kept prefix (``pasts[j]`` positions, right-aligned in a past of
         width ``max(pasts)``) then the rest of its prompt (left-padded). A row's live cache columns are
         its past and its prompt's rest, with padding between; ``_place`` gathers them."""
@@ -214,7 +191,7 @@ class ChainedDecoder(BlockDecoder):
         columns = [mask[j].nonzero().squeeze(1).to(self.device) if past else None for j, past in enumerate(pasts)]
         caches = [(out.cache, j, columns[j]) for j in range(len(rows))]
         lengths = [len(prompt) for prompt in prompts]
-        return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, rng, finish_block)
+        return self._begin_blocks(rows, out.logits[:, -1, :], caches, lengths, rng)
 
     def _begin_blocks(
         self,
@@ -223,22 +200,21 @@ class ChainedDecoder(BlockDecoder):
         caches: list[tuple[Any, int, torch.Tensor | None]],
         lengths: list[int],
         rng: torch.Generator,
-        finish_block: Callable[[TemplateRow], None],
-    ) -> list[TemplateRow]:
-        """Sample each row's first block token from its prompt's logits. A row whose first token is its
-        tag has finished the block (``finish_block``); the others keep their prompt's cache for a slot."""
-        placed = []
+    ) -> tuple[list[TemplateRow], list[TemplateRow]]:
+        """Sample each row's first block token from its prompt's logits: the rows that keep their prompt's cache
+        for a slot, and those whose first token is their tag (their block has ended)."""
+        placed, ended = [], []
         tokens = self._sample(logits, rows, rng)
         for row, token, cache, length in zip(rows, tokens, caches, lengths, strict=True):
             row.model_tokens += token != row.target
             if token == row.target:
                 source, j, columns = cache
                 self._keep_prefix(row, source, j, length, columns, whole=self._keeps_whole_row(row))
-                finish_block(row)
+                ended.append(row)
                 continue
             row.pending, row.length, row.cache = token, length, cache
             placed.append(row)
-        return placed
+        return placed, ended
 
     def _place(
         self, row: TemplateRow, slot: int, slots: list[TemplateRow | None], cache: DynamicCache | None
