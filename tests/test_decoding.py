@@ -23,6 +23,7 @@ from hf_ecg.runtime.decoding_cache import (
     length_groups,
     live_columns,
 )
+from hf_ecg.runtime.decoding_slots import keep_prefix
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.runtime.words import WordSplitter, has_repetition, sentence_breaks, visible
 
@@ -154,7 +155,7 @@ def test_prefill_over_kept_prefixes_equals_prefill_from_scratch(tiny):
     rows = [TemplateRow(i, [t, t, decoder.endtext_id]) for i, t in enumerate(targets)]
     prefill(rows, before)
     for index, (_, _, (source, j, columns), length) in captured.items():
-        decoder._keep_prefix(rows[index], source, j, length, columns)  # as when block 1 ends
+        keep_prefix(rows[index], source, j, length, columns)  # as when block 1 ends
         rows[index].block = 1
     kept = prefill(rows, after)
     # rows 0 and 1 extend their context, row 2 had only <|context|>, row 3 starts over

@@ -32,6 +32,7 @@ REMOTE_CODE_MODULES = (
     "vocabulary.py",
     "decoding_cache.py",
     "decoding_scheduler.py",
+    "decoding_slots.py",
     "layout.py",
     "tag_pieces.py",
     "words.py",

@@ -10,10 +10,11 @@ import torch
 from transformers import DynamicCache
 
 from .decoding_base import BlockDecoder
-from .decoding_cache import SlotLayer, TemplateRow, encode_after_prefixes, length_groups, live_columns
+from .decoding_cache import TemplateRow, encode_after_prefixes, length_groups
 from .decoding_config import DecodedTemplate
 from .decoding_scheduler import RowSchedule
 from .decoding_sequential import decode_sequential
+from .decoding_slots import compact_slots, keep_prefix, place_row, trim_cache
 from .layout import context_prefix
 
 __all__ = ["ChainedDecoder"]
@@ -61,26 +62,26 @@ class ChainedDecoder(BlockDecoder):
             for slot in free:  # fill free slots with ready rows
                 if not schedule.ready:
                     break
-                cache = self._place(schedule.ready.pop(0), slot, slots, cache)
+                cache = place_row(schedule.ready.pop(0), slot, slots, cache, self._new_cache)
             active = [i for i, row in enumerate(slots) if row is not None]
             if not active:
                 continue
             if len(active) <= len(slots) // 2 and not schedule.ready and not schedule.waiting:
-                schedule.slots, cache = self._compact(slots, cache, active)
+                schedule.slots, cache = compact_slots(slots, cache, active)
                 slots = schedule.slots
             finished, retried = self._step(slots, cache, rng)
             for slot in finished:
                 row = slots[slot]
                 slots[slot] = None
-                self._keep_prefix(row, cache, slot, row.length, None, whole=self._keeps_whole_row(row))
+                keep_prefix(row, cache, slot, row.length, None, whole=self._keeps_whole_row(row))
                 schedule.finish(row, self._end_block(row, sequences[row.index]))
             for slot in retried:  # the block reached its limit or looped: draw it again from its prompt
                 row = slots[slot]
                 slots[slot] = None
-                self._keep_prefix(row, cache, slot, row.length, None)
+                keep_prefix(row, cache, slot, row.length, None)
                 row.redraw(tag_sampled=False)
                 schedule.waiting.append(row)
-            cache = self._trim(slots, cache)
+            cache = trim_cache(slots, cache)
         return schedule.results  # type: ignore[return-value]
 
     def _end_block(self, row: TemplateRow, sequence: tuple[str, ...]) -> DecodedTemplate | None:
@@ -209,44 +210,12 @@ class ChainedDecoder(BlockDecoder):
             row.model_tokens += token != row.target
             if token == row.target:
                 source, j, columns = cache
-                self._keep_prefix(row, source, j, length, columns, whole=self._keeps_whole_row(row))
+                keep_prefix(row, source, j, length, columns, whole=self._keeps_whole_row(row))
                 ended.append(row)
                 continue
             row.pending, row.length, row.cache = token, length, cache
             placed.append(row)
         return placed, ended
-
-    def _place(
-        self, row: TemplateRow, slot: int, slots: list[TemplateRow | None], cache: DynamicCache | None
-    ) -> DynamicCache:
-        """Copy a prefilled row's cache into ``slot`` of the decode cache, right-aligned."""
-        source, j, columns = row.cache  # type: ignore[misc]
-        row.cache = None
-        length = row.length
-
-        def live(states: torch.Tensor) -> torch.Tensor:
-            return live_columns(states, j, length, columns)
-
-        if cache is None:  # the first row: a one-row cache
-            cache = self._new_cache()
-            cache.layers = [SlotLayer() for _ in cache.layers]
-            for layer, src in zip(cache.layers, source.layers, strict=True):
-                layer.assign(live(src.keys).unsqueeze(0), live(src.values).unsqueeze(0))
-            slots[:] = [row]
-            return cache
-        width = cache.layers[0].keys.shape[-2]
-        grow_rows = slot + 1 - cache.layers[0].keys.shape[0]
-        for layer, src in zip(cache.layers, source.layers, strict=True):
-            if length > width:  # make room on the left
-                layer.extend_left(length - width)
-            if grow_rows > 0:
-                layer.add_rows(grow_rows)
-            layer.keys[slot, :, -length:] = live(src.keys)
-            layer.values[slot, :, -length:] = live(src.values)
-        while len(slots) <= slot:
-            slots.append(None)
-        slots[slot] = row
-        return cache
 
     def _step(
         self, slots: list[TemplateRow | None], cache: DynamicCache, rng: torch.Generator
@@ -294,42 +263,3 @@ class ChainedDecoder(BlockDecoder):
         """Whether the row's last block just ended and the mention writer continues the whole row (mention layout
         ``after-sentence``, :meth:`decode` asked to keep prefixes)."""
         return self._whole_rows and row.block == len(row.targets) - 1
-
-    @staticmethod
-    def _keep_prefix(
-        row: TemplateRow, cache: DynamicCache, j: int, length: int, columns: torch.Tensor | None, *, whole: bool = False
-    ) -> None:
-        """Copy out the keys/values of the row's ``<|context|> context`` (the first of its ``length`` live
-        columns in row ``j`` of ``cache``) before that cache is reused: the next prompt starts with them, and
-        so does the same prompt when the block is drawn again. ``whole``: all of them, the prompt and the block
-        it drew (``prefix_ids`` becomes those ids)."""
-        if whole:
-            row.prefix_ids = [*row.prompt, *row.block_ids]
-        size = len(row.prefix_ids)
-        row.prefix_kv = [
-            (
-                live_columns(layer.keys, j, length, columns)[:, :size].clone(),
-                live_columns(layer.values, j, length, columns)[:, :size].clone(),
-            )
-            for layer in cache.layers
-        ]
-
-    @staticmethod
-    def _trim(slots: list[TemplateRow | None], cache: DynamicCache) -> DynamicCache:
-        """Drop cache columns on the left that no live row uses."""
-        width = cache.layers[0].keys.shape[-2]
-        needed = max((row.length for row in slots if row is not None), default=0)
-        if 0 < needed < width:
-            for layer in cache.layers:
-                layer.trim_left(width - needed)
-        return cache
-
-    @staticmethod
-    def _compact(
-        slots: list[TemplateRow | None], cache: DynamicCache, active: list[int]
-    ) -> tuple[list[TemplateRow | None], DynamicCache]:
-        """Keep only live rows once the batch is mostly empty (the tail of a run)."""
-        index = torch.tensor(active, device=cache.layers[0].keys.device)
-        for layer in cache.layers:
-            layer.select_rows(index)
-        return [slots[i] for i in active], cache
