@@ -27,6 +27,7 @@ REMOTE_CODE_MODULES = (
     "decoding_base.py",
     "decoding_config.py",
     "decoding_constraint.py",
+    "decoding_rules.py",
     "char_boundaries.py",
     "sampler.py",
     "vocabulary.py",

@@ -43,7 +43,9 @@ The parts, a module each (flat, beside this one: the pipeline's code is saved wi
 and the result), :mod:`.decoding_constraint` (the entity constraint, a ``transformers.LogitsProcessor``
 that ``model.generate()`` takes too), :mod:`.char_boundaries` (whole characters), :mod:`.sampler` (the draw, with
 the settings the mention writer shares), :mod:`.decoding_base` (the block rules both decoders share),
-:mod:`.decoding_cache` (the slot cache), :mod:`.decoding_batched` (ECG-QALM's batched decoder),
+:mod:`.decoding_rules` (when a block is drawn again), :mod:`.decoding_cache` (the slot cache, a row in flight),
+:mod:`.decoding_scheduler` (the rows' queues and slots), :mod:`.decoding_slots` (the slots' cache operations),
+:mod:`.decoding_batched` (ECG-QALM's batched decoder),
 :mod:`.decoding_sequential` (the paper's procedure, the reference), :mod:`.decoding_lm` (ECG-LM).
 """
 

@@ -15,22 +15,13 @@ from .char_boundaries import CharacterBoundaries
 from .decoding_cache import TemplateRow, new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
 from .decoding_constraint import EntityConstraintLogitsProcessor
+from .decoding_rules import BlockRules
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
 from .sampler import Sampler
-from .tag_pieces import TagPieceFinder, tag_piece_forms, vocabulary_words
 from .vocabulary import VocabularyTables
 from .words import (
-    DEFAULT_SENTENCE_ENDINGS,
-    RARE_IN_TRAINING_SHARE,
-    REPETITION_MAX_N,
-    REPETITION_TIMES,
-    UNENDED_RULE_MAX_SHARE,
     WordSplitter,
-    has_repetition,
-    number_shape,
-    repeats_at_end,
-    sentence_breaks,
     visible,
 )
 
@@ -40,15 +31,6 @@ __all__ = ["BlockDecoder"]
 #: Templates a decode call keeps their last prompt's keys/values for at most (``keep_prefixes``): about 1 MB each
 #: for SmolLM2-135M in bfloat16, so a call's 256-template shard holds a few hundred MB until its mentions are written.
 MAX_KEPT_PREFIXES = 1024
-
-#: Words before a block that a repetition through it can reach.
-_REPETITION_SPAN = REPETITION_MAX_N * REPETITION_TIMES - 1
-
-
-def _shapes(words: list[str]) -> list[str]:
-    """The words as redraw_repetition compares them: numbers as their shape, so a loop of changing numbers
-    (``20 % of 30 % of 50 % of``, the number soup a generator writes until its block limit) is a loop."""
-    return [number_shape(word) for word in words]
 
 
 class BlockDecoder:
@@ -96,30 +78,13 @@ class BlockDecoder:
         self.stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})  # the tokens that end a block
         self._tag_id_list = torch.tensor(sorted(self.tag_ids.values()), dtype=torch.long)
         self._tag_id_set = frozenset(self.tag_ids.values())
-        forms = ecg_config.tag_pieces
-        if forms is None:  # a model trained before they were recorded
-            forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
-        words = vocabulary.words if vocabulary is not None else vocabulary_words(vocab)
-        self._tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=words)
+        self.rules = BlockRules(tokenizer, ecg_config, self.config, vocabulary.words if vocabulary else None)
         self._stop_set = frozenset(self.stop_ids)
-        # Tokens that write a line break (byte-level BPE: "Ċ"; byte fallback: <0x0A>): redraw_run_on.
-        self._line_breaks = frozenset(
-            i for token, i in vocab.items() if "\n" in token or "Ċ" in token or token == "<0x0A>"
-        )
         self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
         # No token that leaves a block inside a character (an undertrained model's cut bytes decode as U+FFFD).
         self._characters = vocabulary.characters if vocabulary is not None else CharacterBoundaries(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         self._split_words = WordSplitter(ecg_config.word_exceptions)
-        self._endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
-        # redraw_unended draws again only what the training sentences rarely do (tweets often end on a word).
-        unended = ecg_config.unended_share
-        self._redraw_unended = self.config.redraw_unended and (unended is None or unended < UNENDED_RULE_MAX_SHARE)
-        # redraw_run_on looks for the second-sentence openings the training sentences (almost) never have.
-        breaks = ecg_config.sentence_breaks or {}  # empty: a model trained before it was recorded
-        self._break_kinds = frozenset(
-            kind for kind, share in breaks.items() if share < RARE_IN_TRAINING_SHARE and self.config.redraw_run_on
-        )
         self._sampler = Sampler(self.config.sampling)
         # a first block's prompt (empty context), per the ids its question is made of: its cache, row and logits
         self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
@@ -273,9 +238,9 @@ class BlockDecoder:
             refused_redraws=refused,
             attempts=attempts,
             cut_blocks=cut,
-            complete=bool(words) and words[-1] in self._endings,
+            complete=bool(words) and words[-1] in self.rules.endings,
             tag_pieces=len(
-                self._tag_pieces(
+                self.rules.tag_pieces(
                     [w for w in words if tag_label(w) is None],
                     starts_sentence=bool(words) and tag_label(words[0]) is None,
                 )
@@ -336,7 +301,7 @@ class BlockDecoder:
         words = self._block_words(row.block_ids) or row.words
         if not words:
             return True
-        return self.config.end_at_sentence_end and words[-1] not in self._endings
+        return self.config.end_at_sentence_end and words[-1] not in self.rules.endings
 
     def _retries_block(self, row: TemplateRow) -> bool:
         """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
@@ -348,24 +313,16 @@ class BlockDecoder:
             return False
         if self._full(row):
             return self._budget_allows(row, len(row.block_ids))
-        if self.config.redraw_run_on and row.block_ids and row.block_ids[-1] in self._line_breaks:
+        if self.rules.line_break(row.block_ids):
             return self._redraw_or_end(row)  # a line break: no corpus sentence holds one
-        if not (self.config.redraw_repetition or self._break_kinds or self.config.redraw_tag_pieces):
+        if not self.rules.checks_words:
             return False
         complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
         checked = row.checked_words
         if len(complete) <= checked:
             return False
         row.checked_words = len(complete)
-        rejected = (
-            (
-                self.config.redraw_tag_pieces
-                and self._tag_pieces(complete[checked:], starts_sentence=not row.words and not checked)
-            )
-            or self._starts_sentence(row.words + complete[:checked], complete[checked:])
-            or (self.config.redraw_repetition and repeats_at_end(_shapes(row.words[-_REPETITION_SPAN:] + complete)))
-        )
-        return bool(rejected) and self._redraw_or_end(row)
+        return self.rules.breaks_as_written(row.words, complete, checked) and self._redraw_or_end(row)
 
     def _redraw_or_end(self, row: TemplateRow) -> bool:
         """A block in progress broke a rule: drawn again if the budget allows, else it ends now, its tag forced
@@ -391,32 +348,6 @@ class BlockDecoder:
             return True
         row.refused += 1
         return False
-
-    def _rejects_block(self, words: list[str], block: list[str], *, tag: str | None) -> bool:
-        """Whether a block the model ended (its ``block`` words after the sentence's ``words``, then ``tag``, or
-        None for the last block) is drawn again: the last block leaves the sentence without a sentence ending
-        (``redraw_unended``), the block begins a second sentence (``redraw_run_on``), or it makes an n-gram
-        repeat 3 times in a row (``redraw_repetition``; one already before it does not count), or its text spells
-        a tag's name (``redraw_tag_pieces``)."""
-        if self.config.redraw_tag_pieces and self._tag_pieces(block, starts_sentence=not words):
-            return True
-        if self._redraw_unended and tag is None and (block or words or [""])[-1] not in self._endings:
-            return True
-        if self._starts_sentence(words, block if tag is None else [*block, tag]):
-            return True
-        if self.config.redraw_repetition:
-            recent, block = _shapes(words[-_REPETITION_SPAN:]), _shapes(block)
-            return has_repetition(recent + block) and not has_repetition(recent)
-        return False
-
-    def _starts_sentence(self, words: list[str], new: list[str]) -> bool:
-        """Whether the ``new`` words after the sentence's ``words`` begin a second sentence (``redraw_run_on``,
-        for models whose training sentences do not hold two): :func:`~hf_ecg.runtime.words.sentence_breaks`."""
-        if not self._break_kinds or not new:
-            return False
-        tail = [*words[-1:], *new]
-        entity_starts = {i for i, word in enumerate(tail) if tag_label(word) is not None}
-        return bool(sentence_breaks(tail, self._endings, entity_starts, self._break_kinds))
 
     def _new_cache(self) -> DynamicCache:
         return new_cache(self.model)

@@ -95,7 +95,7 @@ class ChainedDecoder(BlockDecoder):
         if (
             not forced
             and self._tries_left(row.attempts)
-            and self._rejects_block(row.words, words, tag=tag)
+            and self.rules.rejects_block(row.words, words, tag=tag)
             and self._budget_allows(row, len(row.block_ids) + 1)
         ):
             row.redraw(tag_sampled=True)

@@ -46,7 +46,7 @@ def decode_sequential(
                 ended = bool(new) and new[-1] == target
                 if ended:
                     tag = decoder.ecg_config.tag_tokens[sequence[block]] if block < len(sequence) else None
-                    rejected = decoder._rejects_block(words, decoder._block_words(new[:-1]), tag=tag)
+                    rejected = decoder.rules.rejects_block(words, decoder._block_words(new[:-1]), tag=tag)
                     if not (rejected and decoder._tries_left(attempt)):
                         break
                 if attempt == decoder.config.max_attempts:
