@@ -66,6 +66,13 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "… and your text labelled by the dictionary (`evaluate ner --unlabelled`; JNLPBA: with names mined from it)",
+        {
+            "BC5CDR 45": (["results/dictionaries/bc5cdr-45-text-names-10x+distant-pool.ner.json"], "cfc4649"),
+            "JNLPBA 186": (["results/dictionaries/jnlpba-186-mined-names-10x+distant-pool.ner.json"], "54805f1"),
+        },
+    ),
+    (
         "gold + hf_ecg with your name lists (`--mentions`), 10×",
         {
             "BC5CDR 45": (["results/mention-lists/bc5cdr-45-lists-10x-se6.ner.json"], "7123584"),
