@@ -169,10 +169,8 @@ class MentionWriter:
         self.max_words = ecg_config.mention_max_words or {}
         self.split_words = WordSplitter(ecg_config.word_exceptions)
         # a try is stopped as soon as it is longer than its type's longest training mention (_words_at_least)
-        if vocabulary is not None:
-            self._word_starts, self._blank = vocabulary.word_starts, vocabulary.blank
-        else:
-            self._word_starts, self._blank = word_start_tokens(tokenizer)
+        tables = vocabulary.word_starts if vocabulary is not None else word_start_tokens(tokenizer)
+        self._word_starts, self._blank = tables
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
         # The types each known mention has (case folded): a known mention written for a slot of another type
         # only (``selegiline`` for a Disease) is the model ignoring the question's tag.

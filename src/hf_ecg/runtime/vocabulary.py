@@ -8,7 +8,7 @@ writer it makes; a decoder or writer built alone computes what it needs itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .char_boundaries import CharacterBoundaries
@@ -28,17 +28,21 @@ def word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
     return starts, blank
 
 
-@dataclass(frozen=True)
 class VocabularyTables:
-    """One tokenizer's tables: ``characters`` (the UTF-8 mask), ``words`` (its whole words), ``word_starts`` and
-    ``blank`` (:func:`word_start_tokens`)."""
+    """One tokenizer's tables: ``characters`` (the UTF-8 mask) and ``words`` (its whole words), which every decoder
+    reads, and :attr:`word_starts` (:func:`word_start_tokens`), which only a mention writer reads: decoded on first
+    use, so that an engine that writes no mentions does not pay for it."""
 
-    characters: CharacterBoundaries
-    words: frozenset[str]
-    word_starts: frozenset[int]
-    blank: frozenset[int]
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+        self.characters = CharacterBoundaries(tokenizer)
+        self.words = vocabulary_words(tokenizer.get_vocab())
 
     @classmethod
     def of(cls, tokenizer: Any) -> VocabularyTables:
-        starts, blank = word_start_tokens(tokenizer)
-        return cls(CharacterBoundaries(tokenizer), vocabulary_words(tokenizer.get_vocab()), starts, blank)
+        return cls(tokenizer)
+
+    @cached_property
+    def word_starts(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The word-start tokens and the blank ones (:func:`word_start_tokens`)."""
+        return word_start_tokens(self._tokenizer)
