@@ -1,10 +1,8 @@
 """The generator's own sentences as more training data: after a first training, the generator writes sentences, the
-whole ones are kept, and it is trained again on the gold sentences and them.
+whole ones are kept, and it is trained again on the gold sentences and them (:func:`train_on_own_sentences`).
 
-On small corpora a generator converged on its gold sentences still has many of its blocks drawn again (38% on
-JNLPBA's first 186 sentences, 53% on its first 50); more gold sentences are what lowers that (24% with 744). Its own
-whole sentences serve as more sentences: trained again on JNLPBA 186 and 372 of its own, 18-22% were drawn again,
-with the same downstream tagger F1 (docs/ablations.md). Only the sentence templates are taken from them: the mention
+A generator converged on a small corpus draws many of its blocks again; its own whole sentences serve as more
+sentences (the measurements: docs/ablations.md). Only the sentence templates are taken from them: the mention
 samples, the held-out split, the decoding rules' statistics and the mention bank stay the gold sentences', so
 the writer learns mentions from real ones, and a run-on the first generator wrote cannot teach the rules that
 run-ons are how the corpus writes.
@@ -17,13 +15,17 @@ import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 
 from ..data.corpus import Corpus, Sentence
 from ..data.outputs import OWN_SENTENCES_DIR
 from ..runtime.words import DEFAULT_SENTENCE_ENDINGS
+
+if TYPE_CHECKING:
+    from .trainer import ECGTrainer
+    from .training_args import ECGTrainingArguments
 
 __all__ = [
     "OWN_SENTENCE_CHECKS",
@@ -34,6 +36,7 @@ __all__ = [
     "full_stops",
     "own_sentence_blocks",
     "own_sentences_written",
+    "train_on_own_sentences",
     "write_own_sentences",
 ]
 
@@ -215,3 +218,58 @@ def own_sentence_blocks(own: Corpus, layout: str, first_sentence_id: int) -> dat
         batched=True,
         desc="numbering own sentences",
     )
+
+
+def train_on_own_sentences(
+    first: list[ECGTrainer],
+    trainer_for: Any,
+    blocks: datasets.DatasetDict,
+    corpus: Any,
+    own_count: int,
+    args: ECGTrainingArguments,
+    resume: bool,
+    trust_remote_code: bool,
+) -> ECGTrainer:
+    """The second training: ``own_count`` sentences written by the first generator (saved in the output folder),
+    those that pass the rules added to the training blocks as templates, and a generator trained again from the
+    base model. ``first`` holds the first training's trainer when it ran in this call (emptied here, so that its
+    model and optimizer are freed before the second's are made). The first generator stays when none passes."""
+    import gc
+
+    from ..hub.model_card import ECGModelCardData
+    from .resume import train_and_save
+
+    first_card = ECGModelCardData.load(args.output_dir)
+    own = write_own_sentences(
+        args.output_dir,
+        corpus,
+        own_count,
+        seed=args.seed,
+        progress_bar=not args.disable_tqdm,
+        trust_remote_code=trust_remote_code,
+    )
+    if not own.corpus:
+        logger.warning(
+            "none of the %d sentences the generator wrote passed the rules (%s): it is not trained again",
+            own.written,
+            own.dropped,
+        )
+        # trained in an earlier call when not in memory: the saved generator, never a new untrained one
+        return first.pop() if first else trainer_for(blocks["train"], saved=True)
+    resume_second = resume and not first  # the first training was done before: the second may have begun
+    first.clear()
+    gc.collect()
+    first_ids = max(blocks["train"]["sentence_id"], default=-1) + 1
+    train_blocks = datasets.concatenate_datasets(
+        [blocks["train"], own_sentence_blocks(own.corpus, args.layout, first_ids)]
+    )
+    logger.info("training again with %d of its own sentences (%d blocks in all)", len(own.corpus), len(train_blocks))
+    trainer = trainer_for(train_blocks)
+    trainer.model_card_data.own_sentences = {
+        **own.record(),
+        "blocks": len(train_blocks) - len(blocks["train"]),
+        "first_best_eval_loss": first_card.best_eval_loss if first_card else None,
+        "first_steps": first_card.total_steps if first_card else None,
+    }
+    train_and_save(trainer, resume_second)
+    return trainer

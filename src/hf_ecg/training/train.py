@@ -11,14 +11,12 @@ import logging
 import math
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import datasets
 
-from ..data.outputs import TRAINING_RECORD
 from ..hub.model_card import ECGModelCardData
-from ..runtime.ecg_config import ECG_CONFIG_NAME, ECGConfig
+from ..runtime.ecg_config import ECGConfig
 from .trainer import ECGTrainer
 from .training_args import ECGTrainingArguments
 
@@ -139,15 +137,22 @@ def train_ecg_model(
     from ..data.statistics import CorpusStatistics
     from ..hub.training_record import own_sentence_count
     from ..modeling import upstream_model_id
+    from .resume import (
+        check_before_training,
+        check_not_finished,
+        check_resumed_settings,
+        read_training_record,
+        training_fingerprint,
+    )
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
-    input_files = _check_before_training(args, data, validation, overwrite, resume, later)
+    input_files = check_before_training(args, data, validation, overwrite, resume, later)
     fingerprint = training_fingerprint(args, model_name, data, validation, first_n, fraction, reader_options)
-    record = _training_record(args.output_dir) if resume else None  # None: a new training, or none recorded
-    _check_resumed_settings(args.output_dir, record, fingerprint)
+    record = read_training_record(args.output_dir) if resume else None  # None: a new training, or none recorded
+    check_resumed_settings(args.output_dir, record, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
     own_count = own_sentence_count(len(corpus), args.own_sentences, trial=is_trial(args))
-    _check_not_finished(args.output_dir, record, own_count)
+    check_not_finished(args.output_dir, record, own_count)
     PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count))
     card_data = ECGModelCardData(
         base_model=upstream_model_id(str(model_name)),
@@ -227,26 +232,27 @@ class _Training:
     def run(self, resume: bool, own_count: int, fingerprint: dict[str, Any], *, recorded: bool) -> ECGTrainer:
         """The first training (unless a resumed run finished it), then, with ``own_count``, the second; the training
         record written as each begins and ends. ``recorded``: a resumed run found a record to keep."""
-        from .own_sentences import own_sentences_written
+        from .own_sentences import own_sentences_written, train_on_own_sentences
+        from .resume import first_training_done, remove_checkpoints, train_and_save, write_training_record
 
         args = self.args
         trainer = None
-        if not (resume and own_count and _first_training_done(args.output_dir)):
+        if not (resume and own_count and first_training_done(args.output_dir)):
             trainer = self.trainer_for(self.blocks["train"])  # the base model is checked here: nothing written before
             if args.should_save and not recorded:
-                _write_training_record(args.output_dir, fingerprint, own_count, finished=False)
-            _train(trainer, resume)
+                write_training_record(args.output_dir, fingerprint, own_count, finished=False)
+            train_and_save(trainer, resume)
         if own_count:
             if not own_sentences_written(args.output_dir):
-                _remove_checkpoints(args)  # the first training's: the second's alone say where to resume it
-            first = [trainer] if trainer is not None else []  # held by _train_again alone, which lets it go
+                remove_checkpoints(args)  # the first training's: the second's alone say where to resume it
+            first = [trainer] if trainer is not None else []  # held by train_on_own_sentences alone, which lets it go
             trainer = None
-            trainer = _train_again(
+            trainer = train_on_own_sentences(
                 first, self.trainer_for, self.blocks, self.corpus, own_count, args, resume, self.trust_remote_code
             )
         assert trainer is not None
         if args.should_save:
-            _write_training_record(args.output_dir, fingerprint, own_count, finished=True)
+            write_training_record(args.output_dir, fingerprint, own_count, finished=True)
         return trainer
 
     @staticmethod
@@ -284,229 +290,6 @@ def training_plan(num_sentences: int, num_rows: int, args: ECGTrainingArguments,
         "again on the gold ones and the whole ones it wrote, which helps a small corpus "
         "(--own-sentences 0 trains once)"
     )
-
-
-def _train(trainer: ECGTrainer, resume: bool) -> None:
-    """Train (from the last checkpoint in the output folder with ``resume``) and save the final model."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    output_dir = trainer.args.output_dir
-    checkpoint = get_last_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
-    if resume and checkpoint is None:
-        logger.warning("no checkpoint in %s: starting from the beginning", output_dir)
-    trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.save_model()
-
-
-def _first_training_done(output_dir: str) -> bool:
-    """Whether the first of two trainings saved its model in ``output_dir`` (the card is written by the final save
-    only; the second training's saved model has one too, and resuming it trains from its last checkpoint)."""
-    from ..hub.model_card import CARD_DATA_NAME
-
-    return os.path.isfile(os.path.join(output_dir, CARD_DATA_NAME))
-
-
-def _remove_checkpoints(args: ECGTrainingArguments) -> None:
-    """Delete the first training's checkpoints (its best model is saved)."""
-    import glob
-    import shutil
-
-    from accelerate import PartialState
-
-    if args.should_save:
-        for checkpoint in glob.glob(os.path.join(args.output_dir, "checkpoint-*")):
-            shutil.rmtree(checkpoint)
-    PartialState().wait_for_everyone()
-
-
-def _train_again(
-    first: list[ECGTrainer],
-    trainer_for: Any,
-    blocks: datasets.DatasetDict,
-    corpus: Any,
-    own_count: int,
-    args: ECGTrainingArguments,
-    resume: bool,
-    trust_remote_code: bool,
-) -> ECGTrainer:
-    """The second training: ``own_count`` sentences written by the first generator (saved in the output folder),
-    those that pass the rules added to the training blocks as templates, and a generator trained again from the
-    base model. ``first`` holds the first training's trainer when it ran in this call (emptied here, so that its
-    model and optimizer are freed before the second's are made). The first generator stays when none passes."""
-    import gc
-
-    from ..hub.model_card import ECGModelCardData
-    from .own_sentences import own_sentence_blocks, write_own_sentences
-
-    first_card = ECGModelCardData.load(args.output_dir)
-    own = write_own_sentences(
-        args.output_dir,
-        corpus,
-        own_count,
-        seed=args.seed,
-        progress_bar=not args.disable_tqdm,
-        trust_remote_code=trust_remote_code,
-    )
-    if not own.corpus:
-        logger.warning(
-            "none of the %d sentences the generator wrote passed the rules (%s): it is not trained again",
-            own.written,
-            own.dropped,
-        )
-        # trained in an earlier call when not in memory: the saved generator, never a new untrained one
-        return first.pop() if first else trainer_for(blocks["train"], saved=True)
-    resume_second = resume and not first  # the first training was done before: the second may have begun
-    first.clear()
-    gc.collect()
-    first_ids = max(blocks["train"]["sentence_id"], default=-1) + 1
-    train_blocks = datasets.concatenate_datasets(
-        [blocks["train"], own_sentence_blocks(own.corpus, args.layout, first_ids)]
-    )
-    logger.info("training again with %d of its own sentences (%d blocks in all)", len(own.corpus), len(train_blocks))
-    trainer = trainer_for(train_blocks)
-    trainer.model_card_data.own_sentences = {
-        **own.record(),
-        "blocks": len(train_blocks) - len(blocks["train"]),
-        "first_best_eval_loss": first_card.best_eval_loss if first_card else None,
-        "first_steps": first_card.total_steps if first_card else None,
-    }
-    _train(trainer, resume_second)
-    return trainer
-
-
-#: The training arguments that shape the weights: a run resumed with another value would mix two trainings.
-_WEIGHT_SETTINGS = (
-    "layout",
-    "mention_layout",
-    "mention_samples",
-    "loss_on",
-    "max_length",
-    "lora",
-    "lora_r",
-    "lora_alpha",
-    "learning_rate",
-    "num_train_epochs",
-    "max_steps",
-    "validation_split",
-    "seed",
-    "per_device_train_batch_size",
-    "gradient_accumulation_steps",
-)
-
-
-#: The corpus-reading options ``train_ecg_model`` passes on to :class:`~hf_ecg.data.builder.ECGBlocksConfig`.
-_READER_OPTIONS = ("format", "scheme", "strict", "token_column", "tag_column", "encoding")
-
-
-def _source_digest(source: Any) -> str | None:
-    """A corpus file's content digest, or a dataset's fingerprint (``None`` for neither)."""
-    import hashlib
-
-    if source is None:
-        return None
-    if isinstance(source, (str, os.PathLike)):
-        return hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
-    return getattr(source, "_fingerprint", None)
-
-
-def training_fingerprint(
-    args: ECGTrainingArguments,
-    model_name: str,
-    data: Any,
-    validation: Any,
-    first_n: int | None,
-    fraction: float | None,
-    reader_options: dict[str, Any],
-) -> dict[str, Any]:
-    """What shapes a training's weights: the data (content digests, the part of it taken, how it is read), the
-    base model and :data:`_WEIGHT_SETTINGS`; ``train --resume`` continues a folder only with the same."""
-    from ..data.builder import ECGBlocksConfig
-
-    return {
-        "base_model": str(model_name),
-        "data": _source_digest(data),
-        "validation": _source_digest(validation),
-        "first_n": first_n,
-        "fraction": fraction,
-        # as the blocks builder reads them, its defaults filled in: a default given or left out is the same
-        "reader_options": {
-            **{name: getattr(ECGBlocksConfig, name) for name in _READER_OPTIONS},
-            **reader_options,
-        },
-        **{name: getattr(args, name) for name in _WEIGHT_SETTINGS},
-    }
-
-
-def _training_record(output_dir: str) -> dict[str, Any] | None:
-    import json
-
-    path = Path(output_dir) / TRAINING_RECORD
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _check_resumed_settings(output_dir: str, record: dict[str, Any] | None, fingerprint: dict[str, Any]) -> None:
-    """Refuse to resume a folder whose training ``record`` says it was begun with other data, base model or
-    settings (``ValueError`` naming them), before any work; a folder without a record is resumed as it is."""
-    before = (record or {}).get("fingerprint")
-    if before is None:
-        return
-    changed = sorted(key for key in fingerprint.keys() | before.keys() if fingerprint.get(key) != before.get(key))
-    if changed:
-        raise ValueError(
-            f"{output_dir} was begun with other {', '.join(changed)}: resuming would mix two trainings; resume "
-            "with what it was begun with, or overwrite=True (--overwrite) to start again"
-        )
-
-
-def _check_not_finished(output_dir: str, record: dict[str, Any] | None, own_count: int) -> None:
-    """Refuse to resume a training its ``record`` says finished, unless a second training on its own sentences is
-    now asked of a model trained once."""
-    if record is None or not record.get("finished"):
-        return
-    if own_count > 0 and not record.get("own_sentences"):
-        return
-    raise ValueError(
-        f"{output_dir} holds a finished training: there is nothing to resume (overwrite=True, --overwrite, "
-        "trains it again)"
-    )
-
-
-def _write_training_record(output_dir: str, fingerprint: dict[str, Any], own_count: int, *, finished: bool) -> None:
-    import json
-
-    Path(output_dir).mkdir(parents=True, exist_ok=True)
-    record = {"fingerprint": fingerprint, "own_sentences": own_count, "finished": finished}
-    (Path(output_dir) / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-
-
-def _check_before_training(
-    args: ECGTrainingArguments, data: Any, validation: Any, overwrite: bool, resume: bool, later: str
-) -> list[Any]:
-    """What can be refused before any work: the Hub access of a push, the inputs' kinds, the output folder (an
-    earlier model is continued with ``resume``, replaced with ``overwrite``, refused otherwise). The input files."""
-    from ..data.outputs import MODEL, prepare_output
-    from ..hub.push import check_hub_access
-
-    if args.push_to_hub:  # before hours of training, not after
-        check_hub_access(
-            args.hub_repo_id, args.hub_token, hint=f"or train without push_to_hub and publish later with `{later}`"
-        )
-    sources = [data] if validation is None else [data, validation]
-    files = {isinstance(source, (str, os.PathLike)) for source in sources}
-    if len(files) > 1:
-        raise ValueError("give data and validation both as files or both as datasets")
-    input_files = sources if files == {True} else []
-    try:
-        prepare_output(args.output_dir, MODEL, overwrite=overwrite or resume, inputs=input_files, dry_run=True)
-    except ValueError:
-        checkpoints = sorted(Path(args.output_dir).glob("checkpoint-*"))
-        if not checkpoints or (Path(args.output_dir) / ECG_CONFIG_NAME).is_file():
-            raise
-        raise ValueError(  # an interrupted training: say how to continue it before how to discard it
-            f"{args.output_dir} holds an interrupted training ({checkpoints[-1].name}): resume=True (--resume) "
-            "continues it; overwrite=True (--overwrite) starts again and discards its checkpoints"
-        ) from None
-    return input_files
 
 
 def _build_blocks(
