@@ -84,7 +84,7 @@ class PerSlotGenerateWriter(MentionWriter):
                 for start in range(0, len(order), self.batch_size):
                     batch = order[start : start + self.batch_size]
                     for i, ids in zip(batch, self._generate([prompts[i] for i in batch]), strict=True):
-                        mention, reason = self._mention(ids, templates[i].entity_types[slot])
+                        mention, reason = self.rules.judge(ids, templates[i].entity_types[slot])
                         if mention is None:
                             result.reject(reason)
                             failed.append(i)
@@ -95,20 +95,18 @@ class PerSlotGenerateWriter(MentionWriter):
     def _generate(self, prompts: list[list[int]]) -> list[list[int]]:
         width = max(map(len, prompts))
         device = self.model.device
-        input_ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in prompts], device=device)
+        runner = self.runner
+        input_ids = torch.tensor([[runner.pad_id] * (width - len(p)) + p for p in prompts], device=device)
         attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
         output = self.model.generate(
             input_ids=input_ids,
             attention_mask=attention,
-            do_sample=True,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            top_k=0,
-            max_new_tokens=self.max_tokens + 1,
+            **runner.sampler.params.generate_kwargs(),
+            max_new_tokens=self.rules.max_tokens + 1,
             min_new_tokens=1,
             eos_token_id=self.endtext_id,
-            pad_token_id=self.pad_id,
-            suppress_tokens=self.banned,
+            pad_token_id=runner.pad_id,
+            suppress_tokens=runner.banned,
         )
         return output[:, width:].tolist()
 

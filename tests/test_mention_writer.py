@@ -31,7 +31,8 @@ from hf_ecg.runtime.blocks import (
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.decoding_cache import encode_after_prefixes
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.runtime.mention_writer import MentionWriter, _shared_length, template_seeds
+from hf_ecg.runtime.mention_runner import shared_length
+from hf_ecg.runtime.mention_writer import MentionWriter, template_seeds
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.sampler import SamplingParams
 from hf_ecg.runtime.tags import tags_to_spans
@@ -121,7 +122,7 @@ def test_every_writer_prompt_is_its_training_rows_prompt_and_a_later_slot_adds_o
         for k in range(1, len(prompts)):
             pair = f" {QUESTION_TOKEN} {tag_token(template.entity_types[k - 1])} {ANSWER_TOKEN}"
             pair += f" {' '.join(mentions[k - 1])} {ENDTEXT}"
-            new = len(prompts[k]) - _shared_length(prompts[k - 1], prompts[k])
+            new = len(prompts[k]) - shared_length(prompts[k - 1], prompts[k])
             assert new <= len(WRITER_TOKENIZER(pair, add_special_tokens=False)["input_ids"]) + 3
 
 
@@ -251,7 +252,7 @@ def test_the_writer_fills_every_slot_within_the_training_mention_lengths_and_is_
     for template, row in zip(templates, result.mentions, strict=True):
         for label, mention in zip(template.entity_types, row, strict=True):
             if mention is not None:
-                assert 1 <= len(mention) <= writer.max_words[label]
+                assert 1 <= len(mention) <= writer.rules.max_words[label]
                 assert not any(w.startswith("<") and w.endswith(">") for w in mention)
     learnt = sum(
         " ".join(m) in TOY_MENTIONS[label]
@@ -292,7 +293,7 @@ def test_a_template_writes_the_same_mentions_whichever_templates_it_is_written_w
 def test_grouping_by_length_batches_similar_templates_and_still_fills_every_slot(
     writer_model, group_by_length, monkeypatch
 ):
-    import hf_ecg.runtime.mention_writer as mention_writer
+    import hf_ecg.runtime.mention_runner as mention_runner
 
     encoded = []  # the prompts' lengths of each prefill pass
 
@@ -300,7 +301,7 @@ def test_grouping_by_length_batches_similar_templates_and_still_fills_every_slot
         encoded.append(sorted(map(len, prompts)))
         return encode_after_prefixes(model, cache, prompts, pasts, kept, pad_id)
 
-    monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
+    monkeypatch.setattr(mention_runner, "encode_after_prefixes", recording)
     short = Template(("<Chemical>", "."))
     long = Template(("Patients", "who", "were", "given", "large", "doses", "of", "<Chemical>", "for", "weeks", "."))
     templates = [short, long] * 4
@@ -341,7 +342,7 @@ def test_a_prompt_encoded_on_the_kept_prefix_of_an_earlier_one_draws_as_if_encod
                 torch.testing.assert_close(values, expected_values, rtol=1e-4, atol=1e-4)
     for answer in answers:  # each answer stops at its <ENDTEXT> or at the limit
         ends = [i for i, token in enumerate(answer) if token == writer.endtext_id]
-        assert ends == [len(answer) - 1] or (not ends and len(answer) == writer.max_tokens + 1)
+        assert ends == [len(answer) - 1] or (not ends and len(answer) == writer.rules.max_tokens + 1)
 
 
 @pytest.mark.parametrize(
@@ -359,7 +360,7 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
     keys/values (those of encoding them afresh; an ``after-sentence`` model's, its whole last row: that prompt and
     the block it drew); the writer's first prompt starts with them, so it encodes only what follows, and writes the
     same mentions as when it encodes the whole prompt."""
-    import hf_ecg.runtime.mention_writer as mention_writer
+    import hf_ecg.runtime.mention_runner as mention_runner
     from hf_ecg.runtime.decoding import ChainedDecoder
 
     writer = load_writer(request.getfixturevalue(model))
@@ -379,7 +380,7 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
         assert (writer.segments.answer in ids) is whole_rows  # the last block's prompt and answer, or its context
         if d.entities:  # the writer's first prompt starts with the ids the decoder kept
             prompt = writer.prompt(d.template, [None] * len(d.entities), 0)
-            shared.append(min(_shared_length(prompt, ids), len(prompt) - 1))
+            shared.append(min(shared_length(prompt, ids), len(prompt) - 1))
             assert shared[-1] == len(ids) or (whole_rows and shared[-1] > ids.index(writer.segments.answer))
         with torch.inference_mode():
             fresh = model(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
@@ -392,7 +393,7 @@ def test_the_writer_starts_from_the_sentence_the_decoder_encoded_and_writes_as_i
         pasts.extend(past)
         return encode_after_prefixes(model, cache, prompts, past, kept, pad_id)
 
-    monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
+    monkeypatch.setattr(mention_runner, "encode_after_prefixes", recording)
     templates = [d.template for d in decoded]
     whole = writer.write(templates, seed=6)
     reused = sum(pasts)
@@ -408,6 +409,7 @@ def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_a
     """With ``after-sentence``, a slot's prompt is the previous slot's, the mention drawn there and three ids: a row
     stays in the batch and is fed only what follows the ids it was fed (another try: the prompt's last id again),
     with the mentions and rejections of encoding each prompt on its own."""
+    import hf_ecg.runtime.mention_runner as mention_runner
     import hf_ecg.runtime.mention_writer as mention_writer
 
     writer = load_writer(after_sentence_writer_model, batch_size=3, max_attempts=4)
@@ -429,7 +431,7 @@ def test_an_after_sentence_writer_goes_on_from_each_mention_it_drew_and_writes_a
         forced.append(list(ids))
         return going_on(batch, row, fed, ids)
 
-    monkeypatch.setattr(mention_writer, "encode_after_prefixes", recording)
+    monkeypatch.setattr(mention_runner, "encode_after_prefixes", recording)
     monkeypatch.setattr(mention_writer.RowBatch, "go_on", recording_go_on)
     in_batch = writer.write(templates, seed=4)
     assert len(prefills) == 6  # only each template's first prompt is encoded apart (two have no slot)
@@ -454,10 +456,10 @@ def test_an_answer_holds_at_least_the_words_the_writer_counts_before_it_ends(wri
     """The early stop's count (a try stops once it holds more words than its type's longest training mention) never
     exceeds the words the finished mention would have: stopping early rejects only tries that would be rejected."""
     writer = load_writer(writer_model)
-    vocabulary = sorted(set(range(len(writer.tokenizer))) - set(writer.banned) - {writer.endtext_id})
+    vocabulary = sorted(set(range(len(writer.tokenizer))) - set(writer.runner.banned) - {writer.endtext_id})
     ids = [vocabulary[d % len(vocabulary)] for d in draws]
     text = writer.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-    assert writer._words_at_least(ids) <= len(writer.split_words(text))
+    assert writer.rules.words_at_least(ids) <= len(writer.rules.split_words(text))
 
 
 def test_a_try_longer_than_its_types_longest_training_mention_stops_there(writer_model):
@@ -470,18 +472,18 @@ def test_a_try_longer_than_its_types_longest_training_mention_stops_there(writer
     bonus[word], bonus[writer.endtext_id] = 50.0, -50.0
     handle = writer.model.get_output_embeddings().register_forward_hook(lambda module, inputs, out: out + bonus)
     answers = []
-    judge = writer._mention
-    writer._mention = lambda ids, label: answers.append((label, list(ids))) or judge(ids, label)
+    judge = writer.rules.judge
+    writer.rules.judge = lambda ids, label: answers.append((label, list(ids))) or judge(ids, label)
     try:
         result = writer.write([Template(("<Chemical>", "cures", "<Disease>", "."))] * 2, seed=1)
     finally:
         handle.remove()
     assert result.written == 0 and result.rejected == {"too long": 8}
     assert {(label, len(ids)) for label, ids in answers} == {
-        (label, writer.max_words[label] + 1) for label in ("Chemical", "Disease")
+        (label, writer.rules.max_words[label] + 1) for label in ("Chemical", "Disease")
     }
     # the token limit alone would have stopped them later: max_tokens + 1 ids
-    assert min(writer.max_words.values()) + 1 < writer.max_tokens + 1
+    assert min(writer.rules.max_words.values()) + 1 < writer.rules.max_tokens + 1
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 64])
@@ -793,9 +795,9 @@ def test_cli_train_takes_mention_samples_as_a_named_flag(flags, expected, tmp_pa
     ],
 )
 def test_a_mention_that_runs_past_the_name_is_rejected(words, loose):
-    from hf_ecg.runtime.mention_writer import _loose_edge
+    from hf_ecg.runtime.mention_rules import loose_edge
 
-    assert _loose_edge(words) is loose
+    assert loose_edge(words) is loose
 
 
 def test_a_training_mention_written_for_another_types_slot_is_rejected(writer_model):
@@ -806,10 +808,10 @@ def test_a_training_mention_written_for_another_types_slot_is_rejected(writer_mo
     ids = writer.tokenizer("aspirin", add_special_tokens=False)["input_ids"] + [
         writer.tokenizer.convert_tokens_to_ids(END)
     ]
-    assert writer._mention(ids, "Disease") == (None, "another type's mention")  # case folded
-    assert writer._mention(ids, "Chemical") == (("aspirin",), "")
+    assert writer.rules.judge(ids, "Disease") == (None, "another type's mention")  # case folded
+    assert writer.rules.judge(ids, "Chemical") == (("aspirin",), "")
     new = writer.tokenizer("migraine", add_special_tokens=False)["input_ids"] + ids[-1:]
-    assert writer._mention(new, "Disease") == (("migraine",), "")  # a new name is not checked here
+    assert writer.rules.judge(new, "Disease") == (("migraine",), "")  # a new name is not checked here
 
 
 def test_given_mentions_are_kept_read_in_context_and_not_counted(writer_model):
@@ -911,14 +913,14 @@ def test_the_writers_sampler_draws_the_token_whose_share_of_the_distribution_hol
     ``<ENDTEXT>`` where it may not end, never a token of probability zero, even for ``u`` just under one."""
     writer = _sampling_writer(writer_model)
     vocab = writer.model.get_output_embeddings().weight.shape[0]
-    candidates = [i for i in range(vocab) if i not in set(writer.banned)][-8:]  # the last allowed ids: the edge
+    candidates = [i for i in range(vocab) if i not in set(writer.runner.banned)][-8:]  # the last allowed ids: the edge
     assume(any(ok and (may_end or token != writer.endtext_id) for token, ok in zip(candidates, allowed, strict=True)))
     logits = torch.full((1, vocab), -float("inf"))
     for token, score, ok in zip(candidates, scores, allowed, strict=True):
         if ok:
             logits[0, token] = score
-    (token,) = writer._sample(logits, [0], [_Fixed(uniform)], [may_end])
-    assert token in candidates and logits[0, token] > -float("inf") and token not in writer.banned
+    (token,) = writer.runner.sample(logits, [0], [_Fixed(uniform)], [may_end])
+    assert token in candidates and logits[0, token] > -float("inf") and token not in writer.runner.banned
     assert may_end or token != writer.endtext_id
     probabilities = torch.softmax(logits[0].double(), -1)
     if not may_end:
