@@ -106,7 +106,7 @@ def test_a_block_inside_a_character_draws_its_continuation_not_its_tag(tiny):
         row = TemplateRow(index=0, targets=[tag, decoder.endtext_id], block_ids=[data.index(b"\xe2")])
         logits = torch.randn(1, len(tokenizer), generator=torch.Generator().manual_seed(seed))
         logits[0, tag] = 50.0
-        (token,) = decoder._sample(logits, [row], torch.Generator().manual_seed(seed))
+        (token,) = decoder.row_sampler.sample(logits, [row], torch.Generator().manual_seed(seed))
         assert token != tag and 0x80 <= data[token][0] <= 0xBF
 
 

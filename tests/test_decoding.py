@@ -214,7 +214,7 @@ def test_top_k_sampling_draws_only_the_k_best_tokens_in_their_proportions(tiny):
     # at T=0.5, 41 is a third as likely as 40; 42, third best, would still be drawn a tenth of the time
     logits[:, 40], logits[:, 41], logits[:, 42] = 2.0, 2.0 - math.log(3) * 0.5, 1.2
     logits[:, target] = -30.0  # neither tag nor <ENDTEXT> competes
-    drawn = Counter(decoder._sample(logits, rows, torch.Generator().manual_seed(0)))
+    drawn = Counter(decoder.row_sampler.sample(logits, rows, torch.Generator().manual_seed(0)))
     assert set(drawn) == {40, 41}
     assert abs(drawn[41] / len(rows) - 0.25) < 0.03  # 1 : 3 after temperature
 
@@ -394,9 +394,9 @@ def test_a_block_that_writes_a_line_break_is_drawn_again(tiny):
                 batch_size=4, max_block_tokens=16, max_attempts=40, seed=4, redraw_budget=None, redraw_run_on=run_on
             )
             decoder = ChainedDecoder(model, tokenizer, config, settings)
-            feed = decoder._block_words
-            blocks = []
-            decoder._block_words = lambda ids, feed=feed, blocks=blocks: blocks.append(list(ids)) or feed(ids)
+            sampler = decoder.row_sampler
+            feed, blocks = sampler.block_words, []
+            sampler.block_words = lambda ids, feed=feed, blocks=blocks: blocks.append(list(ids)) or feed(ids)
             decoded = decoder.decode(sequences)
             assert [r.template.entity_types for r in decoded] == sequences
             written.append((sum(r.attempts for r in decoded), blocks))

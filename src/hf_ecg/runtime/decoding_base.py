@@ -10,19 +10,18 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, Template, tag_label
 from .char_boundaries import CharacterBoundaries
-from .decoding_cache import TemplateRow, new_cache
+from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .decoding_rules import BlockRules
+from .decoding_sampler import RowSampler
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
-from .sampler import Sampler
 from .vocabulary import VocabularyTables
 from .words import (
     WordSplitter,
-    visible,
 )
 
 __all__ = ["BlockDecoder"]
@@ -34,9 +33,9 @@ MAX_KEPT_PREFIXES = 1024
 
 
 class BlockDecoder:
-    """What both decoders share: the ECG tokens of the model, the per-row constraint on the next token
-    (:meth:`_sample`), the block rules (when a block is drawn again), prompts and results. A subclass
-    writes the templates (:meth:`_decode`).
+    """What both decoders share: the ECG tokens of the model, the row sampler (:class:`RowSampler`: the per-row
+    constraint on the next token, when a block is drawn again), prompts and results. A subclass writes the
+    templates (:meth:`_decode`).
 
     Args:
         model: a causal LM trained by :class:`~hf_ecg.ECGTrainer` (eval mode is set here).
@@ -74,22 +73,22 @@ class BlockDecoder:
         self.endtext_id = vocab[ENDTEXT]
         self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
         structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
-        banned = sorted(structural | set(tokenizer.all_special_ids))
-        self.stop_ids = sorted({self.endtext_id, *self.tag_ids.values()})  # the tokens that end a block
-        self._tag_id_list = torch.tensor(sorted(self.tag_ids.values()), dtype=torch.long)
-        self._tag_id_set = frozenset(self.tag_ids.values())
         self.rules = BlockRules(tokenizer, ecg_config, self.config, vocabulary.words if vocabulary else None)
-        self._stop_set = frozenset(self.stop_ids)
-        self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=self.config.block_end)
-        # No token that leaves a block inside a character (an undertrained model's cut bytes decode as U+FFFD).
-        self._characters = vocabulary.characters if vocabulary is not None else CharacterBoundaries(tokenizer)
+        self.row_sampler = RowSampler(
+            tokenizer,
+            self.config,
+            self.rules,
+            tag_ids=self.tag_ids,
+            endtext_id=self.endtext_id,
+            banned=sorted(structural | set(tokenizer.all_special_ids)),
+            characters=vocabulary.characters if vocabulary is not None else CharacterBoundaries(tokenizer),
+            split_words=WordSplitter(ecg_config.word_exceptions),
+        )
+        self.stop_ids = self.row_sampler.stop_ids
+        self.constraint = self.row_sampler.constraint
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
-        self._split_words = WordSplitter(ecg_config.word_exceptions)
-        self._sampler = Sampler(self.config.sampling)
         # a first block's prompt (empty context), per the ids its question is made of: its cache, row and logits
         self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
-        #: What the current (or last) decode call kept and threw away; progress bars read it.
-        self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens)
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
         self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
         self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
@@ -97,6 +96,11 @@ class BlockDecoder:
     @property
     def device(self) -> torch.device:
         return self.model.device
+
+    @property
+    def budget(self) -> RedrawBudget:
+        """What the current (or last) decode call kept and threw away; progress bars read it."""
+        return self.row_sampler.budget
 
     # ------------------------------------------------------------------ public
 
@@ -131,7 +135,7 @@ class BlockDecoder:
             return []
         # Before any block is kept, a quarter of the batch's first blocks may be drawn again at full length.
         rows = 1 if self.config.mode == "sequential" else min(self.config.batch_size, len(sequences))
-        self.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * -(-rows // 4))
+        self.row_sampler.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * -(-rows // 4))
         rng = torch.Generator(device=self.device)
         rng.manual_seed(self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63))
         with torch.inference_mode():
@@ -202,12 +206,6 @@ class BlockDecoder:
             self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         return self._questions[key]
 
-    def _block_words(self, ids: list[int]) -> list[str]:
-        """The words of a generated block (its tag excluded), split like the training corpus's tokens
-        (:class:`~hf_ecg.runtime.words.WordSplitter`); words that would read as structure are dropped."""
-        text = visible(self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
-        return [w for w in self._split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
-
     def _targets(self, sequence: tuple[str, ...]) -> list[int]:
         return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
 
@@ -247,107 +245,6 @@ class BlockDecoder:
             ),
             prompt_prefix=prefix,
         )
-
-    # ------------------------------------------------------------------ sampling
-
-    def _sample(
-        self, logits: torch.Tensor, rows: list[TemplateRow], rng: torch.Generator, *, open_tags: bool = False
-    ) -> list[int]:
-        """Next token per row: only the row's target may be structural; a full block must end now.
-
-        Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
-        probability: one drawn ends the block as the target would, and counts in the row's ``cut``.
-        With ``open_tags`` (``redraw_unrequested_tag``), the other entity tags keep their probability in the
-        rows whose block may be drawn again, and one drawn is returned as it is: the caller draws the
-        block again (:meth:`_unrequested`) rather than let the mask turn it into pieces of its name."""
-        scores = logits.to(torch.float32, copy=True)
-        targets = torch.tensor([row.target for row in rows])
-        full = torch.tensor([self._full(row) for row in rows], device=scores.device)
-        # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
-        # anywhere but after a sentence ending.
-        unended = torch.tensor([self._may_not_end(row) for row in rows], device=scores.device)
-        opened = None
-        if open_tags and self.config.redraw_unrequested_tag and self.config.block_end == "target":
-            may = [self._tries_left(row.attempts) and self.budget.allows() for row in rows]
-            opened = torch.tensor(may, device=scores.device) & ~full
-            tag_ids = self._tag_id_list.to(scores.device)
-            tag_scores = scores[:, tag_ids]
-            opened = opened.unsqueeze(1) & (tag_ids.unsqueeze(0) != targets.to(scores.device).unsqueeze(1))
-        scores = self.constraint.constrain(scores, targets, full, unended)
-        if opened is not None and opened.any():
-            scores[:, tag_ids] = torch.where(opened, tag_scores, scores[:, tag_ids])
-        if self._characters.active:
-            states = [self._characters.state(row.block_ids) for row in rows]
-            self._characters.mask(scores, states, exempt=full.tolist())
-        tokens = self._sampler.draw(scores, rng).tolist()
-        for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
-            row.forced += was_full
-            if opened is not None and self._unrequested(row, tokens[i]):
-                continue
-            if tokens[i] != row.target and tokens[i] in self._stop_set:
-                tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
-                row.cut += 1
-        return tokens
-
-    def _unrequested(self, row: TemplateRow, token: int) -> bool:
-        """Whether ``token`` is an entity tag the row's block may not end on (``redraw_unrequested_tag``)."""
-        return token != row.target and token in self._tag_id_set
-
-    def _may_not_end(self, row: TemplateRow) -> bool:
-        """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
-        under ``end_at_sentence_end``, its last word is not a sentence ending."""
-        if row.block < len(row.targets) - 1 or (row.words and not self.config.end_at_sentence_end):
-            return False
-        words = self._block_words(row.block_ids) or row.words
-        if not words:
-            return True
-        return self.config.end_at_sentence_end and words[-1] not in self.rules.endings
-
-    def _retries_block(self, row: TemplateRow) -> bool:
-        """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
-        when sampling: it reached its token limit (rather than getting its tag by force, as the paper
-        regenerates a block), or it has just looped (``redraw_repetition``), begun a second sentence
-        (``redraw_run_on``) or spelt a tag's name (``redraw_tag_pieces``): the checks the block would fail
-        when it ends, made as each word is written, so a bad block does not run on to the limit."""
-        if not self._tries_left(row.attempts):
-            return False
-        if self._full(row):
-            return self._budget_allows(row, len(row.block_ids))
-        if self.rules.line_break(row.block_ids):
-            return self._redraw_or_end(row)  # a line break: no corpus sentence holds one
-        if not self.rules.checks_words:
-            return False
-        complete = self._block_words(row.block_ids)[:-1]  # the last word may still grow
-        checked = row.checked_words
-        if len(complete) <= checked:
-            return False
-        row.checked_words = len(complete)
-        return self.rules.breaks_as_written(row.words, complete, checked) and self._redraw_or_end(row)
-
-    def _redraw_or_end(self, row: TemplateRow) -> bool:
-        """A block in progress broke a rule: drawn again if the budget allows, else it ends now, its tag forced
-        (a rambling block ends at its first sign, rather than at max_block_tokens)."""
-        if self._budget_allows(row, len(row.block_ids)):
-            return True
-        row.force_tag = True
-        return False
-
-    def _full(self, row: TemplateRow) -> bool:
-        """Whether the row's block has room for its tag only (``max_block_tokens``), or broke a block rule when the
-        redraw budget was spent (``TemplateRow.force_tag``): the tag is then forced."""
-        return row.force_tag or len(row.block_ids) + 1 >= self.config.max_block_tokens
-
-    def _tries_left(self, attempts: int) -> bool:
-        """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
-        return self.config.do_sample and attempts < self.config.max_attempts
-
-    def _budget_allows(self, row: TemplateRow, cost: int) -> bool:
-        """Whether the run's redraw budget lets a rejected block with tries left, ``cost`` tokens so far, be
-        drawn again (:meth:`RedrawBudget.spend`); a refusal also counts in the row's ``refused``."""
-        if self.budget.spend(cost):
-            return True
-        row.refused += 1
-        return False
 
     def _new_cache(self) -> DynamicCache:
         return new_cache(self.model)

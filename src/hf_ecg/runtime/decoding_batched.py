@@ -88,15 +88,15 @@ class ChainedDecoder(BlockDecoder):
         """A block the model ended with its tag (or got it forced): drawn again when a block rule rejects it and
         tries and the budget allow (``None``, the row waits to draw it again); else kept, and the row goes on to
         its next block (``None``) or, after its last, its sample is done (the result)."""
-        words = self._block_words(row.block_ids)
+        words = self.row_sampler.block_words(row.block_ids)
         last = row.block == len(row.targets) - 1
         tag = None if last else self.ecg_config.tag_tokens[sequence[row.block]]
-        forced = self._full(row)  # its tag was forced: keep it
+        forced = self.row_sampler.full(row)  # its tag was forced: keep it
         if (
             not forced
-            and self._tries_left(row.attempts)
+            and self.row_sampler.tries_left(row.attempts)
             and self.rules.rejects_block(row.words, words, tag=tag)
-            and self._budget_allows(row, len(row.block_ids) + 1)
+            and self.row_sampler.budget_allows(row, len(row.block_ids) + 1)
         ):
             row.redraw(tag_sampled=True)
             return None
@@ -205,7 +205,7 @@ class ChainedDecoder(BlockDecoder):
         """Sample each row's first block token from its prompt's logits: the rows that keep their prompt's cache
         for a slot, and those whose first token is their tag (their block has ended)."""
         placed, ended = [], []
-        tokens = self._sample(logits, rows, rng)
+        tokens = self.row_sampler.sample(logits, rows, rng)
         for row, token, cache, length in zip(rows, tokens, caches, lengths, strict=True):
             row.model_tokens += token != row.target
             if token == row.target:
@@ -241,13 +241,14 @@ class ChainedDecoder(BlockDecoder):
         for i in live:
             slots[i].block_ids.append(slots[i].pending)  # type: ignore[union-attr]
             slots[i].length += 1  # type: ignore[union-attr]
-        retried = [i for i in live if self._retries_block(slots[i])]  # type: ignore[arg-type]
+        retried = [i for i in live if self.row_sampler.retries_block(slots[i])]  # type: ignore[arg-type]
         live = [i for i in live if i not in retried]
         rows = [slots[i] for i in live]
-        next_tokens = self._sample(out.logits[live, -1, :], rows, rng, open_tags=True) if live else []  # type: ignore[arg-type]
+        next_tokens = self.row_sampler.sample(out.logits[live, -1, :], rows, rng, open_tags=True) if live else []  # type: ignore[arg-type]
         finished = []
         for slot, row, token in zip(live, rows, next_tokens, strict=True):
-            if self._unrequested(row, token):  # it wanted an entity it may not have here: draw the block again
+            # it wanted an entity it may not have here: draw the block again
+            if self.row_sampler.unrequested(row, token):
                 row.redrawn_tokens += 1
                 self.budget.redrawn += len(row.block_ids) + 1
                 retried.append(slot)

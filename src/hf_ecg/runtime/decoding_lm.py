@@ -69,7 +69,7 @@ class TemplateLMDecoder(BlockDecoder):
         done = [False] * len(rows)
         while True:
             live = [i for i, finished in enumerate(done) if not finished]
-            tokens = self._sample(out.logits[live, -1, :], [rows[i] for i in live], rng)
+            tokens = self.row_sampler.sample(out.logits[live, -1, :], [rows[i] for i in live], rng)
             feed = [self.pad_id] * len(rows)
             for i, token in zip(live, tokens, strict=True):
                 row = rows[i]
@@ -78,7 +78,7 @@ class TemplateLMDecoder(BlockDecoder):
                     row.block_ids.append(token)
                     feed[i] = token
                     continue
-                row.words.extend(self._block_words(row.block_ids))
+                row.words.extend(self.row_sampler.block_words(row.block_ids))
                 row.block_ids = []
                 if row.block < len(row.targets) - 1:
                     row.words.append(self.ecg_config.tag_tokens[sequences[i][row.block]])

@@ -39,15 +39,17 @@ def decode_sequential(
                     max_new_tokens=decoder.config.max_block_tokens,
                     eos_token_id=decoder.stop_ids,
                     pad_token_id=decoder.pad_id,
-                    logits_processor=LogitsProcessorList([CharacterBoundaryLogitsProcessor(decoder._characters)]),
+                    logits_processor=LogitsProcessorList(
+                        [CharacterBoundaryLogitsProcessor(decoder.row_sampler.characters)]
+                    ),
                     **sampling,
                 )
                 new = out[0, prompt.shape[1] :].tolist()
                 ended = bool(new) and new[-1] == target
                 if ended:
                     tag = decoder.ecg_config.tag_tokens[sequence[block]] if block < len(sequence) else None
-                    rejected = decoder.rules.rejects_block(words, decoder._block_words(new[:-1]), tag=tag)
-                    if not (rejected and decoder._tries_left(attempt)):
+                    rejected = decoder.rules.rejects_block(words, decoder.row_sampler.block_words(new[:-1]), tag=tag)
+                    if not (rejected and decoder.row_sampler.tries_left(attempt)):
                         break
                 if attempt == decoder.config.max_attempts:
                     break
@@ -63,7 +65,7 @@ def decode_sequential(
                 new = [*kept, target]
             budget.kept += len(new)
             model_tokens += len(new)
-            words.extend(decoder._block_words(new[:-1]))
+            words.extend(decoder.row_sampler.block_words(new[:-1]))
             if block < len(sequence):
                 words.append(decoder.ecg_config.tag_tokens[sequence[block]])
         results.append(
