@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..citation import CITATION
 from ..data.selection_rules import RULE_DESCRIPTIONS
+from .card_texts import BASELINES, baseline_text, mention_sources_text, mentions_text, sampler_text
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
 
 if TYPE_CHECKING:
@@ -23,26 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData", "write_dataset_card"]
 
 DATASET_CARD_TEMPLATE = Path(__file__).parent / "templates" / "dataset_card.md"
-
-
-_SAMPLERS = {
-    "gold": "drawn from the generator's training corpus: each is the entity sequence of a random gold "
-    "sentence, so the synthetic distribution mimics the gold one",
-    "urg": "drawn from the gold sentences weighted towards under-represented entity types (paper, Appendix A.1)",
-    "uniform": "of gold lengths, each position's type uniform over the entity types",
-}
-
-
-#: The baselines of :mod:`hf_ecg.synthetic.baselines` a card can describe: name, and how the rows were made.
-_BASELINES = {
-    "mention-replacement": (
-        "mention replacement",
-        "a gold sentence of `{data}` (in order, cycled) with each mention replaced, with probability {probability}, "
-        "by another gold mention of the same type drawn uniformly "
-        "([Dai & Adel, 2020](https://aclanthology.org/2020.coling-main.343/)); "
-        "templates and labels are the gold ones, only the mention strings change; seed {seed}",
-    ),
-}
 
 
 #: Suffixes of corpus files: a corpus "named" train.tsv names no source dataset.
@@ -174,7 +155,7 @@ class ECGDatasetCardData:
             "label_names": label_names,
             "generator": manifest.model or "",
             "generator_fingerprint": manifest.model_fingerprint,
-            "method": _BASELINES.get(manifest.method, (manifest.method,))[0]
+            "method": BASELINES.get(manifest.method, (manifest.method,))[0]
             if baseline is not None
             else method_name(generator_config.layout if generator_config else None),
             "base_model": upstream_model_id(generator_config.base_model) if generator_config else None,
@@ -224,27 +205,6 @@ class ECGDatasetCardData:
         return self.base_model if looks_like_hub_id(self.base_model) else None
 
     @property
-    def baseline_description(self) -> str:
-        """How a baseline folder's rows were made (empty for generated data)."""
-        if not self.baseline:
-            return ""
-        method = self.baseline.get("method", "baseline")
-        if method not in _BASELINES:
-            return f"the `{method}` baseline, settings: " + ", ".join(f"{k}={v}" for k, v in self.baseline.items())
-        text = _BASELINES[method][1].format_map({"data": "?", "probability": 1.0, "seed": 0, **self.baseline})
-        lists = self.baseline.get("mention_lists")
-        if lists:  # the swapped-in mentions of these types came from the user's lists, not from gold
-            named = ", ".join(f"{label}: `{Path(file).name}`" for label, file in lists.items())
-            text += f"; the replacing mentions of {', '.join(lists)} drawn from the user's mention lists ({named})"
-        return text
-
-    @property
-    def sampler_description(self) -> str:
-        if self.sampler is None:
-            return "given explicitly by the user, cycled over the sample ids"
-        return _SAMPLERS.get(self.sampler, f"drawn by the `{self.sampler}` sampler")
-
-    @property
     def mentions_record(self) -> MentionsRecord | None:
         from ..data.manifest import MentionsRecord
 
@@ -259,69 +219,24 @@ class ECGDatasetCardData:
         return record is None or record.real
 
     @property
-    def mentions_description(self) -> str:
-        record = self.mentions_record
-        if record is None or record.source == "bank":
-            whose = (
-                "the training corpus given at generation"
-                if record and record.bank == "corpus"
-                else ("the generator's mention bank, the real mentions of its training corpus")
-            )
-            if record is not None and record.strategy == "weighted":
-                return f"drawn from {whose}, in proportion to their frequency there"
-            return f"drawn uniformly from {whose}"
-        if record.source == "generated":
-            whose = _bank_name(record)
-            text = "written by the generator for each slot in its sentence (a model trained with mention samples)"
-            writing = self.mention_writing
-            if writing:
-                text += (
-                    f": {writing['written']} of {writing['slots']} slots ({100 * writing['written_share']:.0f}%), "
-                    f"{100 * writing['rejected_share']:.0f}% of {writing['tries']} tries rejected (unended, empty, "
-                    "longer than the training mentions or holding structure) and drawn again"
-                )
-            return f"{text}; a slot whose every try was rejected drawn uniformly from {whose}"
-        if record.source == "mixture":
-            return self._mixture_description(record)
-        if record.source == "user":
-            return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
-        if record.source == "lists":
-            text = _lists_text(record)
-            if record.bank:
-                text += f"; the other types from {_bank_name(record)}, the real mentions of its training corpus"
-            return text
-        return f"supplied by the user in the file `{Path(record.path or '').name}`"
+    def baseline_description(self) -> str:
+        """How a baseline folder's rows were made (empty for generated data)."""
+        return baseline_text(self.baseline)
 
-    @staticmethod
-    def _mixture_description(record: Any) -> str:
-        """A :class:`~hf_ecg.runtime.mention_sources.MentionMixture`'s parts with their shares of the slots."""
-        parts = []
-        for part, share in (record.shares or {}).items():
-            if part == "generated":
-                text = "written by the generator for the slot in its sentence"
-            elif part == "bank":
-                text = f"drawn {_how(record)} from {_bank_name(record)}, the real mentions of its training corpus"
-            elif record.lists:
-                text = _lists_text(record)
-            elif record.path:
-                text = f"drawn from the user's file `{Path(record.path).name}`"
-            else:
-                text = f"drawn from mentions supplied by the user (digest `{record.digest}`)"
-            parts.append(f"{100 * share:.0f}% of the slots {text}")
-        return "a mixture of sources, one drawn for each slot: " + "; ".join(parts)
+    @property
+    def sampler_description(self) -> str:
+        """How the entity sequences were drawn."""
+        return sampler_text(self.sampler)
+
+    @property
+    def mentions_description(self) -> str:
+        """Where the mentions came from, and how they were drawn or written."""
+        return mentions_text(self.mentions_record, self.mention_writing)
 
     @property
     def mention_sources_description(self) -> str:
         """``1,234 written by the generator (83%), 250 from the bank (17%)``: where the mentions came from."""
-        names = {
-            "generated": "written by the generator",
-            "bank": "from the training mention bank",
-            "lists": "from the user's mention lists",
-            "user": "from mentions the user supplied",
-        }
-        counts = self.mention_sources or {}
-        total = sum(counts.values()) or 1
-        return ", ".join(f"{n:,} {names.get(origin, origin)} ({100 * n / total:.0f}%)" for origin, n in counts.items())
+        return mention_sources_text(self.mention_sources)
 
     def card_data(self) -> DatasetCardData:
         """The YAML metadata: license, language, task, size, the data files and the features."""
@@ -369,22 +284,6 @@ class ECGDatasetCardData:
             labels=ner_label_names(self.entity_types, self.label_names),
             citation=CITATION,
         )
-
-
-def _bank_name(record: Any) -> str:
-    """Whose mention bank a :class:`~hf_ecg.data.manifest.MentionsRecord` drew from."""
-    return "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
-
-
-def _how(record: Any) -> str:
-    """How a record's bank or lists were drawn."""
-    return "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
-
-
-def _lists_text(record: Any) -> str:
-    """``drawn uniformly from the user's mention lists (Disease: `d.txt`; digest `...`)``."""
-    lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in (record.lists or {}).items())
-    return f"drawn {_how(record)} from the user's mention lists ({lists}; digest `{record.digest}`)"
 
 
 def write_dataset_card(data_dir: str | os.PathLike, **card_fields: Any) -> Path:

@@ -1,0 +1,136 @@
+"""The sentences a dataset card says of how its data was made: the entity sequences' sampler, where the mentions came
+from (bank, lists, dictionary, written by the generator, a mixture), a baseline's recipe. Plain text from the
+manifest's records; :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..data.manifest import MentionsRecord
+
+__all__ = ["BASELINES", "SAMPLERS", "baseline_text", "mention_sources_text", "mentions_text", "sampler_text"]
+
+#: How each entity-sequence sampler draws, as a card says it.
+SAMPLERS = {
+    "gold": "drawn from the generator's training corpus: each is the entity sequence of a random gold "
+    "sentence, so the synthetic distribution mimics the gold one",
+    "urg": "drawn from the gold sentences weighted towards under-represented entity types (paper, Appendix A.1)",
+    "uniform": "of gold lengths, each position's type uniform over the entity types",
+}
+
+
+#: The baselines of :mod:`hf_ecg.synthetic.baselines` a card can describe: name, and how the rows were made.
+BASELINES = {
+    "mention-replacement": (
+        "mention replacement",
+        "a gold sentence of `{data}` (in order, cycled) with each mention replaced, with probability {probability}, "
+        "by another gold mention of the same type drawn uniformly "
+        "([Dai & Adel, 2020](https://aclanthology.org/2020.coling-main.343/)); "
+        "templates and labels are the gold ones, only the mention strings change; seed {seed}",
+    ),
+}
+
+
+def baseline_text(baseline: dict[str, Any] | None) -> str:
+    """How a baseline folder's rows were made (its manifest's settings; empty for generated data)."""
+    if not baseline:
+        return ""
+    method = baseline.get("method", "baseline")
+    if method not in BASELINES:
+        return f"the `{method}` baseline, settings: " + ", ".join(f"{k}={v}" for k, v in baseline.items())
+    text = BASELINES[method][1].format_map({"data": "?", "probability": 1.0, "seed": 0, **baseline})
+    lists = baseline.get("mention_lists")
+    if lists:  # the swapped-in mentions of these types came from the user's lists, not from gold
+        named = ", ".join(f"{label}: `{Path(file).name}`" for label, file in lists.items())
+        text += f"; the replacing mentions of {', '.join(lists)} drawn from the user's mention lists ({named})"
+    return text
+
+
+def sampler_text(sampler: str | None) -> str:
+    """How a card's entity sequences were drawn (``None``: given by the user)."""
+    if sampler is None:
+        return "given explicitly by the user, cycled over the sample ids"
+    return SAMPLERS.get(sampler, f"drawn by the `{sampler}` sampler")
+
+
+def mentions_text(record: MentionsRecord | None, writing: dict[str, Any] | None) -> str:
+    """Where a card's mentions came from (its manifest's mentions ``record``; ``None``: the bank, drawn
+    uniformly), and how they were drawn or written (``writing``: the writer's record)."""
+    if record is None or record.source == "bank":
+        whose = (
+            "the training corpus given at generation"
+            if record and record.bank == "corpus"
+            else ("the generator's mention bank, the real mentions of its training corpus")
+        )
+        if record is not None and record.strategy == "weighted":
+            return f"drawn from {whose}, in proportion to their frequency there"
+        return f"drawn uniformly from {whose}"
+    if record.source == "generated":
+        whose = _bank_name(record)
+        text = "written by the generator for each slot in its sentence (a model trained with mention samples)"
+        if writing:
+            text += (
+                f": {writing['written']} of {writing['slots']} slots ({100 * writing['written_share']:.0f}%), "
+                f"{100 * writing['rejected_share']:.0f}% of {writing['tries']} tries rejected (unended, empty, "
+                "longer than the training mentions or holding structure) and drawn again"
+            )
+        return f"{text}; a slot whose every try was rejected drawn uniformly from {whose}"
+    if record.source == "mixture":
+        return _mixture_text(record)
+    if record.source == "user":
+        return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
+    if record.source == "lists":
+        text = _lists_text(record)
+        if record.bank:
+            text += f"; the other types from {_bank_name(record)}, the real mentions of its training corpus"
+        return text
+    return f"supplied by the user in the file `{Path(record.path or '').name}`"
+
+
+def _mixture_text(record: Any) -> str:
+    """A :class:`~hf_ecg.runtime.mention_sources.MentionMixture`'s parts with their shares of the slots."""
+    parts = []
+    for part, share in (record.shares or {}).items():
+        if part == "generated":
+            text = "written by the generator for the slot in its sentence"
+        elif part == "bank":
+            text = f"drawn {_how(record)} from {_bank_name(record)}, the real mentions of its training corpus"
+        elif record.lists:
+            text = _lists_text(record)
+        elif record.path:
+            text = f"drawn from the user's file `{Path(record.path).name}`"
+        else:
+            text = f"drawn from mentions supplied by the user (digest `{record.digest}`)"
+        parts.append(f"{100 * share:.0f}% of the slots {text}")
+    return "a mixture of sources, one drawn for each slot: " + "; ".join(parts)
+
+
+def mention_sources_text(counts: dict[str, int] | None) -> str:
+    """``1,234 written by the generator (83%), 250 from the bank (17%)``: where the mentions came from."""
+    names = {
+        "generated": "written by the generator",
+        "bank": "from the training mention bank",
+        "lists": "from the user's mention lists",
+        "user": "from mentions the user supplied",
+    }
+    counts = counts or {}
+    total = sum(counts.values()) or 1
+    return ", ".join(f"{n:,} {names.get(origin, origin)} ({100 * n / total:.0f}%)" for origin, n in counts.items())
+
+
+def _bank_name(record: Any) -> str:
+    """Whose mention bank a :class:`~hf_ecg.data.manifest.MentionsRecord` drew from."""
+    return "the training corpus given at generation" if record.bank == "corpus" else "the generator's mention bank"
+
+
+def _how(record: Any) -> str:
+    """How a record's bank or lists were drawn."""
+    return "in proportion to their counts" if record.strategy == "weighted" else "uniformly"
+
+
+def _lists_text(record: Any) -> str:
+    """``drawn uniformly from the user's mention lists (Disease: `d.txt`; digest `...`)``."""
+    lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in (record.lists or {}).items())
+    return f"drawn {_how(record)} from the user's mention lists ({lists}; digest `{record.digest}`)"
