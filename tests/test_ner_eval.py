@@ -262,7 +262,7 @@ def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gol
 
 @given(st.integers(1, 200), st.integers(1, 5000), st.sampled_from([2.0, 5.0, 20.0]))
 def test_default_synthetic_epochs_give_more_updates_in_fewer_passes_as_data_grows(num_gold, num_synthetic, epochs):
-    from hf_ecg.evaluation.ner import default_synthetic_epochs
+    from hf_ecg.evaluation.tagger_training import default_synthetic_epochs
 
     passes = default_synthetic_epochs(epochs, num_gold, num_synthetic)
     assert passes == int(passes) and 1 <= passes <= epochs
@@ -273,7 +273,7 @@ def test_default_synthetic_epochs_give_more_updates_in_fewer_passes_as_data_grow
 
 
 def test_default_synthetic_epochs_at_the_measured_multiples():
-    from hf_ecg.evaluation.ner import default_synthetic_epochs
+    from hf_ecg.evaluation.tagger_training import default_synthetic_epochs
 
     assert [default_synthetic_epochs(20, 45, 45 * m) for m in (1, 2, 5, 10)] == [20, 14, 9, 6]
     assert default_synthetic_epochs(20, 45, 10) == 20  # less synthetic than gold: never more than gold's epochs
@@ -391,7 +391,8 @@ def test_dev_selection_restores_the_best_weights(tmp_path):
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer, TrainerControl, TrainerState
 
-    from hf_ecg.evaluation.ner import Tagger, _dev_selection
+    from hf_ecg.evaluation.ner import Tagger
+    from hf_ecg.evaluation.tagger_training import _dev_selection
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     encoder = save_tiny_bert(tmp_path / "bert")
