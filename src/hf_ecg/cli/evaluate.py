@@ -36,6 +36,13 @@ def add_parser(sub: Any) -> None:
         description="Evaluation commands; each prints its results as JSON (and writes them with --output).",
     )
     evaluate_sub = evaluate.add_subparsers(dest="evaluation", metavar="WHAT", required=True)
+    _add_quality_parser(evaluate_sub)
+    _add_ner_parser(evaluate_sub)
+    _add_labels_parser(evaluate_sub)
+
+
+def _add_quality_parser(evaluate_sub: Any) -> None:
+    """Register ``hf-ecg evaluate quality``."""
     quality = evaluate_sub.add_parser(
         "quality",
         help="compare generated sentences with the gold training sentences",
@@ -60,6 +67,9 @@ def add_parser(sub: Any) -> None:
     _add_report_options(quality)
     quality.set_defaults(func=_run_evaluate_quality, prints_json=True)
 
+
+def _add_ner_parser(evaluate_sub: Any) -> None:
+    """Register ``hf-ecg evaluate ner``."""
     ner = evaluate_sub.add_parser(
         "ner",
         help="train a token classifier on gold and/or synthetic data and score it on a test split",
@@ -121,6 +131,9 @@ def add_parser(sub: Any) -> None:
     _add_report_options(ner)
     ner.set_defaults(func=_run_evaluate_ner, prints_json=True)
 
+
+def _add_labels_parser(evaluate_sub: Any) -> None:
+    """Register ``hf-ecg evaluate labels``."""
     labels = evaluate_sub.add_parser(
         "labels",
         help="measure a labelled set's label noise against a reference tagger",

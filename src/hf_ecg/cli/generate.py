@@ -63,6 +63,36 @@ def add_parser(sub: Any) -> None:
         metavar="T1,T2,...",
         help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
     )
+    _add_mention_options(generate)
+    generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
+    generate.add_argument(
+        "--samples-per-shard",
+        type=int,
+        default=256,
+        help="rows per Parquet shard, the unit of resuming (default 256)",
+    )
+    generate.add_argument(
+        "--dtype",
+        choices=INFERENCE_DTYPES,
+        default="auto",
+        help="the generator's dtype: auto (default) is bfloat16 where the CPU or GPU supports it, float32 elsewhere",
+    )
+    add_config_options(
+        generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS
+    )
+    _add_selection_group(generate)
+    generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
+    add_dataset_card_options(generate.add_argument_group("dataset card (OUTPUT/README.md)"))
+    add_overwrite_option(generate, "dataset with other settings")
+    generate.add_argument(
+        "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
+    )
+    generate.set_defaults(func=_run_generate)
+
+
+def _add_mention_options(generate: argparse.ArgumentParser) -> None:
+    """Where the mentions come from: ``--mentions``, ``--mention-shares``, ``--dictionary``, ``--unlabelled``,
+    ``--corpus``."""
     generate.add_argument(
         "--mentions",
         action="append",
@@ -97,22 +127,10 @@ def add_parser(sub: Any) -> None:
         metavar="DATA",
         help="training corpus, for mentions and statistics when the model was saved without a mention bank",
     )
-    generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
-    generate.add_argument(
-        "--samples-per-shard",
-        type=int,
-        default=256,
-        help="rows per Parquet shard, the unit of resuming (default 256)",
-    )
-    generate.add_argument(
-        "--dtype",
-        choices=INFERENCE_DTYPES,
-        default="auto",
-        help="the generator's dtype: auto (default) is bfloat16 where the CPU or GPU supports it, float32 elsewhere",
-    )
-    add_config_options(
-        generate.add_argument_group("decoding (hf_ecg.DecodingConfig)"), DecodingConfig, DECODING_OPTIONS
-    )
+
+
+def _add_selection_group(generate: argparse.ArgumentParser) -> None:
+    """Over-generation and the selection rules."""
     selection = generate.add_argument_group(
         "selection", "over-generate, then keep the samples the selection rules pass (see `hf-ecg filter`)"
     )
@@ -141,13 +159,6 @@ def add_parser(sub: Any) -> None:
         help="the gold sentences the generator was trained on, to judge copies and train the selection taggers",
     )
     add_selection_options(selection, target_size=False)
-    generate.add_argument("--label-names", default=None, metavar="NAMES|DATASET", help=LABEL_NAMES_HELP)
-    add_dataset_card_options(generate.add_argument_group("dataset card (OUTPUT/README.md)"))
-    add_overwrite_option(generate, "dataset with other settings")
-    generate.add_argument(
-        "--trust-remote-code", action="store_true", help="allow custom model code from the Hub (off by default)"
-    )
-    generate.set_defaults(func=_run_generate)
 
 
 def dictionary_names_in_text(dictionary: Any, spec: str) -> Any:
@@ -162,12 +173,10 @@ def dictionary_names_in_text(dictionary: Any, spec: str) -> Any:
     return MentionBank(found)
 
 
-def _run_generate(args: argparse.Namespace) -> int:
-    from ..synthetic.generate import generate_dataset
-
-    entities = None
-    if args.entities is not None:
-        entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
+def _mentions(args: argparse.Namespace) -> Any:
+    """What ``generate_dataset`` takes as ``mentions`` from ``--mentions``, ``--mention-shares``, ``--dictionary``
+    and ``--unlabelled`` (``None``: the model's default); a dictionary is read, and refused, before anything is
+    written."""
     names_in_text = None
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
@@ -192,8 +201,11 @@ def _run_generate(args: argparse.Namespace) -> int:
         mentions = names_in_text
     else:
         mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
-    if args.corpus is not None and not Path(args.corpus).is_file():
-        raise CLIError(f"no such file: {args.corpus}")
+    return mentions
+
+
+def _decoding(args: argparse.Namespace) -> DecodingConfig:
+    """The decoding options; a sampling setting given with ``--no-do-sample`` is refused (it would do nothing)."""
     decoding = DecodingConfig(**config_values(args, DECODING_OPTIONS))
     if not decoding.do_sample:  # greedy decoding draws nothing: a sampling setting would be recorded, unused
         default = DecodingConfig()
@@ -204,6 +216,19 @@ def _run_generate(args: argparse.Namespace) -> int:
         ]
         if unused:
             raise CLIError(f"--no-do-sample decodes greedily: {', '.join(unused)} would do nothing; leave it out")
+    return decoding
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from ..synthetic.generate import generate_dataset
+
+    entities = None
+    if args.entities is not None:
+        entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
+    mentions = _mentions(args)
+    if args.corpus is not None and not Path(args.corpus).is_file():
+        raise CLIError(f"no such file: {args.corpus}")
+    decoding = _decoding(args)
     if args.over_generate < 1:
         raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
     select = args.over_generate > 1 or args.rules is not None
