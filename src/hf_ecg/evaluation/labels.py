@@ -107,6 +107,45 @@ def _restricted(tags: Sequence[str], types: set[str]) -> list[str]:
     return [tag if tag == "O" or tag[2:] in types else "O" for tag in tags]
 
 
+def _check_reference(data: Corpus, reference: Tagger) -> list[str]:
+    """Refuse a set with a type the reference does not label, or no sentences; the set's types the reference was
+    trained on no entity of (warned: they all count as wrong)."""
+    set_types = set(data.entity_types)
+    unknown = sorted(set_types - set(reference.entity_types))
+    if unknown:
+        raise ValueError(
+            f"the reference does not label {', '.join(unknown)}, which {data.name} has: it labels "
+            f"{', '.join(reference.entity_types) or 'nothing'}; use a reference trained on every "
+            f"type of the set"
+        )
+    if not len(data):
+        raise ValueError(f"{data.name} has no sentences")
+    trained = reference.record.get("trained_types")
+    unlearnt = sorted(set_types - set(trained)) if trained is not None else []
+    if unlearnt:  # scored all the same, as evaluate ner scores a type no training sentence has
+        logger.warning(
+            "the reference was trained on no %s entity: it predicts none, so the set's %s labels all count as wrong",
+            ", ".join(unlearnt),
+            ", ".join(unlearnt),
+        )
+    return unlearnt
+
+
+def _ceiling(reference: Tagger, test: Corpus | None) -> dict[str, Any] | None:
+    """The reference's entity scores on ``test``, else those its saved record holds (``None`` if neither)."""
+    from .ner import score_tagger
+
+    if test is not None:
+        test_scores = score_tagger(reference, test)
+        ceiling: dict[str, Any] | None = {"name": test.name, "sentences": len(test), **test_scores}
+    else:
+        ceiling = reference.record.get("test")
+    if ceiling is None:
+        return None
+    keys = ("name", "sentences", "entity_f1", "entity_precision", "entity_recall")
+    return {key: ceiling[key] for key in keys if key in ceiling}
+
+
 def label_agreement(
     data: Corpus,
     reference: Tagger,
@@ -129,26 +168,8 @@ def label_agreement(
     the reference does not know is refused (``ValueError`` naming both), since its entities would all count
     as wrong.
     """
-    from .ner import score_tagger
-
     set_types = set(data.entity_types)
-    unknown = sorted(set_types - set(reference.entity_types))
-    if unknown:
-        raise ValueError(
-            f"the reference does not label {', '.join(unknown)}, which {data.name} has: it labels "
-            f"{', '.join(reference.entity_types) or 'nothing'}; use a reference trained on every "
-            f"type of the set"
-        )
-    if not len(data):
-        raise ValueError(f"{data.name} has no sentences")
-    trained = reference.record.get("trained_types")
-    unlearnt = sorted(set_types - set(trained)) if trained is not None else []
-    if unlearnt:  # scored all the same, as evaluate ner scores a type no training sentence has
-        logger.warning(
-            "the reference was trained on no %s entity: it predicts none, so the set's %s labels all count as wrong",
-            ", ".join(unlearnt),
-            ", ".join(unlearnt),
-        )
+    unlearnt = _check_reference(data, reference)
     labelled = [sentence.tags for sentence in data]
     predicted = [_restricted(tags, set_types) for tags in reference.predict([s.tokens for s in data])]
     scores = entity_scores(predicted, labelled)
@@ -159,11 +180,7 @@ def label_agreement(
         errors.update(kinds)
         if kinds:
             disagreements[i] = kinds
-    if test is not None:
-        test_scores = score_tagger(reference, test)
-        ceiling: dict[str, Any] | None = {"name": test.name, "sentences": len(test), **test_scores}
-    else:
-        ceiling = reference.record.get("test")
+    ceiling = _ceiling(reference, test)
     report: dict[str, Any] = {
         "data": data.name,
         "sentences": len(data),
@@ -173,13 +190,7 @@ def label_agreement(
         "per_type": per_type_scores(predicted, labelled),
         "errors": dict(errors),
         "unlearnt_types": unlearnt,
-        "ceiling": None
-        if ceiling is None
-        else {
-            key: ceiling[key]
-            for key in ("name", "sentences", "entity_f1", "entity_precision", "entity_recall")
-            if key in ceiling
-        },
+        "ceiling": ceiling,
     }
     if gold is not None:
         from .ner import new_mention_share
