@@ -50,8 +50,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +61,11 @@ from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RU
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import Tagger
 from ..runtime.ecg_config import ECGConfig
-from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions, vocabulary_words
+from ..runtime.tag_pieces import vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
-from ..runtime.words import RARE_IN_TRAINING_SHARE
+from .sample_rules import Selection, check_dictionary, select_samples
 from .selection_config import TEACHERS, SelectionConfig
-from .teacher import agrees, entity_like, relabel, teacher_probabilities, teacher_taggers, train_gold_taggers, unlabel
+from .teacher import entity_like, train_gold_taggers
 
 __all__ = [
     "DEFAULT_RULES",
@@ -82,161 +82,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Selection:
-    """What :func:`select_samples` decided: the kept sample indices, per sample the rule that dropped it, and
-    the new tags of the samples the ``relabel`` rule changed."""
-
-    kept: list[int]
-    dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
-    relabelled: dict[int, list[str]] = field(default_factory=dict)
-
-    @property
-    def dropped(self) -> dict[str, int]:
-        """How many samples each rule dropped, in rule order (``target-size`` last)."""
-        counts: dict[str, int] = {}
-        for rule in self.dropped_by:
-            if rule is not None:
-                counts[rule] = counts.get(rule, 0) + 1
-        return counts
-
-
-def select_samples(
-    tokens: Sequence[Sequence[str]],
-    tags: Sequence[Sequence[str]],
-    gold: Corpus,
-    config: SelectionConfig | None = None,
-    *,
-    flags: Mapping[str, Sequence[Any]] | None = None,
-    taggers: Sequence[Tagger] | None = None,
-    tag_pieces: Mapping[str, Sequence[str]] | None = None,
-    vocabulary: Iterable[str] = (),
-    unlabelled: Sequence[Sequence[str]] = (),
-    dictionary: Dictionary | None = None,
-) -> Selection:
-    """Apply ``config.rules`` to generated samples (``tokens`` and their IOB2 ``tags``), judged against ``gold``.
-
-    ``flags`` holds the decoder's per-sample columns (``complete``, ``forced_tags``, ``cut_blocks``,
-    ``tag_pieces``) where the samples have them; without ``complete``, a sample is complete when its last
-    token ends gold sentences. ``taggers`` are trained on ``gold`` when a tagger rule needs them and none are
-    given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``;
-    default: the type names), and ``vocabulary`` its tokenizer's whole words
-    (:func:`~hf_ecg.runtime.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule. ``unlabelled``: the
-    user's own sentences, which the taggers are self-trained on as well (:func:`train_gold_taggers`).
-    """
-    from ..evaluation.quality import MIN_TOKENS, nearest_rouge_l
-    from ..runtime.words import (
-        empty_slots,
-        has_repetition,
-        sentence_break_shares,
-        sentence_breaks,
-        sentence_endings,
-        words_before_punctuation,
-    )
-
-    config = config or SelectionConfig()
-    _check_dictionary(config, dictionary)
-    if len(tokens) != len(tags):
-        raise ValueError(f"{len(tokens)} token sequences but {len(tags)} tag sequences")
-    flags = flags or {}
-    dropped_by: list[str | None] = [None] * len(tokens)
-    endings = set(sentence_endings(s.tokens for s in gold))
-    gold_breaks = sentence_break_shares(((s.tokens, {sp.start for sp in s.spans}) for s in gold), endings)
-    break_kinds = {kind for kind, share in gold_breaks.items() if share < RARE_IN_TRAINING_SHARE}
-
-    def alive() -> list[int]:
-        return [i for i, rule in enumerate(dropped_by) if rule is None]
-
-    probabilities: dict[int, Any] = {}
-    relabelled: dict[int, list[str]] = {}
-    for rule in config.rules:
-        candidates = alive()
-        if rule == "duplicate":
-            seen = {tuple(s.tokens) for s in gold}
-            for i in candidates:
-                key = tuple(tokens[i])
-                if key in seen:
-                    dropped_by[i] = rule
-                seen.add(key)
-        elif rule == "near-copy":
-            scores = nearest_rouge_l([list(tokens[i]) for i in candidates], [list(s.tokens) for s in gold])
-            for i, score in zip(candidates, scores, strict=True):
-                if score > config.near_copy_threshold:
-                    dropped_by[i] = rule
-        elif rule == "tag-leak":
-            forms = tag_pieces or {label: [label] for label in gold.entity_types}
-            exceptions = tag_piece_exceptions(forms, [s.tokens for s in gold], vocabulary, [s.tags for s in gold])
-            finder = TagPieceFinder(forms, exceptions, words=vocabulary)
-            for i in candidates:
-                if _flag(flags, "tag_pieces", i) or finder(tokens[i], tags[i]):
-                    dropped_by[i] = rule
-        elif rule == "whole":
-            for i in candidates:
-                words = list(tokens[i])
-                complete = flags["complete"][i] if "complete" in flags else bool(words) and words[-1] in endings
-                starts = {j for j, tag in enumerate(tags[i]) if tag.startswith("B-")}
-                whole = (
-                    complete
-                    and not _flag(flags, "forced_tags", i)
-                    and not _flag(flags, "cut_blocks", i)
-                    and len(words) >= MIN_TOKENS
-                    and not has_repetition(words)
-                    and not sentence_breaks(words, endings, starts, break_kinds)
-                )
-                if not whole:
-                    dropped_by[i] = rule
-        elif rule == "dictionary":
-            for i in candidates:
-                current = relabelled.get(i, list(tags[i]))
-                repaired = dictionary.repaired(tokens[i], current, gold.entity_types)
-                if repaired != current:
-                    relabelled[i] = repaired
-        elif rule == "empty-slot":
-            closing = words_before_punctuation(s.tokens for s in gold)
-            for i in candidates:
-                if empty_slots(tokens[i], closing=closing, endings=endings):
-                    dropped_by[i] = rule
-        else:
-            if taggers is None:
-                taggers = teacher_taggers(tokens, tags, gold, config, unlabelled)
-            missing = [i for i in candidates if i not in probabilities]
-            if missing:
-                probabilities.update(teacher_probabilities(taggers, tokens, missing, config))
-            labels = taggers[0].labels
-            for i in candidates:
-                current = relabelled.get(i, list(tags[i]))
-                if rule == "relabel":
-                    repaired = relabel(tokens[i], current, probabilities[i], labels, config.extra_threshold)
-                    if repaired is None:
-                        dropped_by[i] = rule
-                    elif repaired != current:
-                        relabelled[i] = repaired
-                elif rule == "unlabel":
-                    repaired = unlabel(current, probabilities[i], labels, config.extra_threshold)
-                    if repaired != current:
-                        relabelled[i] = repaired
-                elif not agrees(rule, current, probabilities[i], labels, config.extra_threshold):
-                    dropped_by[i] = rule
-    kept = alive()
-    if config.target_size is not None:
-        for i in kept[config.target_size :]:
-            dropped_by[i] = "target-size"
-        kept = kept[: config.target_size]
-    kept_set = set(kept)
-    return Selection(
-        kept=kept, dropped_by=dropped_by, relabelled={i: t for i, t in relabelled.items() if i in kept_set}
-    )
-
-
-def _check_dictionary(config: SelectionConfig, dictionary: Dictionary | None) -> None:
-    if "dictionary" in config.rules and dictionary is None:
-        raise ValueError("--rule dictionary needs --dictionary TYPE=FILE|DIR|JSON, the name dictionary it repairs by")
-
-
-def _flag(flags: Mapping[str, Sequence[Any]], name: str, i: int) -> Any:
-    return flags[name][i] if name in flags else 0
 
 
 def filter_generated(
@@ -267,53 +112,26 @@ def filter_generated(
     returns it; the manifest is written last, so a folder without one is an unfinished run and is redone.
     """
     import datasets
-    import pyarrow.parquet as pq
 
-    from ..data.dataset_format import SHARD_PATTERN, align_labels, read_generated
+    from ..data.dataset_format import align_labels, read_generated
     from ..data.manifest import write_manifest
-    from ..data.outputs import DATASET, prepare_output
     from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
-    _check_dictionary(config, dictionary)  # before any tagger trains
+    check_dictionary(config, dictionary)  # before any tagger trains
     source, output = Path(generated_dir), Path(output_dir)
     manifest, table = read_generated(source)
     rows = datasets.Dataset(table)
-    settings = {
-        "source": str(source),
-        "source_samples": rows.num_rows,
-        "gold": gold.name,
-        "gold_sentences": len(gold),
-        "config": asdict(config),
-        "label_names": list(label_names or manifest.label_names),
-        **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {}),
-        **({"dictionary": {label: len(dictionary.names[label]) for label in dictionary.types}} if dictionary else {}),
-    }
-    done = _finished_selection(output)
-    if done is not None:
-        done.setdefault("label_names", manifest.label_names)  # selections written before the option
-    if done is not None and {k: done.get(k) for k in settings} == settings:
-        logger.info("%s already holds this selection", output)
+    settings = _settings(
+        source, rows.num_rows, gold, config, label_names or manifest.label_names, unlabelled, dictionary
+    )
+    if _selection_done(output, source, settings, manifest.label_names, overwrite):
         return output
-    # stopped midway: shards in data/ and nothing else, not even a manifest
-    unfinished = output.is_dir() and done is None and {p.name for p in output.iterdir()} == {"data"}
-    if unfinished and not DATASET.foreign(output):
-        shutil.rmtree(output / "data")
-    else:  # a file, files hf_ecg did not write (refused, overwrite or not), or another dataset
-        prepare_output(output, DATASET, overwrite=overwrite, inputs=[source])
 
     rows, tags, flags = selection_inputs(rows)
     if taggers is None and config.needs_taggers and config.teacher == "gold":  # the self teacher needs the samples
         taggers = train_gold_taggers(gold, config, progress_bar=progress_bar, unlabelled=unlabelled)
-    tag_pieces, vocabulary = None, frozenset()
-    if "tag-leak" in config.rules and manifest.model:
-        try:
-            from transformers import AutoTokenizer
-
-            tag_pieces = ECGConfig.from_pretrained(manifest.model).tag_pieces
-            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(manifest.model).get_vocab())
-        except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
-            pass
+    tag_pieces, vocabulary = _tag_leak_inputs(config, manifest.model)
     selection = select_samples(
         rows.data.column("tokens").to_pylist(),
         tags,
@@ -333,9 +151,84 @@ def filter_generated(
         kept = _with_relabelled(kept, [selection.relabelled.get(i) for i in selection.kept])
     kept = align_labels(kept, settings["label_names"])
 
+    record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
+    write_manifest(
+        output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"], selection=record)
+    )
+    write_dataset_card(output, **(card_fields or {}))
+    logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
+    return output
+
+
+def _settings(
+    source: Path,
+    source_samples: int,
+    gold: Corpus,
+    config: SelectionConfig,
+    label_names: Sequence[str],
+    unlabelled: Sequence[Sequence[str]],
+    dictionary: Dictionary | None,
+) -> dict[str, Any]:
+    """What a selection is made from and with: a rerun with the same finds its folder done."""
+    return {
+        "source": str(source),
+        "source_samples": source_samples,
+        "gold": gold.name,
+        "gold_sentences": len(gold),
+        "config": asdict(config),
+        "label_names": list(label_names),
+        **({"unlabelled_sentences": len(unlabelled)} if unlabelled else {}),
+        **({"dictionary": {label: len(dictionary.names[label]) for label in dictionary.types}} if dictionary else {}),
+    }
+
+
+def _selection_done(
+    output: Path, source: Path, settings: dict[str, Any], label_names: list[str], overwrite: bool
+) -> bool:
+    """Whether ``output`` already holds this selection; otherwise the folder is made ready to write (an unfinished
+    run's shards removed; another dataset replaced with ``overwrite``, refused otherwise)."""
+    from ..data.outputs import DATASET, prepare_output
+
+    done = _finished_selection(output)
+    if done is not None:
+        done.setdefault("label_names", label_names)  # selections written before the option
+    if done is not None and {k: done.get(k) for k in settings} == settings:
+        logger.info("%s already holds this selection", output)
+        return True
+    # stopped midway: shards in data/ and nothing else, not even a manifest
+    unfinished = output.is_dir() and done is None and {p.name for p in output.iterdir()} == {"data"}
+    if unfinished and not DATASET.foreign(output):
+        shutil.rmtree(output / "data")
+    else:  # a file, files hf_ecg did not write (refused, overwrite or not), or another dataset
+        prepare_output(output, DATASET, overwrite=overwrite, inputs=[source])
+    return False
+
+
+def _tag_leak_inputs(config: SelectionConfig, model: str | None) -> tuple[Any, frozenset[str]]:
+    """The ``tag-leak`` rule's forms of each type's name and the tokenizer's words, from the generator when it is
+    reachable (``None`` and nothing: the type names alone)."""
+    tag_pieces, vocabulary = None, frozenset()
+    if "tag-leak" in config.rules and model:
+        try:
+            from transformers import AutoTokenizer
+
+            tag_pieces = ECGConfig.from_pretrained(model).tag_pieces
+            vocabulary = vocabulary_words(AutoTokenizer.from_pretrained(model).get_vocab())
+        except Exception:  # a model folder that moved, or a Hub repo while offline: the type names alone
+            pass
+    return tag_pieces, vocabulary
+
+
+def _write_kept(
+    kept: Any, output: Path, per_shard: int, settings: dict[str, Any], selection: Selection, config: SelectionConfig
+) -> dict[str, Any]:
+    """Write the kept rows as shards of ``per_shard``; the manifest's ``selection`` record."""
+    import pyarrow.parquet as pq
+
+    from ..data.dataset_format import SHARD_PATTERN
+
     data_dir = output / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
-    per_shard = int(manifest.samples_per_shard or 256)
     table = kept.data.table
     for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
@@ -345,12 +238,7 @@ def filter_generated(
             "samples": len(selection.relabelled),
             "words": sum(kept.data.column("relabelled").to_pylist()),
         }
-    write_manifest(
-        output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"], selection=record)
-    )
-    write_dataset_card(output, **(card_fields or {}))
-    logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
-    return output
+    return record
 
 
 def selection_inputs(rows: Any) -> tuple[Any, list[list[str]], dict[str, list[Any]]]:
