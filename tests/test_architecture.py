@@ -177,3 +177,56 @@ def test_a_planted_upward_import_is_found(tmp_path, module, source, wrong):
         module: source,
     }
     assert upward_imports(import_graph(plant(tmp_path, files))) == [wrong]
+
+
+#: Sizes a newcomer can read at once: lines per module, per function (docstring and decorators included), and per
+#: class of the generation engine's decoders and writer.
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+MAX_ENGINE_CLASS_LINES = 250
+ENGINE_CLASSES = ("BlockDecoder", "ChainedDecoder", "TemplateLMDecoder", "MentionWriter", "RowSampler", "SampleRun")
+
+
+def oversized(src: Path) -> list[str]:
+    """``path: what (lines)`` for every module, function and engine class over its limit."""
+    found = []
+    for path in sorted((src / "hf_ecg").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(src).as_posix()
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            found.append(f"{where}: module ({len(text.splitlines())})")
+        for node in ast.walk(ast.parse(text)):
+            start = min([getattr(node, "lineno", 0)] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - start + 1
+                if lines > MAX_FUNCTION_LINES:
+                    found.append(f"{where}: {node.name} ({lines})")
+            elif isinstance(node, ast.ClassDef) and node.name in ENGINE_CLASSES:
+                lines = node.end_lineno - start + 1
+                if lines > MAX_ENGINE_CLASS_LINES:
+                    found.append(f"{where}: class {node.name} ({lines})")
+    return found
+
+
+def test_no_module_function_or_engine_class_is_over_its_size():
+    assert oversized(SRC) == []
+
+
+def test_an_oversized_module_function_and_class_are_found(tmp_path):
+    long_function = "def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES
+    long_class = "class MentionWriter:\n" + "    y = 2\n" * MAX_ENGINE_CLASS_LINES
+    src = plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "small.py": "def g():\n    return 1\n",
+            "big.py": "z = 0\n" * (MAX_MODULE_LINES + 1),
+            "function.py": long_function,
+            "engine.py": long_class,
+        },
+    )
+    assert oversized(src) == [
+        f"hf_ecg/big.py: module ({MAX_MODULE_LINES + 1})",
+        f"hf_ecg/engine.py: class MentionWriter ({MAX_ENGINE_CLASS_LINES + 1})",
+        f"hf_ecg/function.py: f ({MAX_FUNCTION_LINES + 1})",
+    ]

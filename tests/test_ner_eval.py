@@ -437,7 +437,8 @@ def test_load_source_slices(tmp_path):
 
 
 def test_unlabelled_text_is_read_one_sentence_a_line_and_sliced(tmp_path):
-    from hf_ecg.data.corpus import CorpusFormatError, read_text_lines
+    from hf_ecg.data.corpus import CorpusFormatError
+    from hf_ecg.data.unlabelled import read_text_lines
     from hf_ecg.evaluation import load_unlabelled_source
 
     text = tmp_path / "abstracts.txt"

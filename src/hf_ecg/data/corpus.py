@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +28,6 @@ __all__ = [
     "load_corpus",
     "read_conll",
     "read_jsonl",
-    "read_text_lines",
 ]
 
 DOCSTART = "-DOCSTART-"
@@ -134,7 +132,7 @@ class Corpus:
         return replace(self, sentences=self.sentences[:first_n])
 
 
-def _not_text(path: Path, encoding: str, error: UnicodeDecodeError) -> CorpusFormatError:
+def not_text_error(path: Path, encoding: str, error: UnicodeDecodeError) -> CorpusFormatError:
     """The error for a file that does not decode: which line, which byte, and what was expected."""
     data = path.read_bytes()
     for lineno, line in enumerate(data.split(b"\n"), start=1):
@@ -150,7 +148,8 @@ def _not_text(path: Path, encoding: str, error: UnicodeDecodeError) -> CorpusFor
     return CorpusFormatError(f"{path}: not {encoding} text ({error}); expected a labelled corpus in text")
 
 
-def _no_sentences(path: Path, expected: str) -> CorpusFormatError:
+def no_sentences_error(path: Path, expected: str) -> CorpusFormatError:
+    """The error for a file with no sentence: empty, or only blank lines."""
     state = "is empty" if path.stat().st_size == 0 else "holds no sentence"
     return CorpusFormatError(f"{path}: the file {state}; expected {expected}")
 
@@ -257,9 +256,9 @@ def read_conll(
     try:
         corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict)
     except UnicodeDecodeError as error:
-        raise _not_text(path, encoding, error) from None
+        raise not_text_error(path, encoding, error) from None
     if not corpus.sentences:
-        raise _no_sentences(path, "one token and its tag per line, a blank line between sentences (CoNLL/TSV)")
+        raise no_sentences_error(path, "one token and its tag per line, a blank line between sentences (CoNLL/TSV)")
     return corpus
 
 
@@ -326,9 +325,9 @@ def read_jsonl(
     try:
         corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict, label_names=label_names)
     except UnicodeDecodeError as error:
-        raise _not_text(path, encoding, error) from None
+        raise not_text_error(path, encoding, error) from None
     if not corpus.sentences:
-        raise _no_sentences(path, f'one JSON object per line, {{"{tokens_key}": [...], "{tags_key}": [...]}}')
+        raise no_sentences_error(path, f'one JSON object per line, {{"{tokens_key}": [...], "{tags_key}": [...]}}')
     return corpus
 
 
@@ -379,25 +378,3 @@ def load_corpus(source: Any, *, format: str | None = None, **kwargs: Any) -> Cor
     if format == "jsonl":
         return read_jsonl(path, **kwargs)
     raise ValueError(f"unknown corpus format {format!r}; known: conll, jsonl")
-
-
-#: How :func:`read_text_lines` splits a line into words: runs of letters and digits, and each other mark on its
-#: own, as BC5CDR's and JNLPBA's tokenizers split punctuation and hyphens.
-WORD_PATTERN = re.compile(r"\w+|[^\w\s]")
-
-
-def read_text_lines(path: str | os.PathLike, *, encoding: str = "utf-8-sig") -> list[tuple[str, ...]]:
-    """The sentences of a plain-text file, one per non-blank line, each split into words (:data:`WORD_PATTERN`,
-    Unicode NFC): a user's unlabelled text. A file that is not text names its line."""
-    import unicodedata
-
-    file = Path(path)
-    try:
-        lines = file.read_text(encoding=encoding).splitlines()
-    except UnicodeDecodeError as error:
-        raise _not_text(file, encoding, error) from None
-    sentences = [tuple(WORD_PATTERN.findall(unicodedata.normalize("NFC", line))) for line in lines]
-    sentences = [words for words in sentences if words]
-    if not sentences:
-        raise _no_sentences(file, "unlabelled text, one sentence per line")
-    return sentences

@@ -8,8 +8,9 @@ neither torch nor transformers.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "ShardLayout",
     "align_labels",
     "bio_labels",
+    "check_or_write_manifest",
     "columns_of_folder",
     "dataset_features",
     "finish_folder",
@@ -311,3 +313,31 @@ def write_shard(rows: list[dict[str, Any]], features: datasets.Features, data_di
     table = datasets.Dataset.from_list(rows, features=features).data.table  # carries the features metadata
     pq.write_table(table, tmp)
     os.replace(tmp, final)  # atomic: a shard on disk is complete
+
+
+def check_or_write_manifest(output_dir: Path, manifest: GenerationManifest, overwrite: bool) -> bool:
+    """Check a folder's manifest against this run's (same settings: resume), or write it; ``True`` when this
+    run starts the folder (new, or overwritten)."""
+    if (output_dir / MANIFEST_NAME).is_file():
+        previous = read_manifest(output_dir)  # any version, read as this one
+        if previous.model_fingerprint is None:  # folders begun before it was recorded: unchecked
+            previous = replace(previous, model_fingerprint=manifest.model_fingerprint)
+        before, now = previous.run_settings(), manifest.run_settings()
+        if before == now:
+            return False
+        if not overwrite and previous.model_fingerprint != manifest.model_fingerprint:
+            raise ValueError(
+                f"{output_dir} was begun with another model: {manifest.model} changed since (fingerprint "
+                f"{previous.model_fingerprint}, now {manifest.model_fingerprint}), and its samples would be "
+                "mixed with the earlier model's; use another folder, or overwrite=True (--overwrite) to start again"
+            )
+        if not overwrite:
+            changed = sorted(k for k in now.keys() | before.keys() if now.get(k) != before.get(k))
+            raise ValueError(
+                f"{output_dir} holds a dataset generated with other settings (differing: {', '.join(changed)}); "
+                "use another folder, the same settings to resume, or overwrite=True (--overwrite)"
+            )
+        for folder in ("data", UNFINISHED_DIR):
+            shutil.rmtree(output_dir / folder, ignore_errors=True)
+    write_manifest(output_dir, manifest)
+    return True

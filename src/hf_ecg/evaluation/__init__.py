@@ -85,9 +85,9 @@ def source_path(spec: str | os.PathLike) -> Path:
 
 def load_unlabelled_source(spec: str | os.PathLike) -> list[tuple[str, ...]]:
     """Unlabelled sentences from a command-line source, sliced as :func:`load_source` slices: a ``.txt`` file
-    (one sentence per line, :func:`~hf_ecg.data.corpus.read_text_lines`) or the words of a corpus or dataset
+    (one sentence per line, :func:`~hf_ecg.data.unlabelled.read_text_lines`) or the words of a corpus or dataset
     folder whose labels are never read."""
-    from ..data.corpus import read_text_lines
+    from ..data.unlabelled import read_text_lines
 
     path, numbers = _split_spec(spec)
     if Path(path).suffix.lower() == ".txt":

@@ -29,15 +29,15 @@ import itertools
 import logging
 import os
 import random
-import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..data.dataset_format import (
     UNFINISHED_DIR,
     ShardLayout,
+    check_or_write_manifest,
     columns_of_folder,
     dataset_features,
     finish_folder,
@@ -45,7 +45,7 @@ from ..data.dataset_format import (
     write_shard,
     write_unfinished_card,
 )
-from ..data.manifest import MANIFEST_NAME, GenerationManifest, MentionsRecord, read_manifest, write_manifest
+from ..data.manifest import GenerationManifest, MentionsRecord, write_manifest
 from ..data.outputs import DATASET, check_output
 from ..data.statistics import CorpusStatistics
 from ..hub.training_record import undertrained_advice
@@ -97,14 +97,10 @@ def generate_dataset(
         sampler: which entity sequences to ask for (``gold``, ``urg``, ``uniform``), from the training
             statistics saved with the model (or from ``corpus``). Ignored when ``entities`` is given.
         entities: explicit entity sequences, cycled over the sample ids.
-        mentions: default (``None``): ``"generated"`` for a model trained with mention samples (the ``hf-ecg
-            train`` default), else ``"random"``. ``"random"`` or ``"weighted"`` from the training mention bank;
-            your own mention lists, plain text, one file per type (a ``{type: file}`` dict, a folder of ``TYPE.txt``, or
-            :class:`~hf_ecg.runtime.mention_sources.MentionLists` to draw by their counts): new mentions, tokenized the
-            corpus's way, the bank filling the other types; ``"generated"``: the generator writes each slot's
-            mention in its sentence (a model trained with ``mention_samples=True``; the manifest's
-            ``mention_writing`` counts the slots written and the tries rejected, a slot whose every try was
-            rejected filled from the bank); or your own ``{type: [mentions]}`` / JSON file.
+        mentions: where the mentions come from (:data:`~hf_ecg.runtime.mention_sources.Mentions`); default
+            (``None``): ``"generated"`` (each slot's mention written by the generator in its sentence; the manifest's
+            ``mention_writing`` counts the slots written and the tries rejected) for a model trained with mention
+            samples, else ``"random"`` from the training mention bank.
         corpus: the training corpus, for mentions and statistics when the model does not carry them.
         seed: the same seed and settings give the same dataset, whatever the number of processes.
         samples_per_shard: rows per Parquet shard; the unit of resuming.
@@ -119,9 +115,7 @@ def generate_dataset(
             its command line; default: "the same generate_dataset call").
         dtype: ``auto`` (default: bfloat16 where the hardware computes it natively,
             :func:`~hf_ecg.modeling.inference_dtype`, float32 elsewhere), ``float32`` or ``bfloat16``; the one
-            used is recorded in the manifest. bfloat16 writes about 1.5x the samples per second on a CPU with
-            AVX-512 BF16, at the same sentence health and, over three BC5CDR 45 sets, the same tagger F1 on
-            average (docs/ablations.md).
+            used is recorded in the manifest (bfloat16 against float32: docs/ablations.md).
 
     The progress bar shows the generator's tokens kept and drawn and the share redrawn (blocks drawn again:
     ``decoding.redraw_budget`` bounds it); when the run ends the manifest records what it cost
@@ -133,27 +127,14 @@ def generate_dataset(
 
     Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
-    if num_samples < 1:
-        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
-    if samples_per_shard < 1:
-        raise ValueError(f"samples_per_shard must be >= 1, got {samples_per_shard}")
     from accelerate import PartialState
 
-    state = PartialState()
-    output_dir = Path(output_dir)
-    check_output(output_dir, DATASET)  # new, empty or a dataset hf_ecg wrote: never beside a user's files
-    decoding = decoding or DecodingConfig()
-    shards = ShardLayout(output_dir, num_samples, samples_per_shard)
-    stray = shards.stray()
-    if stray and not overwrite:  # checked before the manifest is touched: a refused run changes nothing
-        raise ValueError(
-            f"{output_dir} holds shard files this dataset of {num_samples} samples has no place for "
-            f"({', '.join(stray[:3])}): move them out, or overwrite=True (--overwrite) to start again"
-        )
+    shards = _check_before_generating(Path(output_dir), num_samples, samples_per_shard, overwrite)
+    output_dir, decoding, state = shards.output_dir, decoding or DecodingConfig(), PartialState()
     run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
     manifest = run.manifest(num_samples, samples_per_shard, seed, label_names)
     with state.main_process_first():
-        fresh = _check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
+        fresh = check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
             write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
     groups = shard_groups(shards.count, _shards_written_together(run, samples_per_shard))
@@ -167,6 +148,26 @@ def generate_dataset(
         logger.info("wrote %d samples in %d shards to %s", num_samples, shards.count, output_dir / "data")
     state.wait_for_everyone()
     return output_dir
+
+
+def _check_before_generating(
+    output_dir: Path, num_samples: int, samples_per_shard: int, overwrite: bool
+) -> ShardLayout:
+    """What is refused before anything is loaded or written: the counts, an output that is not new, empty or a
+    dataset hf_ecg wrote, shard files this dataset has no place for (unless ``overwrite``). The shard layout."""
+    if num_samples < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    if samples_per_shard < 1:
+        raise ValueError(f"samples_per_shard must be >= 1, got {samples_per_shard}")
+    check_output(output_dir, DATASET)  # new, empty or a dataset hf_ecg wrote: never beside a user's files
+    shards = ShardLayout(output_dir, num_samples, samples_per_shard)
+    stray = shards.stray()
+    if stray and not overwrite:  # checked before the manifest is touched: a refused run changes nothing
+        raise ValueError(
+            f"{output_dir} holds shard files this dataset of {num_samples} samples has no place for "
+            f"({', '.join(stray[:3])}): move them out, or overwrite=True (--overwrite) to start again"
+        )
+    return shards
 
 
 @dataclass
@@ -342,12 +343,10 @@ def shard_groups(count: int, together: int) -> list[list[int]]:
 
 
 def _shards_written_together(run: _Run, per_shard: int) -> int:
-    """How many shards' mentions one writer call writes (:func:`~hf_ecg.runtime.filling.shards_per_writer_call`), one
-    when no mention is written. Written
-    together, the templates of the next shards fill the writer's batch while a few of the last ones write on alone:
-    on a JNLPBA generator, a whole 1,860-sample run's writer took 9-15% less time than one shard a call. Groups do not
-    depend on the number of processes (a process writes whole groups), so a run of fewer than 1,024 samples a
-    process leaves some processes idle."""
+    """How many shards' mentions one writer call writes (:func:`~hf_ecg.runtime.engine.shards_per_writer_call`), one
+    when no mention is written: written together, the templates of the next shards fill the writer's batch while a
+    few of the last ones write on alone (docs/performance.md). Groups do not depend on the number of processes (a
+    process writes whole groups), so a run of fewer than 1,024 samples a process leaves some processes idle."""
     if run.engine_run.writer is None:
         return 1
     return shards_per_writer_call(per_shard)
@@ -388,31 +387,3 @@ def _finish_run(
             undertrained_advice(model),
         )
     write_dataset_card(output_dir, **(card_fields or {}))
-
-
-def _check_or_write_manifest(output_dir: Path, manifest: GenerationManifest, overwrite: bool) -> bool:
-    """Check a folder's manifest against this run's (same settings: resume), or write it; ``True`` when this
-    run starts the folder (new, or overwritten)."""
-    if (output_dir / MANIFEST_NAME).is_file():
-        previous = read_manifest(output_dir)  # any version, read as this one
-        if previous.model_fingerprint is None:  # folders begun before it was recorded: unchecked
-            previous = replace(previous, model_fingerprint=manifest.model_fingerprint)
-        before, now = previous.run_settings(), manifest.run_settings()
-        if before == now:
-            return False
-        if not overwrite and previous.model_fingerprint != manifest.model_fingerprint:
-            raise ValueError(
-                f"{output_dir} was begun with another model: {manifest.model} changed since (fingerprint "
-                f"{previous.model_fingerprint}, now {manifest.model_fingerprint}), and its samples would be "
-                "mixed with the earlier model's; use another folder, or overwrite=True (--overwrite) to start again"
-            )
-        if not overwrite:
-            changed = sorted(k for k in now.keys() | before.keys() if now.get(k) != before.get(k))
-            raise ValueError(
-                f"{output_dir} holds a dataset generated with other settings (differing: {', '.join(changed)}); "
-                "use another folder, the same settings to resume, or overwrite=True (--overwrite)"
-            )
-        for folder in ("data", UNFINISHED_DIR):
-            shutil.rmtree(output_dir / folder, ignore_errors=True)
-    write_manifest(output_dir, manifest)
-    return True
