@@ -18,7 +18,7 @@ so that ratios can be reported (the paper reports perplexity and distinct-3 rela
   generated and the gold mentions (0 = the same distribution, 1 = disjoint).
 
 Surface health, for the generated and the gold set alike (perplexity and distinct-3 do not see
-fragments: a set that was 57% fragments had perplexity 1.54× and distinct-3 0.99× gold):
+fragments: docs/ablations.md):
 
 - ``complete_*``: share of sentences that end like the gold sentences end (their last token is one
   of the punctuation tokens that end at least 1% of gold sentences, :func:`hf_ecg.runtime.words.sentence_endings`);

@@ -208,8 +208,8 @@ def _stage_arguments(config: NERConfig, output_dir: str, epochs: float, seed: in
         disable_tqdm=not progress_bar,
         dataloader_pin_memory=torch.cuda.is_available(),
         max_steps=config.max_steps,
-        # The fused AdamW step is ~4× faster on CPU than the default foreach one: 0.1 s of a 0.6 s
-        # MiniLM update (the 11.7M-parameter word embeddings get a dense update every step).
+        # The fused AdamW step is far faster on CPU than the default foreach one (MiniLM's word embeddings get
+        # a dense update every step; scripts/bench_tagger.py).
         optim="adamw_torch_fused",
         train_sampling_strategy="group_by_length" if config.group_by_length else "random",
         # Trainer's bf16 is autocast; on a machine without CUDA it must be told the CPU is meant.

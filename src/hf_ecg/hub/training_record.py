@@ -24,11 +24,11 @@ __all__ = [
     "undertrained_advice",
 ]
 
-#: With the default (``own_sentences`` unset), corpora of this many training sentences or more train once: JNLPBA's
-#: first 744 sentences alone had 24% of the drawn tokens drawn again.
+#: With the default (``own_sentences`` unset), corpora of this many training sentences or more train once: enough
+#: gold sentences already keep the blocks drawn again low (docs/ablations.md).
 OWN_SENTENCES_MAX_CORPUS = 500
 #: The default number of own sentences: this many per training sentence, and at least :data:`OWN_SENTENCES_MIN`
-#: (BC5CDR 45: 200 written, 149 kept, left 27-29% of the drawn tokens redrawn; 400 written, 315 kept, 15-16%).
+#: (the counts measured in docs/ablations.md).
 OWN_SENTENCES_PER_GOLD = 2
 OWN_SENTENCES_MIN = 400
 

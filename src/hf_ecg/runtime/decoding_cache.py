@@ -34,9 +34,8 @@ def length_groups(lengths: list[int], *, max_groups: int = 2) -> list[list[int]]
     """Split a prefill (indices into ``lengths``) into at most ``max_groups`` passes of similar prompt lengths,
     the split that computes the fewest positions, padding included, counting each pass beyond the first as
     :data:`PASS_OVERHEAD_TOKENS` more (an exact dynamic programme over the sorted lengths). Two passes at most
-    by default: on a JNLPBA generator four cut the prefill padding from 32% to 21% of its positions, but in
-    bfloat16 on a 2-core CPU the extra passes (new shapes, oneDNN builds kernels per shape) cost more time
-    than the padding saved (9.1 against 11.3 samples/s on the quickstart model)."""
+    by default: in bfloat16 on a CPU more passes (new shapes, oneDNN builds kernels per shape) cost more time than
+    the padding they save (docs/performance.md)."""
     order = sorted(range(len(lengths)), key=lambda j: lengths[j])
     sizes = [lengths[j] for j in order]
     n = len(sizes)

@@ -182,8 +182,7 @@ def bare_space_words(words: Iterable[str], gold: Iterable[Sequence[str]], tokeni
 
     SmolLM2's tokenizer writes a digit after a bare space (`` 5`` is ``Ġ``, ``5``), and gold text puts nothing else
     there; a generator that puts a letter piece there writes a word of no language (``ictal``, ``ictidine``,
-    ``iline``: in 5% of a BC5CDR 45 generator's sentences), and trained again on its own sentences it wrote them in
-    16% of its sentences."""
+    ``iline``), and trained again on its own sentences a generator would learn them."""
     spaces = tokenizer.tokenize(" ")
     if len(spaces) != 1:  # no bare space token to spell words from
         return set()
