@@ -188,6 +188,71 @@ def test_generate_with_unlabelled_text_fills_with_the_names_it_holds_as_often_as
     assert set(drawn) == {"hepatitis", "Fever"} and drawn["hepatitis"] > 2 * drawn["Fever"]  # as the text spells it
 
 
+def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_the_silver_split(tmp_path, model_dir):
+    """The recipe's whole synthetic side in one folder: the generated samples (split train) and the user's text
+    labelled by the dictionary (split silver, in load_dataset and in evaluate ner --synthetic); --no-silver leaves
+    it out; a resumed run with other text is refused; selection carries the split along."""
+    import datasets
+
+    from hf_ecg.cli.evaluate import synthetic_sources
+    from hf_ecg.data.manifest import read_manifest
+    from hf_ecg.data.silver import load_silver
+
+    (tmp_path / "Disease.txt").write_text("hepatitis\nfever\n")
+    text = tmp_path / "text.txt"
+    text.write_text("acute hepatitis was seen .\nFever and hepatitis .\nno names here .\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "6", "-o", str(out), "--entities", "Disease"]
+    argv += ["--dictionary", f"Disease={tmp_path / 'Disease.txt'}", "--max-block-tokens", "4"]
+    assert main([*argv, "--unlabelled", str(text)]) == 0
+    record = read_manifest(out).silver
+    assert record["sentences"] == 3 and record["entities"] == 3 and record["labelled_by"].endswith("dictionary")
+    splits = datasets.load_dataset(str(out))
+    assert splits["train"].num_rows == 6 and splits["silver"].num_rows == 3
+    silver = splits["silver"]
+    names = silver.features["ner_tags"].feature.names
+    assert names == splits["train"].features["ner_tags"].feature.names  # one label order: they concatenate
+    assert [[names[k] for k in row] for row in silver["ner_tags"]] == [
+        ["O", "B-Disease", "O", "O", "O"],
+        ["B-Disease", "O", "B-Disease", "O"],
+        ["O", "O", "O", "O"],
+    ]
+    assert silver[1]["spans"] == [
+        {"start": 0, "end": 5, "label": "Disease"},
+        {"start": 10, "end": 19, "label": "Disease"},
+    ]
+    corpus = load_silver(out)
+    assert corpus.name == "set (silver)" and [len(s.spans) for s in corpus] == [1, 2, 0]
+    # evaluate ner --synthetic SET trains on the samples and the silver sentences, SET:N cutting the samples only
+    assert [(c.name, len(c)) for c in synthetic_sources([f"{out}:4"])] == [("set", 4), ("set (silver)", 3)]
+    assert "silver" in (out / "README.md").read_text()
+
+    text.write_text("fever again .\n")  # the same folder, other text: another recipe
+    assert main([*argv, "--unlabelled", str(text)]) == 2
+    selected = tmp_path / "selected"
+    assert (
+        main(
+            [
+                "filter",
+                "--generated",
+                str(out),
+                "--gold",
+                str(toy_corpus(tmp_path / "toy.tsv")),
+                "-o",
+                str(selected),
+                "--rule",
+                "duplicate",
+            ]
+        )
+        == 0
+    )
+    assert load_silver(selected) is not None and read_manifest(selected).silver == record
+    plain = tmp_path / "plain"
+    argv[argv.index(str(out))] = str(plain)
+    assert main([*argv, "--unlabelled", str(text), "--no-silver"]) == 0
+    assert not (plain / "silver").exists() and read_manifest(plain).silver is None
+
+
 def test_generate_refuses_unlabelled_text_without_a_dictionary_or_with_none_of_its_names(tmp_path, model_dir, capsys):
     (tmp_path / "Disease.txt").write_text("hepatitis\n")
     (tmp_path / "text.txt").write_text("no names here .\n")

@@ -18,10 +18,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from hf_ecg.cli import main
-from hf_ecg.data.dataset_format import align_labels, bio_labels
+from hf_ecg.data.dataset_format import ShardLayout, align_labels, bio_labels
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import tags_to_spans
-from hf_ecg.synthetic.generate import generate_dataset, shard_groups
+from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.synthetic.generation_report import UNDERTRAINED_REFUSED_SHARE, cost_line
 from tiny import GENERATION_TYPES as TYPES
 
@@ -423,8 +423,9 @@ def test_a_high_redrawn_share_alone_is_not_called_undertrained(tmp_path):
 @hypothesis_settings(max_examples=80, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 9), st.integers(1, 6))
 def test_every_shard_is_written_once_in_groups_that_do_not_depend_on_the_process_count(count, together, processes):
-    groups = shard_groups(count, together)
-    assert groups == shard_groups(count, together)  # fixed by the shard indices
+    layout = ShardLayout(Path("unused"), count * 3, 3)  # count shards of 3
+    groups = layout.groups(together)
+    assert groups == ShardLayout(Path("elsewhere"), count * 3 - 1, 3).groups(together)  # fixed by the indices
     assert [s for group in groups for s in group] == list(range(count))  # each shard once, in order
     assert all(1 <= len(group) <= together for group in groups)
     assert all(len(group) == together for group in groups[:-1])  # only the last group may hold fewer

@@ -91,8 +91,8 @@ def _add_ner_parser(evaluate_sub: Any) -> None:
         action="append",
         default=[],
         metavar="DATA[:N]",
-        help="synthetic training data (a generated folder, or any corpus), mixed with the --train data as "
-        "--recipe says; repeat for several",
+        help="synthetic training data (a generated folder, its silver split included, or any corpus), mixed with "
+        "the --train data as --recipe says; repeat for several",
     )
     ner.add_argument(
         "--test", required=True, metavar="DATA[:N]", help="test corpus (all of it unless ':N' keeps the first N)"
@@ -219,6 +219,16 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
     return 0
 
 
+def synthetic_sources(specs: list[str]) -> list[Any]:
+    """The ``--synthetic`` corpora: each source, and a generated folder's silver split after them (the user's text
+    labelled by their dictionary, part of the folder's recipe)."""
+    from ..data.silver import load_silver
+    from ..evaluation import load_source, source_path
+
+    synthetic = [load_source(spec) for spec in specs]
+    return synthetic + [silver for spec in specs if (silver := load_silver(source_path(spec))) is not None]
+
+
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..data.dictionary import Dictionary
     from ..evaluation import load_source, load_unlabelled_source
@@ -230,7 +240,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
     train = [load_source(spec) for spec in args.train]
-    synthetic = [load_source(spec) for spec in args.synthetic]
+    synthetic = synthetic_sources(args.synthetic)
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,15 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
         default=None,
         metavar="TEXT[:N]",
         help="your unlabelled text (a .txt file, one sentence a line, or a corpus whose labels are never read): "
-        "with --dictionary, the tags are filled with the names it holds, as often as it uses them",
+        "with --dictionary, the tags are filled with the names it holds, as often as it uses them, and the text "
+        "labelled by the dictionary is written as the silver split",
+    )
+    generate.add_argument(
+        "--silver",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --dictionary and --unlabelled, write your text labelled by the dictionary as the folder's silver "
+        "split, which evaluate ner --synthetic trains on too (default: on)",
     )
     generate.add_argument(
         "--corpus",
@@ -161,23 +170,22 @@ def _add_selection_group(generate: argparse.ArgumentParser) -> None:
     add_selection_options(selection, target_size=False)
 
 
-def dictionary_names_in_text(dictionary: Any, spec: str) -> Any:
-    """The names of ``dictionary`` that the unlabelled text ``spec`` holds, as a mention bank of their counts (a
-    bank passed as mentions is drawn by its counts)."""
-    from ..evaluation import load_unlabelled_source
+def dictionary_names_in_text(dictionary: Any, text: Sequence[Sequence[str]], spec: str) -> Any:
+    """The names of ``dictionary`` that the unlabelled ``text`` (read from ``spec``) holds, as a mention bank of
+    their counts (a bank passed as mentions is drawn by its counts)."""
     from ..runtime.mentions import MentionBank
 
-    found = dictionary.names_in(load_unlabelled_source(spec))
+    found = dictionary.names_in(text)
     if not found:
         raise CLIError(f"--unlabelled {spec}: holds none of the --dictionary names")
     return MentionBank(found)
 
 
-def _mentions(args: argparse.Namespace) -> Any:
+def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
     """What ``generate_dataset`` takes as ``mentions`` from ``--mentions``, ``--mention-shares``, ``--dictionary``
-    and ``--unlabelled`` (``None``: the model's default); a dictionary is read, and refused, before anything is
-    written."""
-    names_in_text = None
+    and ``--unlabelled`` (``None``: the model's default), and its ``silver`` sentences (the text labelled by the
+    dictionary, unless ``--no-silver``); a dictionary is read, and refused, before anything is written."""
+    names_in_text = silver = None
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
     if args.dictionary:
@@ -189,7 +197,12 @@ def _mentions(args: argparse.Namespace) -> Any:
                 "--dictionary fills the tags with its names: give --mention-shares to mix it with --mentions"
             )
         if args.unlabelled:
-            names_in_text = dictionary_names_in_text(dictionary, args.unlabelled)
+            from ..evaluation import load_unlabelled_source
+            from ..evaluation.ner import dictionary_labelled
+
+            text = load_unlabelled_source(args.unlabelled)
+            names_in_text = dictionary_names_in_text(dictionary, text, args.unlabelled)
+            silver = dictionary_labelled(dictionary, text) if args.silver else None
         elif any(ontology_source(spec.split("=", 1)[-1]) for spec in args.dictionary):
             # an ontology's names, as the dictionary read them: no list file for --mentions to read again
             names_in_text = dictionary.to_dict()
@@ -201,7 +214,7 @@ def _mentions(args: argparse.Namespace) -> Any:
         mentions = names_in_text
     else:
         mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
-    return mentions
+    return mentions, silver
 
 
 def _decoding(args: argparse.Namespace) -> DecodingConfig:
@@ -225,7 +238,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
-    mentions = _mentions(args)
+    mentions, silver = _mentions(args)
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = _decoding(args)
@@ -252,6 +265,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         card_fields=dataset_card_fields(args),
         resume_command=args.command_line,
         dtype=args.dtype,
+        silver=silver,
     )
     from accelerate import PartialState
 

@@ -202,6 +202,11 @@ class ShardLayout:
     def ids(self, shard: int) -> range:
         return range(shard * self.per_shard, min((shard + 1) * self.per_shard, self.num_samples))
 
+    def groups(self, together: int) -> list[list[int]]:
+        """The shards in consecutive groups of ``together`` (the last may hold fewer): the unit a process writes,
+        fixed by the shard indices alone."""
+        return [list(range(g, min(g + together, self.count))) for g in range(0, self.count, together)]
+
     def stray(self) -> list[str]:
         """The shard files in ``data/`` or ``unfinished/`` that this layout has no place for (relative paths):
         another run's, or a user's copy; read with the rest, they would be counted as this dataset's samples."""

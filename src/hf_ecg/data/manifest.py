@@ -175,6 +175,7 @@ class GenerationManifest:
     entity_types: list[str] = field(default_factory=list)
     label_names: list[str] = field(default_factory=list)
     settings: dict[str, Any] | None = None  # a baseline's
+    silver: dict[str, Any] | None = None  # the silver split's record (data.silver.silver_record); None: none
     generation_cost: dict[str, Any] | None = None
     mention_novelty: dict[str, Any] | None = None
     mention_writing: dict[str, Any] | None = None

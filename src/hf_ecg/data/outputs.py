@@ -76,8 +76,8 @@ _SHARDS = ("train-*.parquet", ".tmp-*")
 DATASET = OutputKind(
     "dataset",
     markers=("ecg_generation.json",),
-    entries=("ecg_generation.json", "README.md", "data", "unfinished", "baseline.json", ".gitattributes"),
-    nested={"data": _SHARDS, "unfinished": (*_SHARDS, "resume.txt")},
+    entries=("ecg_generation.json", "README.md", "data", "unfinished", "silver", "baseline.json", ".gitattributes"),
+    nested={"data": _SHARDS, "unfinished": (*_SHARDS, "resume.txt"), "silver": ("silver-*.parquet",)},
 )
 #: Inside a model's folder, the sentences the first of its two trainings wrote (hf_ecg.training.own_sentences).
 OWN_SENTENCES_DIR = "own-sentences"

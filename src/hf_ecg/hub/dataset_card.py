@@ -6,6 +6,7 @@ imports neither torch nor transformers (the dataset's readers are imported when 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,7 @@ class ECGDatasetCardData:
     second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
     num_bytes: int = 0
     selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
+    silver: dict[str, Any] | None = None  # the manifest's record of the silver split (data.silver), when it has one
     baseline: dict[str, Any] | None = None  # a baseline folder's settings (their "method" names it); None: generated
     quality: dict[str, float] | None = None
     # The gold corpus the generator learned from (source_datasets); default: the generator card's dataset id,
@@ -125,10 +127,8 @@ class ECGDatasetCardData:
         columns = ("tokens", "ner_tags", "entities", "forced_tags", "cut_blocks", "complete", "tag_pieces")
         manifest, table = read_generated(data_dir, columns)
         shards = sorted((data_dir / "data").glob("*.parquet"))
-        entity_counts = {label: 0 for label in manifest.entity_types}
-        for sequence in table.column("entities").to_pylist():
-            for label in sequence:
-                entity_counts[label] += 1
+        entity_counts = dict.fromkeys(manifest.entity_types, 0)
+        entity_counts.update(Counter(label for labels in table.column("entities").to_pylist() for label in labels))
         try:
             generator_config = ECGConfig.from_pretrained(manifest.model)
         except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
@@ -184,6 +184,7 @@ class ECGDatasetCardData:
             "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
             "selection": manifest.selection,
+            "silver": manifest.silver,
             "baseline": baseline,
             "source_datasets": [source] if source else None,
             "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
@@ -259,9 +260,13 @@ class ECGDatasetCardData:
             tags=["synthetic", "ner", "hf_ecg", self.method.lower().replace(" ", "-")],
         )
         data_files = [{"split": "train", "path": "data/train-*.parquet"}]
+        if self.silver:
+            data_files.append({"split": "silver", "path": "silver/silver-*.parquet"})
         MetadataConfigs({"default": {"data_files": data_files}}).to_dataset_card_data(card_data)
         splits = datasets.SplitDict()
         splits.add(datasets.SplitInfo("train", num_bytes=self.num_bytes, num_examples=self.num_samples))
+        if self.silver:
+            splits.add(datasets.SplitInfo("silver", num_examples=self.silver["sentences"]))
         features = dataset_features(self.entity_types, self.label_names)
         if self.columns is not None:
             features = datasets.Features({name: kind for name, kind in features.items() if name in self.columns})

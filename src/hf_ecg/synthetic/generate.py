@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..data.corpus import Corpus
 from ..data.dataset_format import (
     UNFINISHED_DIR,
     ShardLayout,
@@ -47,6 +48,7 @@ from ..data.dataset_format import (
 )
 from ..data.manifest import GenerationManifest, MentionsRecord, write_manifest
 from ..data.outputs import DATASET, check_output
+from ..data.silver import silver_record, write_silver
 from ..data.statistics import CorpusStatistics
 from ..hub.training_record import undertrained_advice
 from ..runtime.decoding import DecodingConfig
@@ -89,6 +91,7 @@ def generate_dataset(
     card_fields: Mapping[str, Any] | None = None,
     resume_command: str | None = None,
     dtype: str = "auto",
+    silver: Corpus | None = None,
 ) -> Path:
     """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
 
@@ -116,14 +119,15 @@ def generate_dataset(
         dtype: ``auto`` (default: bfloat16 where the hardware computes it natively,
             :func:`~hf_ecg.modeling.inference_dtype`, float32 elsewhere), ``float32`` or ``bfloat16``; the one
             used is recorded in the manifest (bfloat16 against float32: docs/ablations.md).
+        silver: silver sentences (the user's text labelled by their dictionary: ``dictionary_labelled``), written
+            as the folder's ``silver`` split (:mod:`hf_ecg.data.silver`) when the run finishes.
 
     The progress bar shows the generator's tokens kept and drawn and the share redrawn (blocks drawn again:
     ``decoding.redraw_budget`` bounds it); when the run ends the manifest records what it cost
     (``generation_cost``, :func:`generation_cost`) and the log says it in one line, with a warning when most
     of it was redrawn (the model is undertrained).
 
-    ``output_dir`` must be new, empty or a dataset hf_ecg wrote: a file, or a folder with other files, is
-    refused (``FileExistsError``) before anything is loaded or written.
+    ``output_dir`` must be new, empty or a dataset hf_ecg wrote (``FileExistsError`` before any work otherwise).
 
     Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
@@ -132,19 +136,19 @@ def generate_dataset(
     shards = _check_before_generating(Path(output_dir), num_samples, samples_per_shard, overwrite)
     output_dir, decoding, state = shards.output_dir, decoding or DecodingConfig(), PartialState()
     run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
-    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names)
+    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names, silver)
     with state.main_process_first():
         fresh = check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
             write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
-    groups = shard_groups(shards.count, _shards_written_together(run, samples_per_shard))
+    groups = shards.groups(_shards_written_together(run, samples_per_shard))
     mine = [group for k, group in enumerate(groups) if k % state.num_processes == state.process_index]
     writing, resumed = _write_shards(run, shards, mine, seed, manifest, state, progress_bar)
     state.wait_for_everyone()
     if state.is_main_process:
         if not all(shards.done(s) for s in range(shards.count)):
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
-        _finish_run(output_dir, manifest, run, writing, resumed, model, card_fields)
+        _finish_run(output_dir, manifest, run, writing, resumed, model, card_fields, silver)
         logger.info("wrote %d samples in %d shards to %s", num_samples, shards.count, output_dir / "data")
     state.wait_for_everyone()
     return output_dir
@@ -237,7 +241,12 @@ class _Run:
         return self.engine_run.decoding
 
     def manifest(
-        self, num_samples: int, samples_per_shard: int, seed: int, label_names: Sequence[str] | None
+        self,
+        num_samples: int,
+        samples_per_shard: int,
+        seed: int,
+        label_names: Sequence[str] | None,
+        silver: Corpus | None,
     ) -> GenerationManifest:
         from ..modeling import model_fingerprint
 
@@ -258,6 +267,7 @@ class _Run:
             dtype=self.dtype,
             entity_types=list(self.ecg_config.entity_types),
             label_names=ner_label_names(self.ecg_config.entity_types, label_names or self.ecg_config.label_names),
+            silver=None if silver is None else silver_record(silver, silver.name),
         )
 
     def requests(self, ids: range, seeds: ShardSeeds) -> list[tuple[str, ...]]:
@@ -336,12 +346,6 @@ def _write_shards(
     return writing, resumed
 
 
-def shard_groups(count: int, together: int) -> list[list[int]]:
-    """The shards ``0 .. count - 1`` in consecutive groups of ``together`` (the last may hold fewer): the unit a
-    process writes, fixed by the shard indices alone."""
-    return [list(range(g, min(g + together, count))) for g in range(0, count, together)]
-
-
 def _shards_written_together(run: _Run, per_shard: int) -> int:
     """How many shards' mentions one writer call writes (:func:`~hf_ecg.runtime.engine.shards_per_writer_call`), one
     when no mention is written: written together, the templates of the next shards fill the writer's batch while a
@@ -360,11 +364,15 @@ def _finish_run(
     resumed: bool,
     model: Any,
     card_fields: Mapping[str, Any] | None,
+    silver: Corpus | None,
 ) -> None:
-    """Move the shards into ``data/``, record what the run measured in the manifest, log it, write the card."""
+    """Move the shards into ``data/``, write the silver split, record what the run measured in the manifest, log
+    it, write the card."""
     from ..hub.dataset_card import write_dataset_card
 
     finish_folder(output_dir)
+    if silver is not None:
+        write_silver(output_dir, silver, manifest.label_names)
     data_dir = output_dir / "data"
     cost = generation_cost(data_dir, run.decoding.redraw_budget)
     novelty = mention_novelty(data_dir, training_bank(run.ecg_config, run.corpus_bank))

@@ -58,6 +58,7 @@ from typing import Any
 from ..data.corpus import Corpus
 from ..data.dictionary import Dictionary
 from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
+from ..data.silver import SILVER_DIR
 from ..evaluation import FLAG_COLUMNS
 from ..evaluation.ner import Tagger
 from ..runtime.ecg_config import ECGConfig
@@ -152,6 +153,8 @@ def filter_generated(
     kept = align_labels(kept, settings["label_names"])
 
     record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
+    if (source / SILVER_DIR).is_dir():  # the recipe's silver sentences are not selected: they go along whole
+        shutil.copytree(source / SILVER_DIR, output / SILVER_DIR, dirs_exist_ok=True)
     write_manifest(
         output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"], selection=record)
     )
