@@ -39,6 +39,7 @@ def add_parser(sub: Any) -> None:
     _add_quality_parser(evaluate_sub)
     _add_ner_parser(evaluate_sub)
     _add_labels_parser(evaluate_sub)
+    _add_fairness_parser(evaluate_sub)
 
 
 def _add_quality_parser(evaluate_sub: Any) -> None:
@@ -175,6 +176,65 @@ def _add_labels_parser(evaluate_sub: Any) -> None:
     labels.add_argument("--batch-size", type=int, default=64, help="prediction batch size (default 64)")
     _add_report_options(labels)
     labels.set_defaults(func=_run_evaluate_labels, prints_json=True)
+
+
+def _add_fairness_parser(evaluate_sub: Any) -> None:
+    """Register ``hf-ecg evaluate fairness``."""
+    fairness = evaluate_sub.add_parser(
+        "fairness",
+        help="test a labelled set's mentions for group and individual fairness",
+        description=(
+            "Count a type's mentions per group of your name<TAB>group file in the set (and gold): disparate impact "
+            "and the 80% rule; with --gold, the counterfactual unfairness: the share of samples whose predicted "
+            "entities change when a mention is swapped for a name of another group. Prints JSON."
+        ),
+    )
+    fairness.add_argument("--data", required=True, metavar="DATA[:N]", help="the set: a dataset folder or a corpus")
+    fairness.add_argument(
+        "--groups", required=True, metavar="TYPE=FILE", help="the type and your name<TAB>group file, e.g. person=g.tsv"
+    )
+    fairness.add_argument(
+        "--gold",
+        default=None,
+        metavar="DATA[:N]",
+        help="the gold sentences: their group counts beside the set's, and the taggers of the counterfactual test",
+    )
+    fairness.add_argument(
+        "--counterfactual",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --gold, train a tagger on gold and the set per seed and swap each sample's mention (default: on)",
+    )
+    add_config_options(
+        fairness.add_argument_group("the tagger of the counterfactual test (hf_ecg.evaluation.NERConfig)"),
+        NERConfig,
+        NER_OPTIONS,
+    )
+    add_seeds_option(fairness, "--seeds", (1, 2), "one tagger per seed")
+    _add_report_options(fairness)
+    fairness.set_defaults(func=_run_evaluate_fairness, prints_json=True)
+
+
+def _run_evaluate_fairness(args: argparse.Namespace) -> int:
+    from ..data.groups import GroupTable
+    from ..evaluation import load_source
+    from ..evaluation.fairness import evaluate_fairness
+
+    entity_type, sep, path = args.groups.partition("=")
+    if not sep or not entity_type or not path:
+        raise CLIError(f"--groups takes TYPE=FILE, got {args.groups!r}")
+    _check_report(args, args.data, args.gold, path)
+    table = GroupTable.read(entity_type, path)
+    seeds = parse_seeds(args.seeds, "--seeds")
+    if not seeds:
+        raise CLIError("--seeds needs at least one seed")
+    config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
+    gold = load_source(args.gold) if args.gold else None
+    report = evaluate_fairness(
+        load_source(args.data), table, gold=gold, config=config, counterfactual=args.counterfactual, progress_bar=True
+    )
+    _print_json(report, args)
+    return 0
 
 
 def _add_report_options(parser: argparse.ArgumentParser) -> None:

@@ -124,6 +124,13 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
         "labelled by the dictionary is written as the silver split",
     )
     generate.add_argument(
+        "--balance",
+        default=None,
+        metavar="TYPE=FILE[:GROUP=SHARE,...]",
+        help="refill the finished set's TYPE mentions so that each group of your name<TAB>group file gets its share "
+        "(equal unless given); the card shows each group's count beside gold's",
+    )
+    generate.add_argument(
         "--silver",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -233,12 +240,19 @@ def _decoding(args: argparse.Namespace) -> DecodingConfig:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    from ..data.groups import read_group_spec
     from ..synthetic.generate import generate_dataset
 
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
     mentions, silver = _mentions(args)
+    balance = read_group_spec(args.balance) if args.balance else None  # refused in one line, nothing written
+    if balance is not None:  # a type the generator does not write: refused before its weights load
+        from ..runtime.ecg_config import ECGConfig
+        from ..synthetic.balance import balance_setting
+
+        balance_setting(balance, ECGConfig.from_pretrained(args.model).entity_types)
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = _decoding(args)
@@ -266,6 +280,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         resume_command=args.command_line,
         dtype=args.dtype,
         silver=silver,
+        balance=balance,
     )
     from accelerate import PartialState
 

@@ -134,7 +134,7 @@ def _digest(bank: MentionBank) -> str:
 
 
 #: What a finished run adds to its manifest; not settings, so a resumed run does not compare them.
-RESULT_FIELDS = ("generation_cost", "mention_novelty", "mention_writing", "mention_sources")
+RESULT_FIELDS = ("generation_cost", "mention_novelty", "mention_writing", "mention_sources", "balance_reached")
 #: Written even when ``None`` in a generator's manifest (the settings a resumed run compares), and a baseline's,
 #: whose keys come in this order.
 _GENERATOR_FIELDS = (
@@ -176,10 +176,12 @@ class GenerationManifest:
     label_names: list[str] = field(default_factory=list)
     settings: dict[str, Any] | None = None  # a baseline's
     silver: dict[str, Any] | None = None  # the silver split's record (data.silver.silver_record); None: none
+    balance: dict[str, Any] | None = None  # the balance asked (synthetic.balance); None: none
     generation_cost: dict[str, Any] | None = None
     mention_novelty: dict[str, Any] | None = None
     mention_writing: dict[str, Any] | None = None
     mention_sources: dict[str, int] | None = None
+    balance_reached: dict[str, Any] | None = None  # per group, the gold and the set's mentions of the type
     selection: dict[str, Any] | None = None  # hf-ecg filter's record
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as they were
     format_version: int = MANIFEST_VERSION

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..data.manifest import MentionsRecord
 
-__all__ = ["BASELINES", "SAMPLERS", "baseline_text", "mention_sources_text", "mentions_text", "sampler_text"]
+__all__ = [
+    "BASELINES",
+    "SAMPLERS",
+    "baseline_text",
+    "fairness_rows",
+    "mention_sources_text",
+    "mentions_text",
+    "sampler_text",
+]
 
 #: How each entity-sequence sampler draws, as a card says it.
 SAMPLERS = {
@@ -134,3 +142,19 @@ def _lists_text(record: Any) -> str:
     """``drawn uniformly from the user's mention lists (Disease: `d.txt`; digest `...`)``."""
     lists = ", ".join(f"{label}: `{Path(file).name}`" for label, file in (record.lists or {}).items())
     return f"drawn {_how(record)} from the user's mention lists ({lists}; digest `{record.digest}`)"
+
+
+def fairness_rows(balance: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's fairness table from a manifest's balance record: per group, gold's and the set's mentions, then the
+    disparate impact of each (the smallest group's count over the largest's; ``None`` with no known group)."""
+    rows = []
+    gold, dataset = balance.get("gold") or {}, balance.get("set") or {}
+    for group in [*balance.get("asked", {}), "unknown"]:
+        rows.append({"group": group, "gold": gold.get(group, 0), "set": dataset.get(group, 0)})
+
+    def impact(counts: dict[str, int]) -> float | None:
+        known = [n for group, n in counts.items() if group != "unknown"]
+        return min(known) / max(known) if known and max(known) > 0 else None
+
+    rows.append({"group": "disparate impact", "gold": impact(gold), "set": impact(dataset)})
+    return rows

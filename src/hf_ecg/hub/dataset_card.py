@@ -16,7 +16,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..citation import CITATION
 from ..data.selection_rules import RULE_DESCRIPTIONS
-from .card_texts import BASELINES, baseline_text, mention_sources_text, mentions_text, sampler_text
+from .card_texts import BASELINES, baseline_text, fairness_rows, mention_sources_text, mentions_text, sampler_text
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ class ECGDatasetCardData:
     num_bytes: int = 0
     selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
     silver: dict[str, Any] | None = None  # the manifest's record of the silver split (data.silver), when it has one
+    balance: dict[str, Any] | None = None  # the balance asked and reached (synthetic.balance), per group
     baseline: dict[str, Any] | None = None  # a baseline folder's settings (their "method" names it); None: generated
     quality: dict[str, float] | None = None
     # The gold corpus the generator learned from (source_datasets); default: the generator card's dataset id,
@@ -185,6 +186,7 @@ class ECGDatasetCardData:
             "num_bytes": sum(shard.stat().st_size for shard in shards),
             "selection": manifest.selection,
             "silver": manifest.silver,
+            "balance": {**manifest.balance, **(manifest.balance_reached or {})} if manifest.balance else None,
             "baseline": baseline,
             "source_datasets": [source] if source else None,
             "examples": _examples(tokens, table.column("ner_tags").to_pylist(), label_names),
@@ -223,6 +225,12 @@ class ECGDatasetCardData:
     def baseline_description(self) -> str:
         """How a baseline folder's rows were made (empty for generated data)."""
         return baseline_text(self.baseline)
+
+    @property
+    def fairness_rows(self) -> list[dict[str, Any]]:
+        """Per group of the balanced type: its mentions in gold and in the set (counts and shares), and the disparate
+        impact of each as the last row (``group`` ``disparate impact``)."""
+        return fairness_rows(self.balance) if self.balance else []
 
     @property
     def sampler_description(self) -> str:

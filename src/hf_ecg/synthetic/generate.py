@@ -41,31 +41,24 @@ from ..data.dataset_format import (
     check_or_write_manifest,
     columns_of_folder,
     dataset_features,
-    finish_folder,
     ner_label_names,
     write_shard,
     write_unfinished_card,
 )
-from ..data.manifest import GenerationManifest, MentionsRecord, write_manifest
+from ..data.groups import GroupTable
+from ..data.manifest import GenerationManifest, MentionsRecord
 from ..data.outputs import DATASET, check_output
-from ..data.silver import silver_record, write_silver
+from ..data.silver import silver_record
 from ..data.statistics import CorpusStatistics
-from ..hub.training_record import undertrained_advice
 from ..runtime.decoding import DecodingConfig
 from ..runtime.decoding_config import ShardSeeds
 from ..runtime.engine import SampleEngine, SampleRun, shards_per_writer_call
-from ..runtime.filling import training_bank
 from ..runtime.mention_sources import Mentions
 from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
+from .balance import balance_setting
 from .entity_sequences import FixedSampler, make_sampler
-from .generation_report import (
-    cost_postfix,
-    generation_cost,
-    mention_novelty,
-    mention_origins,
-    result_lines,
-)
+from .generation_report import cost_postfix, finish_run
 
 __all__ = ["generate_dataset"]
 
@@ -92,6 +85,7 @@ def generate_dataset(
     resume_command: str | None = None,
     dtype: str = "auto",
     silver: Corpus | None = None,
+    balance: tuple[GroupTable, dict[str, float] | None] | None = None,
 ) -> Path:
     """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
 
@@ -121,22 +115,21 @@ def generate_dataset(
             used is recorded in the manifest (bfloat16 against float32: docs/ablations.md).
         silver: silver sentences (the user's text labelled by their dictionary: ``dictionary_labelled``), written
             as the folder's ``silver`` split (:mod:`hf_ecg.data.silver`) when the run finishes.
+        balance: a group table and the shares asked (``None``: equal): the finished set's mentions of its type are
+            refilled so that each group gets its share (:mod:`hf_ecg.synthetic.balance`).
 
-    The progress bar shows the generator's tokens kept and drawn and the share redrawn (blocks drawn again:
-    ``decoding.redraw_budget`` bounds it); when the run ends the manifest records what it cost
-    (``generation_cost``, :func:`generation_cost`) and the log says it in one line, with a warning when most
-    of it was redrawn (the model is undertrained).
+    The progress bar shows the tokens kept, drawn and redrawn; the finished run's manifest records what it cost
+    (:func:`generation_cost`), and the log warns when the generator looks undertrained.
 
     ``output_dir`` must be new, empty or a dataset hf_ecg wrote (``FileExistsError`` before any work otherwise).
-
-    Returns the output folder. ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
+    Returns it; ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
     from accelerate import PartialState
 
     shards = _check_before_generating(Path(output_dir), num_samples, samples_per_shard, overwrite)
     output_dir, decoding, state = shards.output_dir, decoding or DecodingConfig(), PartialState()
     run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
-    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names, silver)
+    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names, silver, balance)
     with state.main_process_first():
         fresh = check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
@@ -148,7 +141,7 @@ def generate_dataset(
     if state.is_main_process:
         if not all(shards.done(s) for s in range(shards.count)):
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
-        _finish_run(output_dir, manifest, run, writing, resumed, model, card_fields, silver)
+        finish_run(output_dir, manifest, run, writing, resumed, model, card_fields, silver, balance)
         logger.info("wrote %d samples in %d shards to %s", num_samples, shards.count, output_dir / "data")
     state.wait_for_everyone()
     return output_dir
@@ -247,7 +240,9 @@ class _Run:
         seed: int,
         label_names: Sequence[str] | None,
         silver: Corpus | None,
+        balance: tuple[GroupTable, dict[str, float] | None] | None,
     ) -> GenerationManifest:
+        """The run's settings; a balance type the generator does not write is refused (``ValueError``)."""
         from ..modeling import model_fingerprint
 
         explicit = self.sequences is not None
@@ -268,6 +263,7 @@ class _Run:
             entity_types=list(self.ecg_config.entity_types),
             label_names=ner_label_names(self.ecg_config.entity_types, label_names or self.ecg_config.label_names),
             silver=None if silver is None else silver_record(silver, silver.name),
+            balance=None if balance is None else balance_setting(balance, self.ecg_config.entity_types),
         )
 
     def requests(self, ids: range, seeds: ShardSeeds) -> list[tuple[str, ...]]:
@@ -354,44 +350,3 @@ def _shards_written_together(run: _Run, per_shard: int) -> int:
     if run.engine_run.writer is None:
         return 1
     return shards_per_writer_call(per_shard)
-
-
-def _finish_run(
-    output_dir: Path,
-    manifest: GenerationManifest,
-    run: _Run,
-    writing: WrittenMentions,
-    resumed: bool,
-    model: Any,
-    card_fields: Mapping[str, Any] | None,
-    silver: Corpus | None,
-) -> None:
-    """Move the shards into ``data/``, write the silver split, record what the run measured in the manifest, log
-    it, write the card."""
-    from ..hub.dataset_card import write_dataset_card
-
-    finish_folder(output_dir)
-    if silver is not None:
-        write_silver(output_dir, silver, manifest.label_names)
-    data_dir = output_dir / "data"
-    cost = generation_cost(data_dir, run.decoding.redraw_budget)
-    novelty = mention_novelty(data_dir, training_bank(run.ecg_config, run.corpus_bank))
-    origins = mention_origins(data_dir)
-    written = writing.to_dict(resumed=resumed) if run.engine_run.writer is not None else None
-    finished = manifest.with_results(
-        generation_cost=cost, mention_novelty=novelty, mention_writing=written, mention_sources=origins
-    )
-    if finished != manifest:
-        write_manifest(output_dir, finished)
-    for line in result_lines(finished):
-        logger.info("%s", line)
-    if cost is not None and cost["undertrained"]:
-        logger.warning(
-            "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
-            "redraw budget was spent, so the generator looks undertrained: %s",
-            100 * cost["redrawn_share"],
-            cost["refused_redraws"],
-            cost["blocks"],
-            undertrained_advice(model),
-        )
-    write_dataset_card(output_dir, **(card_fields or {}))

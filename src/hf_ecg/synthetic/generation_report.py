@@ -4,17 +4,29 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..data.manifest import GenerationManifest
+from ..data.corpus import Corpus
+from ..data.dataset_format import finish_folder
+from ..data.groups import GroupTable
+from ..data.manifest import GenerationManifest, write_manifest
+from ..data.silver import write_silver
+from ..hub.training_record import undertrained_advice
+from ..runtime.filling import training_bank
+from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
+from .balance import balance_folder, bank_groups
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "UNDERTRAINED_REFUSED_SHARE",
     "cost_line",
     "cost_postfix",
+    "finish_run",
     "generation_cost",
     "mention_novelty",
     "mention_origins",
@@ -152,3 +164,55 @@ def result_lines(manifest: GenerationManifest) -> list[str]:
     if len(manifest.mention_sources or {}) > 1:
         lines.append(origins_line(manifest.mention_sources))
     return lines
+
+
+def finish_run(
+    output_dir: Path,
+    manifest: GenerationManifest,
+    run: Any,
+    writing: WrittenMentions,
+    resumed: bool,
+    model: Any,
+    card_fields: Mapping[str, Any] | None,
+    silver: Corpus | None,
+    balance: tuple[GroupTable, dict[str, float] | None] | None,
+) -> None:
+    """Move the shards into ``data/``, balance their mentions, write the silver split, record what the run
+    measured in the manifest, log it, write the card."""
+    from ..hub.dataset_card import write_dataset_card
+
+    finish_folder(output_dir)
+    reached = None
+    if balance is not None:
+        table, shares = balance
+        record = balance_folder(output_dir, table, shares, manifest.seed or 0)
+        gold = bank_groups(training_bank(run.ecg_config, run.corpus_bank), table)
+        reached = {"gold": gold, "set": {**record["reached"], "unknown": 0}}
+    if silver is not None:
+        write_silver(output_dir, silver, manifest.label_names)
+    data_dir = output_dir / "data"
+    cost = generation_cost(data_dir, run.decoding.redraw_budget)
+    novelty = mention_novelty(data_dir, training_bank(run.ecg_config, run.corpus_bank))
+    origins = mention_origins(data_dir)
+    written = writing.to_dict(resumed=resumed) if run.engine_run.writer is not None else None
+    finished = manifest.with_results(
+        generation_cost=cost,
+        mention_novelty=novelty,
+        mention_writing=written,
+        mention_sources=origins,
+        balance_reached=reached,
+    )
+    if finished != manifest:
+        write_manifest(output_dir, finished)
+    for line in result_lines(finished):
+        logger.info("%s", line)
+    if cost is not None and cost["undertrained"]:
+        logger.warning(
+            "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
+            "redraw budget was spent, so the generator looks undertrained: %s",
+            100 * cost["redrawn_share"],
+            cost["refused_redraws"],
+            cost["blocks"],
+            undertrained_advice(model),
+        )
+    write_dataset_card(output_dir, **(card_fields or {}))

@@ -1,0 +1,132 @@
+"""Groups on names: which group of a protected attribute (gender, origin, ...) each name of an entity type belongs
+to, from the user's own attribute table. A group file is plain UTF-8 text, one ``name<TAB>group`` a line; given as
+``TYPE=FILE`` (``person=person-gender.tsv``). A mention belongs to the group of its whole text, else of its first
+word (``Megan Fox`` of ``Megan``'s), case aside; a mention in neither is counted apart, as unknown.
+
+Read with :meth:`GroupTable.read`: an empty file, one that is not UTF-8 or starts with a byte-order mark, a line
+without a group, a name in two groups and a table of fewer than two groups are refused naming the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["GroupTable", "GroupTableError", "read_group_spec"]
+
+
+class GroupTableError(ValueError):
+    """A group file that cannot be read: the message names the file and, where there is one, the line."""
+
+
+@dataclass(frozen=True)
+class GroupTable:
+    """The groups of one entity type's names: ``names[group]`` the names (token tuples) of each group, in file order."""
+
+    entity_type: str
+    names: Mapping[str, tuple[tuple[str, ...], ...]]
+    source: str = ""
+
+    @classmethod
+    def read(cls, entity_type: str, path: str | os.PathLike) -> GroupTable:
+        """Read a ``name<TAB>group`` file (see the module); :class:`GroupTableError` names its file and line."""
+        file = Path(path)
+        try:
+            raw = file.read_bytes()
+        except OSError as error:
+            raise GroupTableError(f"{file}: cannot read it: {error.strerror or error}") from None
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raise GroupTableError(f"{file}:1: starts with a byte-order mark; save it as UTF-8 without one")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = raw[: error.start].count(b"\n") + 1
+            raise GroupTableError(f"{file}:{line}: not UTF-8 text (byte 0x{raw[error.start]:02x})") from None
+        names: dict[str, list[tuple[str, ...]]] = {}
+        seen: dict[str, tuple[str, int]] = {}
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            name, _, group = (part.strip() for part in line.partition("\t"))
+            if not name or not group:
+                raise GroupTableError(f"{file}:{number}: expected a name, a tab and its group, got {line!r}")
+            key = name.casefold()
+            if key in seen and seen[key][0] != group:
+                first_group, first_line = seen[key]
+                raise GroupTableError(
+                    f"{file}:{number}: {name!r} is in group {group!r} here and in {first_group!r} on line {first_line}"
+                )
+            if key not in seen:
+                seen[key] = (group, number)
+                names.setdefault(group, []).append(tuple(name.split()))
+        if not names:
+            raise GroupTableError(
+                f"{file}: the file {'is empty' if not raw else 'holds no name'}; expected name<TAB>group lines"
+            )
+        if len(names) < 2:
+            raise GroupTableError(f"{file}: every name is in group {next(iter(names))!r}; a table needs two groups")
+        return cls(entity_type, {g: tuple(n) for g, n in names.items()}, str(file))
+
+    @property
+    def groups(self) -> list[str]:
+        """The groups, in the order the file first names them."""
+        return list(self.names)
+
+    def _index(self) -> dict[str, str]:
+        return {" ".join(name).casefold(): group for group, names in self.names.items() for name in names}
+
+    def group_of(self, mention: Sequence[str]) -> str | None:
+        """The group of a mention: of its whole text, else of its first word; ``None`` when neither is listed."""
+        index = self._index()
+        if not mention:
+            return None
+        return index.get(" ".join(mention).casefold()) or index.get(mention[0].casefold())
+
+    def counts(self, mentions: Iterable[Sequence[str]]) -> dict[str, int]:
+        """Mentions per group, every group listed (0 included), and ``unknown`` for those in none."""
+        index = self._index()
+        counts = dict.fromkeys([*self.groups, "unknown"], 0)
+        for mention in mentions:
+            group = (index.get(" ".join(mention).casefold()) or index.get(mention[0].casefold())) if mention else None
+            counts[group or "unknown"] += 1
+        return counts
+
+    def draw(self, group: str, rng: random.Random) -> tuple[str, ...]:
+        """A name of ``group``, drawn uniformly."""
+        return rng.choice(self.names[group])
+
+    def digest(self) -> str:
+        """A short fingerprint of the table (what a manifest records of the user's attribute table)."""
+        text = "\n".join(f"{' '.join(n)}\t{g}" for g, names in self.names.items() for n in names)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def read_group_spec(spec: str) -> tuple[GroupTable, dict[str, float] | None]:
+    """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` as its table and the shares asked (``None``: equal); shares
+    must name the table's groups and be positive (normalized to sum to 1)."""
+    entity_type, sep, rest = spec.partition("=")
+    if not sep or not entity_type or not rest:
+        raise GroupTableError(f"{spec!r}: expected TYPE=FILE or TYPE=FILE:GROUP=SHARE,...")
+    path, shares_text = rest, None
+    head, colon, tail = rest.rpartition(":")
+    if colon and "=" in tail and not Path(rest).exists():
+        path, shares_text = head, tail
+    table = GroupTable.read(entity_type, path)
+    if shares_text is None:
+        return table, None
+    shares: dict[str, float] = {}
+    for part in shares_text.split(","):
+        group, eq, value = part.partition("=")
+        try:
+            share = float(value)
+        except ValueError:
+            share = -1.0
+        if not eq or group not in table.names or share <= 0:
+            raise GroupTableError(f"{spec!r}: {part!r} is not GROUP=SHARE with a group of {path} and a share > 0")
+        shares[group] = share
+    total = sum(shares.values())
+    return table, {group: share / total for group, share in shares.items()}

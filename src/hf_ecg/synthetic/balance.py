@@ -1,0 +1,130 @@
+"""Balanced filling: a finished set's mentions of one type refilled so that each group of a protected attribute
+gets its share (equal unless given), whatever the generator and its training sentences favour.
+
+The groups are dealt mention by mention, in sample-id order, by the largest lag behind each group's share
+(:func:`deal_groups`): after any number of mentions each group's count is within one of its share, so the whole
+set reaches the shares asked within one mention per group. Each mention becomes a name of its group drawn from
+the user's :class:`~hf_ecg.data.groups.GroupTable` (a seeded draw); tokens, tags, text, spans and
+``mention_sources`` (``lists``) are rewritten shard by shard, each shard replaced whole.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..data.groups import GroupTable
+from ..runtime.mention_sources import MentionOrigin
+from ..runtime.mentions import MentionBank
+from ..runtime.tags import tags_to_spans, text_spans
+
+__all__ = ["balance_folder", "balance_setting", "bank_groups", "deal_groups"]
+
+
+def deal_groups(count: int, shares: dict[str, float]) -> list[str]:
+    """The group of each of ``count`` mentions: each next one goes to the group furthest behind its share (ties in
+    the order of ``shares``), so every prefix has each group within one of its share."""
+    dealt = dict.fromkeys(shares, 0)
+    order = []
+    for k in range(1, count + 1):
+        group = max(shares, key=lambda g: shares[g] * k - dealt[g])
+        dealt[group] += 1
+        order.append(group)
+    return order
+
+
+def _rewrite(
+    row: dict[str, Any], names: list[str], table: GroupTable, groups: Iterator[str], rng: random.Random
+) -> None:
+    """Refill ``row``'s mentions of ``table``'s type with names of the next ``groups``."""
+    tags = [names[k] for k in row["ner_tags"]]
+    spans = tags_to_spans(tags, "IOB2")[0]
+    sources = list(row.get("mention_sources") or [])
+    tokens, new_tags, cursor = [], [], 0
+    for index, span in enumerate(spans):
+        tokens += row["tokens"][cursor : span.start]
+        new_tags += tags[cursor : span.start]
+        words = list(row["tokens"][span.start : span.end])
+        if span.label == table.entity_type:
+            words = list(table.draw(next(groups), rng))
+            if index < len(sources):
+                sources[index] = MentionOrigin.LISTS.value
+        tokens += words
+        new_tags += [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
+        cursor = span.end
+    tokens += row["tokens"][cursor:]
+    new_tags += tags[cursor:]
+    row["tokens"], row["ner_tags"] = tokens, [names.index(tag) for tag in new_tags]
+    if "text" in row:
+        row["text"] = " ".join(tokens)
+    if "spans" in row:
+        row["spans"] = text_spans(tokens, tags_to_spans(new_tags, "IOB2")[0])
+    if "mention_sources" in row:
+        row["mention_sources"] = sources
+
+
+def balance_folder(
+    output_dir: str | os.PathLike, table: GroupTable, shares: dict[str, float] | None, seed: int
+) -> dict[str, Any]:
+    """Refill the mentions of ``table``'s type in the folder's ``data/`` shards (see the module); returns the
+    balance record: the type, the table's digest, the shares asked and each group's count reached."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    shares = shares or {group: 1 / len(table.groups) for group in table.groups}
+    shards = sorted(Path(output_dir, "data").glob("*.parquet"))
+    loaded = [datasets.Dataset(pq.read_table(shard)) for shard in shards]
+    names = loaded[0].features["ner_tags"].feature.names if loaded else []
+    total = 0
+    for rows in loaded:
+        for tags in rows.data.column("ner_tags").to_pylist():
+            spans = tags_to_spans([names[k] for k in tags], "IOB2")[0]
+            total += sum(span.label == table.entity_type for span in spans)
+    dealt = deal_groups(total, shares)
+    rng = random.Random(f"balance:{seed}")
+    groups = iter(dealt)
+    for shard, rows in zip(shards, loaded, strict=True):
+        ordered = sorted(rows.to_list(), key=lambda row: row["id"])
+        for row in ordered:
+            _rewrite(row, names, table, groups, rng)
+        table_out = datasets.Dataset.from_list(ordered, features=rows.features).data.table
+        tmp = shard.with_name(f".tmp-balance-{shard.name}")
+        pq.write_table(table_out, tmp)
+        os.replace(tmp, shard)
+    reached = dict.fromkeys(table.groups, 0)
+    for group in dealt:
+        reached[group] += 1
+    return {
+        "type": table.entity_type,
+        "groups_digest": table.digest(),
+        "asked": {group: round(share, 4) for group, share in shares.items()},
+        "reached": reached,
+    }
+
+
+def balance_setting(balance: tuple[GroupTable, dict[str, float] | None], entity_types: Sequence[str]) -> dict[str, Any]:
+    """The manifest's ``balance`` setting: the type, the table's digest and the shares asked."""
+    table, shares = balance
+    if table.entity_type not in entity_types:
+        raise ValueError(
+            f"{table.source}: the generator does not write {table.entity_type} (it writes {', '.join(entity_types)})"
+        )
+    shares = shares or {group: 1 / len(table.groups) for group in table.groups}
+    return {
+        "type": table.entity_type,
+        "groups_digest": table.digest(),
+        "asked": {g: round(v, 4) for g, v in shares.items()},
+    }
+
+
+def bank_groups(bank: MentionBank | None, table: GroupTable) -> dict[str, int]:
+    """The gold mentions of ``table``'s type per group, as the training mention bank counts them."""
+    counts = table.counts([])
+    if bank is None or table.entity_type not in bank.types:
+        return counts
+    for mention, n in bank.counts(table.entity_type).items():
+        counts[table.group_of(mention) or "unknown"] += n
+    return counts
