@@ -22,8 +22,8 @@ $(BIN)/.installed: pyproject.toml Makefile
 setup: $(BIN)/.installed
 
 lint: setup
-	$(BIN)/ruff check src tests scripts dev spaces research/paper_protocol
-	$(BIN)/ruff format --check src tests scripts dev spaces research/paper_protocol
+	$(BIN)/ruff check src tests scripts dev spaces examples research/paper_protocol
+	$(BIN)/ruff format --check src tests scripts dev spaces examples research/paper_protocol
 
 # pytest exits 5 when it collects no test; make treats that, like any failure, as an error.
 test: lint

@@ -142,6 +142,13 @@ def test_the_benchmarks_dictionary_tables_are_the_reports():
     assert shown == dictionary_table.render(), "docs/benchmarks.md: run python dev/dictionary_table.py --write"
 
 
+def test_the_fairness_guide_table_is_the_reports():
+    import fairness_table
+
+    shown = results_table.table_in(fairness_table.PAGE, fairness_table.BEGIN, fairness_table.END)
+    assert shown == fairness_table.render(), "docs/guides/fairness.md: run python dev/fairness_table.py --write"
+
+
 def test_the_results_table_check_fails_on_a_changed_cell(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(results_table.with_table("intro\n", results_table.render()).replace("0.450", "0.405"))

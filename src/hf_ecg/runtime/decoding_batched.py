@@ -14,7 +14,7 @@ from .decoding_cache import TemplateRow, encode_after_prefixes, length_groups
 from .decoding_config import DecodedTemplate
 from .decoding_scheduler import RowSchedule
 from .decoding_sequential import decode_sequential
-from .decoding_slots import compact_slots, keep_prefix, place_row, trim_cache
+from .decoding_slots import compact_slots, keep_prefix, place_row, step_inputs, trim_cache
 from .layout import context_prefix
 
 __all__ = ["ChainedDecoder"]
@@ -101,14 +101,7 @@ class ChainedDecoder(BlockDecoder):
             row.redraw(tag_sampled=True)
             return None
         self.budget.kept += len(row.block_ids) + 1
-        row.words.extend(words)
-        row.model_tokens += 1
-        row.retries += row.attempts - 1
-        row.attempts = 1
-        if tag is not None:
-            row.words.append(tag)
-            row.block += 1
-            row.block_ids, row.checked_words, row.force_tag = [], 0, False
+        if row.keep_block(words, tag):
             return None
         result = self._result(
             sequence,
@@ -223,17 +216,11 @@ class ChainedDecoder(BlockDecoder):
         """Feed every slot's pending token; return the slots whose row just emitted its target, and those
         whose block is drawn again: it reached ``max_block_tokens`` or broke a block rule with tries left
         (sampling only: greedy would repeat it), or the model wrote a tag it may not write there."""
-        width = cache.layers[0].keys.shape[-2]
-        lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
-        tokens = torch.tensor([[row.pending if row is not None else self.pad_id] for row in slots])
-        mask = torch.cat(
-            [(torch.arange(width) >= width - lengths.unsqueeze(1)).long(), torch.ones(len(slots), 1, dtype=torch.long)],
-            1,
-        )
+        tokens, mask, positions = step_inputs(slots, cache, self.pad_id)
         out = self.model(
             input_ids=tokens.to(self.device),
             attention_mask=mask.to(self.device),
-            position_ids=lengths.unsqueeze(1).to(self.device),
+            position_ids=positions.to(self.device),
             cache=cache,
             use_cache=True,
         )

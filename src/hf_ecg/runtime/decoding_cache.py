@@ -353,3 +353,17 @@ class TemplateRow:
         self.model_tokens -= len(self.block_ids)
         self.redrawn_tokens += len(self.block_ids) + tag_sampled
         self.block_ids, self.attempts, self.checked_words, self.force_tag = [], self.attempts + 1, 0, False
+
+    def keep_block(self, words: list[str], tag: str | None) -> bool:
+        """Keep the current block's ``words`` and, unless it is the last block, its ``tag``; ``True`` when a next
+        block follows."""
+        self.words.extend(words)
+        self.model_tokens += 1
+        self.retries += self.attempts - 1
+        self.attempts = 1
+        if tag is None:
+            return False
+        self.words.append(tag)
+        self.block += 1
+        self.block_ids, self.checked_words, self.force_tag = [], 0, False
+        return True

@@ -85,3 +85,16 @@ def compact_slots(
     for layer in cache.layers:
         layer.select_rows(index)
     return [slots[i] for i in active], cache
+
+
+def step_inputs(
+    slots: list[TemplateRow | None], cache: DynamicCache, pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A decoding step's inputs: each slot's pending token (``pad_id`` for an empty slot), the attention mask over
+    the cache's columns (a row's live columns are the last ``row.length``) and the new one, and each row's position."""
+    width = cache.layers[0].keys.shape[-2]
+    lengths = torch.tensor([row.length if row is not None else 0 for row in slots])
+    tokens = torch.tensor([[row.pending if row is not None else pad_id] for row in slots])
+    live = (torch.arange(width) >= width - lengths.unsqueeze(1)).long()
+    mask = torch.cat([live, torch.ones(len(slots), 1, dtype=torch.long)], 1)
+    return tokens, mask, lengths.unsqueeze(1)
