@@ -10,14 +10,14 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..data.corpus import CorpusFormatError
-from . import baseline, blocks, evaluate, export, generate, push, train
+from . import baseline, blocks, evaluate, export, generate, mine, push, train
 from . import filter as filter_command
 from .common import CLIError
 
 __all__ = ["main"]
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS = (blocks, train, generate, filter_command, push, evaluate, baseline, export)
+COMMANDS = (blocks, train, generate, mine, filter_command, push, evaluate, baseline, export)
 
 
 def build_parser() -> argparse.ArgumentParser:

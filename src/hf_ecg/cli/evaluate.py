@@ -8,9 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation.ner import NERConfig
-from .common import CLIError, add_config_options, add_dictionary_option, add_seeds_option, config_values, parse_seeds
+from .common import (
+    CLIError,
+    add_config_options,
+    add_dictionary_option,
+    add_seeds_option,
+    config_values,
+    parse_seeds,
+)
 
-#: The NERConfig fields ``hf-ecg evaluate ner`` takes as options (--seeds is parsed apart: a list).
+#: The NERConfig fields ``evaluate ner``, ``evaluate fairness`` and ``mine-names`` take as options (--seeds is
+#: parsed apart: a list).
 NER_OPTIONS = (
     "recipe",
     "gold_share",

@@ -27,7 +27,7 @@ from typing import Any
 from ..runtime.mentions import mention_list_files, mention_problem, read_mention_list
 from ..runtime.tags import Span, spans_to_tags
 
-__all__ = ["Dictionary", "DictionaryError"]
+__all__ = ["Dictionary", "DictionaryError", "name_key"]
 
 #: Names shorter than this (spaces taken out) are left out: two letters begin too many words and abbreviations.
 MIN_NAME_LENGTH = 3
@@ -51,7 +51,7 @@ def _joined(tokens: Sequence[str]) -> tuple[str, list[int]]:
     return text, starts
 
 
-def _key(tokens: Sequence[str]) -> str:
+def name_key(tokens: Sequence[str]) -> str:
     """What a name and a stretch of text are matched on (:func:`_joined`)."""
     return _joined([part for token in tokens for part in token.split()])[0]
 
@@ -77,7 +77,7 @@ class Dictionary:
         self._types_of_key: dict[str, str] = {}
         for label in sorted(self.names):
             for name in sorted(self.names[label]):
-                key = _key(name)
+                key = name_key(name)
                 if len(key) < MIN_NAME_LENGTH:
                     continue
                 other = self._types_of_key.get(key)
@@ -91,7 +91,7 @@ class Dictionary:
 
     def _where(self, label: str, name: tuple[str, ...] | None, key: str | None = None) -> str:
         if name is None:
-            name = next((n for n in self.names.get(label, ()) if _key(n) == key), None)
+            name = next((n for n in self.names.get(label, ()) if name_key(n) == key), None)
         return self._origins.get((label, name), f"the {label} names") if name is not None else f"the {label} names"
 
     @classmethod
@@ -160,7 +160,7 @@ class Dictionary:
 
     def type_of(self, tokens: Sequence[str]) -> str | None:
         """The type whose name ``tokens`` are (case and spaces aside), or None."""
-        return self._types_of_key.get(_key(tokens))
+        return self._types_of_key.get(name_key(tokens))
 
     def _built(self) -> Any:
         if self._automaton is None:
@@ -229,7 +229,7 @@ class Dictionary:
         as_word: Counter[str] = Counter()
         for tokens, tags in labelled:
             for span in self.spans(tokens):
-                key = _key(tokens[span.start : span.end])
+                key = name_key(tokens[span.start : span.end])
                 inside = all(tag != "O" for tag in tags[span.start : span.end])
                 (as_entity if inside else as_word)[key] += 1
         sentences = 0
@@ -241,7 +241,7 @@ class Dictionary:
         if sentences:
             stopped |= {key for key in self._types_of_key if seen_in[key] >= common_share * sentences}
         names = {
-            label: [name for name in entries if _key(name) not in stopped] for label, entries in self.names.items()
+            label: [name for name in entries if name_key(name) not in stopped] for label, entries in self.names.items()
         }
         return Dictionary(names, self._origins), sorted(stopped)
 
