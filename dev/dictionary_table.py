@@ -46,6 +46,21 @@ ROWS = [
         R / "bc5cdr-45-text-names-10x+distant-pool.ner.json",
         "runs",
     ),
+    (
+        "gold + hf_ecg templates, names mined from your text (and the dictionary's), 10×",
+        R / "bc5cdr-45-mined-names-10x.ner.json",
+        "runs",
+    ),
+    (
+        "`generate --dictionary D --unlabelled` 450 of your sentences: their names and the 450 as silver split",
+        R / "bc5cdr-45-recipe-text-450.ner.json",
+        "runs",
+    ),
+    (
+        "`generate --dictionary D --unlabelled` the whole pool: its names and the pool as silver split",
+        R / "bc5cdr-45-recipe-text-pool.ner.json",
+        "runs",
+    ),
 ]
 #: JNLPBA 186 (dictionary: MeSH protein names only; unlabelled text: devel.tsv beyond the 186 gold sentences)
 JNLPBA_ROWS = [

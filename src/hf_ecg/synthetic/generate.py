@@ -141,7 +141,7 @@ def generate_dataset(
     if state.is_main_process:
         if not all(shards.done(s) for s in range(shards.count)):
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
-        finish_run(output_dir, manifest, run, writing, resumed, model, card_fields, silver, balance)
+        finish_run(output_dir, manifest, run, writing, resumed, model, card_fields, silver, balance, logger)
         logger.info("wrote %d samples in %d shards to %s", num_samples, shards.count, output_dir / "data")
     state.wait_for_everyone()
     return output_dir

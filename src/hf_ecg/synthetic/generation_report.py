@@ -20,8 +20,6 @@ from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
 from .balance import balance_folder, bank_groups
 
-logger = logging.getLogger(__name__)
-
 __all__ = [
     "UNDERTRAINED_REFUSED_SHARE",
     "cost_line",
@@ -176,9 +174,10 @@ def finish_run(
     card_fields: Mapping[str, Any] | None,
     silver: Corpus | None,
     balance: tuple[GroupTable, dict[str, float] | None] | None,
+    log: logging.Logger,
 ) -> None:
     """Move the shards into ``data/``, balance their mentions, write the silver split, record what the run
-    measured in the manifest, log it, write the card."""
+    measured in the manifest, say it on ``log`` (the caller's, which a caller may quiet), write the card."""
     from ..hub.dataset_card import write_dataset_card
 
     finish_folder(output_dir)
@@ -205,9 +204,9 @@ def finish_run(
     if finished != manifest:
         write_manifest(output_dir, finished)
     for line in result_lines(finished):
-        logger.info("%s", line)
+        log.info("%s", line)
     if cost is not None and cost["undertrained"]:
-        logger.warning(
+        log.warning(
             "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
             "redraw budget was spent, so the generator looks undertrained: %s",
             100 * cost["redrawn_share"],
