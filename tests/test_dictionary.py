@@ -188,7 +188,9 @@ def test_generate_with_unlabelled_text_fills_with_the_names_it_holds_as_often_as
     assert set(drawn) == {"hepatitis", "Fever"} and drawn["hepatitis"] > 2 * drawn["Fever"]  # as the text spells it
 
 
-def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_the_silver_split(tmp_path, model_dir):
+def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_the_silver_split(
+    tmp_path, model_dir, capsys
+):
     """The recipe's whole synthetic side in one folder: the generated samples (split train) and the user's text
     labelled by the dictionary (split silver, in load_dataset and in evaluate ner --synthetic); --no-silver leaves
     it out; a resumed run with other text is refused; selection carries the split along."""
@@ -205,6 +207,7 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     argv = ["generate", "--model", str(model_dir), "-n", "6", "-o", str(out), "--entities", "Disease"]
     argv += ["--dictionary", f"Disease={tmp_path / 'Disease.txt'}", "--max-block-tokens", "4"]
     assert main([*argv, "--unlabelled", str(text)]) == 0
+    assert "silver split: 3 of your sentences with 3 entities" in capsys.readouterr().out
     record = read_manifest(out).silver
     assert record["sentences"] == 3 and record["entities"] == 3 and record["labelled_by"].endswith("dictionary")
     splits = datasets.load_dataset(str(out))

@@ -114,7 +114,7 @@ def test_dealt_groups_keep_every_prefix_within_one_of_its_share(count, weights):
         assert all(abs(seen[g] - shares[g] * k) <= 1 for g in shares)
 
 
-def test_generate_balance_reaches_the_shares_asked_and_the_card_shows_gold_beside_the_set(tmp_path, model_dir):
+def test_generate_balance_reaches_the_shares_asked_and_the_card_shows_gold_beside_the_set(tmp_path, model_dir, capsys):
     from hf_ecg.data.dataset_format import load_data_folder
     from hf_ecg.data.manifest import read_manifest
 
@@ -130,6 +130,7 @@ def test_generate_balance_reaches_the_shares_asked_and_the_card_shows_gold_besid
         f"Disease={tmp_path / 'groups.tsv'}:A=3,B=1",
     ]
     assert main(argv) == 0
+    assert "balanced Disease mentions: A 36 (gold 1), B 12 (gold 1)" in capsys.readouterr().out
     rows = load_data_folder(out)
     names = rows.features["ner_tags"].feature.names
     groups = GroupTable.read("Disease", tmp_path / "groups.tsv")

@@ -153,7 +153,8 @@ def writing_line(record: Mapping[str, Any]) -> str:
 
 def result_lines(manifest: GenerationManifest) -> list[str]:
     """What a finished run measured, a line each (the run logs them and ``hf-ecg generate`` prints them): its
-    cost, the written mentions, the share of new mentions, their origins when there are several."""
+    cost, the written mentions, the share of new mentions, their origins when there are several, the silver split and
+    the balance reached."""
     lines = [cost_line(manifest.generation_cost)] if manifest.generation_cost else []
     if manifest.mention_writing:
         lines.append(writing_line(manifest.mention_writing))
@@ -161,6 +162,16 @@ def result_lines(manifest: GenerationManifest) -> list[str]:
         lines.append(novelty_line(manifest.mention_novelty))
     if len(manifest.mention_sources or {}) > 1:
         lines.append(origins_line(manifest.mention_sources))
+    if manifest.silver:
+        silver = manifest.silver
+        lines.append(
+            f"silver split: {silver['sentences']} of your sentences with {silver['entities']} entities, labelled by "
+            "the dictionary (silver/)"
+        )
+    if manifest.balance and manifest.balance_reached:
+        reached, gold = manifest.balance_reached["set"], manifest.balance_reached["gold"]
+        groups = ", ".join(f"{g} {reached.get(g, 0)} (gold {gold.get(g, 0)})" for g in manifest.balance["asked"])
+        lines.append(f"balanced {manifest.balance['type']} mentions: {groups}")
     return lines
 
 
