@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
     """Register ``hf-ecg evaluate``."""
     evaluate = sub.add_parser(
         "evaluate",
-        help="measure synthetic data: generation quality against gold, downstream NER, label noise",
+        help="measure synthetic data: generation quality against gold, downstream NER, label noise, fairness",
         description="Evaluation commands; each prints its results as JSON (and writes them with --output).",
     )
     evaluate_sub = evaluate.add_subparsers(dest="evaluation", metavar="WHAT", required=True)
