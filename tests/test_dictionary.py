@@ -230,6 +230,10 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     assert [(c.name, len(c)) for c in synthetic_sources([f"{out}:4"])] == [("set", 4), ("set (silver)", 3)]
     assert "silver" in (out / "README.md").read_text()
 
+    pushed = tmp_path / "pushed"  # push-dataset's folder carries the split its card declares
+    assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed)]) == 0
+    assert datasets.load_dataset(str(pushed))["silver"].num_rows == 3
+
     text.write_text("fever again .\n")  # the same folder, other text: another recipe
     assert main([*argv, "--unlabelled", str(text)]) == 2
     selected = tmp_path / "selected"

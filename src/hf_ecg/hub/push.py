@@ -69,13 +69,15 @@ def prepare_dataset_folder(
 ) -> Path:
     """Write the dataset repo for a folder that :func:`~hf_ecg.generate_dataset` wrote.
 
-    ``local_dir`` gets ``data/train-*.parquet``, ``ecg_generation.json`` and a ``README.md``
+    ``local_dir`` gets ``data/train-*.parquet`` (and the ``silver/`` split: the user's own text, labelled),
+    ``ecg_generation.json`` and a ``README.md``
     dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
     names). ``card_fields`` set :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields (``license``,
     ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
     """
     from ..data.dataset_format import MANIFEST_NAME
     from ..data.outputs import DATASET, prepare_output
+    from ..data.silver import SILVER_DIR
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     if repo_id is not None:
@@ -85,6 +87,8 @@ def prepare_dataset_folder(
     (local_dir / "data").mkdir()
     for shard in sorted((data_dir / "data").glob("*.parquet")):
         shutil.copy2(shard, local_dir / "data" / shard.name)
+    if (data_dir / SILVER_DIR).is_dir():  # the card declares the split: its files go with it
+        shutil.copytree(data_dir / SILVER_DIR, local_dir / SILVER_DIR)
     shutil.copy2(data_dir / MANIFEST_NAME, local_dir / MANIFEST_NAME)
     card.to_dataset_card().save(local_dir / "README.md")
     return local_dir
