@@ -52,6 +52,13 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "gold + your text labelled by your dictionary alone (distant supervision; JNLPBA: protein and mined names)",
+        {
+            "BC5CDR 45": (["results/dictionaries/bc5cdr-45-distant-pool.ner.json"], "a309133"),
+            "JNLPBA 186": (["results/dictionaries/jnlpba-186-distant-pool.ner.json"], "1c7b255"),
+        },
+    ),
+    (
         "**gold + hf_ecg, defaults, 10×**",
         {
             "BC5CDR 45": (["results/reference-cards/bc5cdr-45-10x.ner.json"], "bd00505"),
@@ -66,7 +73,7 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
-        "… and your text labelled by the dictionary (`evaluate ner --unlabelled`; JNLPBA: with names mined from it)",
+        "… and your text labelled by the dictionary (the silver split; JNLPBA: with names mined from it)",
         {
             "BC5CDR 45": (["results/dictionaries/bc5cdr-45-text-names-10x+distant-pool.ner.json"], "cfc4649"),
             "JNLPBA 186": (["results/dictionaries/jnlpba-186-mined-names-10x+distant-pool.ner.json"], "54805f1"),
