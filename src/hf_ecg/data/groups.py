@@ -14,6 +14,7 @@ import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 __all__ = ["GroupTable", "GroupTableError", "read_group_spec"]
@@ -76,23 +77,22 @@ class GroupTable:
         """The groups, in the order the file first names them."""
         return list(self.names)
 
+    @cached_property
     def _index(self) -> dict[str, str]:
+        """Each name, case folded, to its group (built on first use)."""
         return {" ".join(name).casefold(): group for group, names in self.names.items() for name in names}
 
     def group_of(self, mention: Sequence[str]) -> str | None:
         """The group of a mention: of its whole text, else of its first word; ``None`` when neither is listed."""
-        index = self._index()
         if not mention:
             return None
-        return index.get(" ".join(mention).casefold()) or index.get(mention[0].casefold())
+        return self._index.get(" ".join(mention).casefold()) or self._index.get(mention[0].casefold())
 
     def counts(self, mentions: Iterable[Sequence[str]]) -> dict[str, int]:
         """Mentions per group, every group listed (0 included), and ``unknown`` for those in none."""
-        index = self._index()
         counts = dict.fromkeys([*self.groups, "unknown"], 0)
         for mention in mentions:
-            group = (index.get(" ".join(mention).casefold()) or index.get(mention[0].casefold())) if mention else None
-            counts[group or "unknown"] += 1
+            counts[self.group_of(mention) or "unknown"] += 1
         return counts
 
     def draw(self, group: str, rng: random.Random) -> tuple[str, ...]:
