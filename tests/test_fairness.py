@@ -161,6 +161,7 @@ def test_generate_balance_reaches_the_shares_asked_and_the_card_shows_gold_besid
         (b"", "groups.tsv: the file is empty"),
         (b"Megan\tfemale\nAnna\n", "groups.tsv:2: expected a name, a tab and its group"),
         (b"Megan\tfemale\nmegan\tmale\n", "groups.tsv:2: 'megan' is in group 'male' here and in 'female' on line 1"),
+        (b"Megan\tfemale\n--\tmale\n", "groups.tsv:2: '--' is no name"),
         (b"Megan\tfemale\n\xff\tmale\n", "groups.tsv:2: not UTF-8 text"),
         (b"\xef\xbb\xbfMegan\tfemale\n", "groups.tsv:1: starts with a byte-order mark"),
         (b"Megan\tfemale\nAnna\tfemale\n", "a table needs two groups"),

@@ -4,7 +4,8 @@ to, from the user's own attribute table. A group file is plain UTF-8 text, one `
 word (``Megan Fox`` of ``Megan``'s), case aside; a mention in neither is counted apart, as unknown.
 
 Read with :meth:`GroupTable.read`: an empty file, one that is not UTF-8 or starts with a byte-order mark, a line
-without a group, a name in two groups and a table of fewer than two groups are refused naming the file and line.
+without a group, a name the mention check refuses (a control character, no letter or digit), a name in two groups
+and a table of fewer than two groups are refused naming the file and line.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+
+from ..runtime.mentions import mention_problem
 
 __all__ = ["GroupTable", "GroupTableError", "read_group_spec"]
 
@@ -55,6 +59,10 @@ class GroupTable:
             name, _, group = (part.strip() for part in line.partition("\t"))
             if not name or not group:
                 raise GroupTableError(f"{file}:{number}: expected a name, a tab and its group, got {line!r}")
+            name = unicodedata.normalize("NFC", name)  # as the corpus reader and mention lists read text
+            problem = mention_problem(tuple(name.split()))  # the check every mention source passes
+            if problem:
+                raise GroupTableError(f"{file}:{number}: {name[:60]!r} is no name: {problem}")
             key = name.casefold()
             if key in seen and seen[key][0] != group:
                 first_group, first_line = seen[key]
