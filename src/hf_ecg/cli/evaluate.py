@@ -224,13 +224,16 @@ def _add_fairness_parser(evaluate_sub: Any) -> None:
 
 
 def _run_evaluate_fairness(args: argparse.Namespace) -> int:
-    from ..data.groups import GroupTable
+    from ..data.groups import GroupTable, split_group_spec
     from ..evaluation import load_source
     from ..evaluation.fairness import evaluate_fairness
 
-    entity_type, sep, path = args.groups.partition("=")
-    if not sep or not entity_type or not path:
-        raise CLIError(f"--groups takes TYPE=FILE, got {args.groups!r}")
+    try:
+        entity_type, path, shares = split_group_spec(args.groups)
+    except ValueError as error:
+        raise CLIError(f"--groups {error}") from None
+    if shares is not None:
+        raise CLIError(f"--groups takes TYPE=FILE (shares are generate --balance's), got {args.groups!r}")
     _check_report(args, args.data, args.gold, path)
     table = GroupTable.read(entity_type, path)
     seeds = parse_seeds(args.seeds, "--seeds")

@@ -21,7 +21,10 @@ from pathlib import Path
 
 from ..runtime.mentions import mention_problem
 
-__all__ = ["GroupTable", "GroupTableError", "read_group_spec"]
+__all__ = ["RULE_80", "GroupTable", "GroupTableError", "disparate_impact", "read_group_spec", "split_group_spec"]
+
+#: The 80% rule: a disparate impact at or above this holds.
+RULE_80 = 0.8
 
 
 class GroupTableError(ValueError):
@@ -113,16 +116,27 @@ class GroupTable:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def read_group_spec(spec: str) -> tuple[GroupTable, dict[str, float] | None]:
-    """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` as its table and the shares asked (``None``: equal); shares
-    must name the table's groups and be positive (normalized to sum to 1)."""
+def disparate_impact(counts: Mapping[str, int]) -> float | None:
+    """The smallest group's count over the largest's (``unknown`` aside); ``None`` when no mention has a group."""
+    known = [n for group, n in counts.items() if group != "unknown"]
+    return min(known) / max(known) if known and max(known) > 0 else None
+
+
+def split_group_spec(spec: str) -> tuple[str, str, str | None]:
+    """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` as the type, the file and the shares' text (``None``)."""
     entity_type, sep, rest = spec.partition("=")
     if not sep or not entity_type or not rest:
         raise GroupTableError(f"{spec!r}: expected TYPE=FILE or TYPE=FILE:GROUP=SHARE,...")
-    path, shares_text = rest, None
     head, colon, tail = rest.rpartition(":")
     if colon and "=" in tail and not Path(rest).exists():
-        path, shares_text = head, tail
+        return entity_type, head, tail
+    return entity_type, rest, None
+
+
+def read_group_spec(spec: str) -> tuple[GroupTable, dict[str, float] | None]:
+    """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` as its table and the shares asked (``None``: equal); shares
+    must name the table's groups and be positive (normalized to sum to 1)."""
+    entity_type, path, shares_text = split_group_spec(spec)
     table = GroupTable.read(entity_type, path)
     if shares_text is None:
         return table, None

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..data.corpus import Corpus
-from ..data.groups import GroupTable
+from ..data.groups import RULE_80, GroupTable, disparate_impact
 from ..runtime.tags import Span, tags_to_spans
 
 __all__ = [
@@ -31,16 +31,8 @@ __all__ = [
     "swap_mention",
 ]
 
-#: The 80% rule: a disparate impact at or above this holds.
-RULE_80 = 0.8
 #: A counterfactual unfairness under this counts as fair.
 UNFAIR_SHARE = 0.1
-
-
-def disparate_impact(counts: dict[str, int]) -> float | None:
-    """The smallest group's count over the largest's (``unknown`` aside); ``None`` when no mention has a group."""
-    known = [n for group, n in counts.items() if group != "unknown"]
-    return min(known) / max(known) if known and max(known) > 0 else None
 
 
 def group_report(corpus: Corpus, table: GroupTable) -> dict[str, Any]:

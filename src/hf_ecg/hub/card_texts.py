@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..data.groups import disparate_impact
+
 if TYPE_CHECKING:
     from ..data.manifest import MentionsRecord
 
@@ -146,15 +148,11 @@ def _lists_text(record: Any) -> str:
 
 def fairness_rows(balance: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's fairness table from a manifest's balance record: per group, gold's and the set's mentions, then the
-    disparate impact of each (the smallest group's count over the largest's; ``None`` with no known group)."""
+    disparate impact of each (:func:`~hf_ecg.data.groups.disparate_impact`; ``None`` with no known group)."""
     rows = []
     gold, dataset = balance.get("gold") or {}, balance.get("set") or {}
     for group in [*balance.get("asked", {}), "unknown"]:
         rows.append({"group": group, "gold": gold.get(group, 0), "set": dataset.get(group, 0)})
 
-    def impact(counts: dict[str, int]) -> float | None:
-        known = [n for group, n in counts.items() if group != "unknown"]
-        return min(known) / max(known) if known and max(known) > 0 else None
-
-    rows.append({"group": "disparate impact", "gold": impact(gold), "set": impact(dataset)})
+    rows.append({"group": "disparate impact", "gold": disparate_impact(gold), "set": disparate_impact(dataset)})
     return rows

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..citation import CITATION
+from ..data.groups import RULE_80
 from ..data.selection_rules import RULE_DESCRIPTIONS
 from .card_texts import BASELINES, baseline_text, fairness_rows, mention_sources_text, mentions_text, sampler_text
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
@@ -231,6 +232,14 @@ class ECGDatasetCardData:
         """Per group of the balanced type: its mentions in gold and in the set (counts and shares), and the disparate
         impact of each as the last row (``group`` ``disparate impact``)."""
         return fairness_rows(self.balance) if self.balance else []
+
+    rule_80 = RULE_80
+
+    @property
+    def rule_80_holds(self) -> dict[str, bool | None]:
+        """Whether the 80% rule holds for gold and for the set (``None``: no mention of a known group)."""
+        impact = self.fairness_rows[-1] if self.balance else {}
+        return {side: None if impact.get(side) is None else impact[side] >= RULE_80 for side in ("gold", "set")}
 
     @property
     def sampler_description(self) -> str:

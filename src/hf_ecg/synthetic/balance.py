@@ -19,9 +19,9 @@ from typing import Any
 from ..data.groups import GroupTable
 from ..runtime.mention_sources import MentionOrigin
 from ..runtime.mentions import MentionBank
-from ..runtime.tags import tags_to_spans, text_spans
+from ..runtime.tags import Span, tags_to_spans, text_spans
 
-__all__ = ["balance_folder", "balance_setting", "bank_groups", "deal_groups"]
+__all__ = ["asked_shares", "balance_folder", "balance_setting", "bank_groups", "deal_groups"]
 
 
 def deal_groups(count: int, shares: dict[str, float]) -> list[str]:
@@ -37,11 +37,16 @@ def deal_groups(count: int, shares: dict[str, float]) -> list[str]:
 
 
 def _rewrite(
-    row: dict[str, Any], names: list[str], table: GroupTable, groups: Iterator[str], rng: random.Random
+    row: dict[str, Any],
+    tags: list[str],
+    spans: list[Span],
+    names: list[str],
+    table: GroupTable,
+    groups: Iterator[str],
+    rng: random.Random,
 ) -> None:
-    """Refill ``row``'s mentions of ``table``'s type with names of the next ``groups``."""
-    tags = [names[k] for k in row["ner_tags"]]
-    spans = tags_to_spans(tags, "IOB2")[0]
+    """Refill ``row``'s mentions of ``table``'s type (``spans`` over its IOB2 ``tags``) with names of the next
+    ``groups``."""
     sources = list(row.get("mention_sources") or [])
     tokens, new_tags, cursor = [], [], 0
     for index, span in enumerate(spans):
@@ -68,41 +73,42 @@ def _rewrite(
 
 def balance_folder(
     output_dir: str | os.PathLike, table: GroupTable, shares: dict[str, float] | None, seed: int
-) -> dict[str, Any]:
-    """Refill the mentions of ``table``'s type in the folder's ``data/`` shards (see the module); returns the
-    balance record: the type, the table's digest, the shares asked and each group's count reached."""
+) -> dict[str, int]:
+    """Refill the mentions of ``table``'s type in the folder's ``data/`` shards (see the module); returns each
+    group's count reached."""
     import datasets
     import pyarrow.parquet as pq
 
-    shares = shares or {group: 1 / len(table.groups) for group in table.groups}
     shards = sorted(Path(output_dir, "data").glob("*.parquet"))
     loaded = [datasets.Dataset(pq.read_table(shard)) for shard in shards]
     names = loaded[0].features["ner_tags"].feature.names if loaded else []
-    total = 0
-    for rows in loaded:
-        for tags in rows.data.column("ner_tags").to_pylist():
-            spans = tags_to_spans([names[k] for k in tags], "IOB2")[0]
-            total += sum(span.label == table.entity_type for span in spans)
-    dealt = deal_groups(total, shares)
+    rows = [sorted(part.to_list(), key=lambda row: row["id"]) for part in loaded]
+    tagged = [[_tagged(row, names) for row in part] for part in rows]  # each row's IOB2 tags and spans, read once
+    total = sum(span.label == table.entity_type for part in tagged for _, spans in part for span in spans)
+    dealt = deal_groups(total, asked_shares(table, shares))
     rng = random.Random(f"balance:{seed}")
     groups = iter(dealt)
-    for shard, rows in zip(shards, loaded, strict=True):
-        ordered = sorted(rows.to_list(), key=lambda row: row["id"])
-        for row in ordered:
-            _rewrite(row, names, table, groups, rng)
-        table_out = datasets.Dataset.from_list(ordered, features=rows.features).data.table
+    for shard, dataset, part, part_tagged in zip(shards, loaded, rows, tagged, strict=True):
+        for row, (tags, spans) in zip(part, part_tagged, strict=True):
+            _rewrite(row, tags, spans, names, table, groups, rng)
         tmp = shard.with_name(f".tmp-balance-{shard.name}")
-        pq.write_table(table_out, tmp)
+        pq.write_table(datasets.Dataset.from_list(part, features=dataset.features).data.table, tmp)
         os.replace(tmp, shard)
     reached = dict.fromkeys(table.groups, 0)
     for group in dealt:
         reached[group] += 1
-    return {
-        "type": table.entity_type,
-        "groups_digest": table.digest(),
-        "asked": {group: round(share, 4) for group, share in shares.items()},
-        "reached": reached,
-    }
+    return reached
+
+
+def _tagged(row: dict[str, Any], names: list[str]) -> tuple[list[str], list[Span]]:
+    """A row's ``ner_tags`` as IOB2 strings, and its entities."""
+    tags = [names[k] for k in row["ner_tags"]]
+    return tags, tags_to_spans(tags, "IOB2")[0]
+
+
+def asked_shares(table: GroupTable, shares: dict[str, float] | None) -> dict[str, float]:
+    """The shares a balance asks of ``table``'s groups: ``shares``, or each group alike."""
+    return shares or {group: 1 / len(table.groups) for group in table.groups}
 
 
 def balance_setting(balance: tuple[GroupTable, dict[str, float] | None], entity_types: Sequence[str]) -> dict[str, Any]:
@@ -112,12 +118,8 @@ def balance_setting(balance: tuple[GroupTable, dict[str, float] | None], entity_
         raise ValueError(
             f"{table.source}: the generator does not write {table.entity_type} (it writes {', '.join(entity_types)})"
         )
-    shares = shares or {group: 1 / len(table.groups) for group in table.groups}
-    return {
-        "type": table.entity_type,
-        "groups_digest": table.digest(),
-        "asked": {g: round(v, 4) for g, v in shares.items()},
-    }
+    asked = {group: round(share, 4) for group, share in asked_shares(table, shares).items()}
+    return {"type": table.entity_type, "groups_digest": table.digest(), "asked": asked}
 
 
 def bank_groups(bank: MentionBank | None, table: GroupTable) -> dict[str, int]:

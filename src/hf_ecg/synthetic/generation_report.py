@@ -192,17 +192,17 @@ def finish_run(
     from ..hub.dataset_card import write_dataset_card
 
     finish_folder(output_dir)
+    bank = training_bank(run.ecg_config, run.corpus_bank)
     reached = None
     if balance is not None:
         table, shares = balance
-        record = balance_folder(output_dir, table, shares, manifest.seed or 0)
-        gold = bank_groups(training_bank(run.ecg_config, run.corpus_bank), table)
-        reached = {"gold": gold, "set": {**record["reached"], "unknown": 0}}
+        dealt = balance_folder(output_dir, table, shares, manifest.seed or 0)
+        reached = {"gold": bank_groups(bank, table), "set": {**dealt, "unknown": 0}}
     if silver is not None:
         write_silver(output_dir, silver, manifest.label_names)
     data_dir = output_dir / "data"
     cost = generation_cost(data_dir, run.decoding.redraw_budget)
-    novelty = mention_novelty(data_dir, training_bank(run.ecg_config, run.corpus_bank))
+    novelty = mention_novelty(data_dir, bank)
     origins = mention_origins(data_dir)
     written = writing.to_dict(resumed=resumed) if run.engine_run.writer is not None else None
     finished = manifest.with_results(
