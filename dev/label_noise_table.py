@@ -16,9 +16,9 @@ import argparse
 import json
 from pathlib import Path
 
-from hf_ecg.evaluation import load_source
+from hf_ecg.data.sources import load_source
 from hf_ecg.evaluation.labels import ERROR_KINDS, label_agreement
-from hf_ecg.evaluation.tagger import Tagger
+from hf_ecg.taggers.tagger import Tagger
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"

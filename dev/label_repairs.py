@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hf_ecg.evaluation import load_source
-from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, train_gold_taggers
+from hf_ecg.data.sources import load_source
+from hf_ecg.labelling.ensemble import train_gold_taggers
+from hf_ecg.synthetic.selection import SelectionConfig, filter_generated
 
 
 def main() -> int:
@@ -33,7 +34,7 @@ def main() -> int:
         SelectionConfig(rules=v.split(","), tagger_seeds=seeds, tagger_learning_rate=args.tagger_learning_rate)
         for v in args.variant
     ]
-    taggers = train_gold_taggers(gold, configs[0], progress_bar=True)
+    taggers = train_gold_taggers(gold, configs[0].ner_config(), configs[0].tagger_seeds, progress_bar=True)
     for config in configs:
         output = Path(args.output_dir) / f"{Path(args.generated).name}-{'+'.join(config.rules)}"
         filter_generated(args.generated, gold, output, config, taggers=taggers, progress_bar=True)

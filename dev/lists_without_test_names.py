@@ -17,7 +17,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from hf_ecg.evaluation import load_source
+from hf_ecg.data.sources import load_source
 from hf_ecg.runtime.mentions import MENTION_LIST_SUFFIX, mention_list_files, read_mention_list
 
 

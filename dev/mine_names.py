@@ -1,6 +1,6 @@
 """Mine typed names from the user's unlabelled text with taggers already trained, as name lists with counts.
 
-What ``hf-ecg mine-names`` does (``hf_ecg.synthetic.mining``), with the taggers of an ``hf-ecg evaluate ner
+What ``hf-ecg mine-names`` does (``hf_ecg.labelling.mining``), with the taggers of an ``hf-ecg evaluate ner
 --save-taggers`` run instead of its own, and with ``--test``: the lookup's scores on a test split with the dictionary
 alone and with the mined names added, and the ensemble's. Writes ``OUTPUT/TYPE.txt`` (``name<TAB>count``). Usage::
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 from seqeval.metrics import f1_score, precision_score, recall_score
 
-from hf_ecg.data.dictionary import Dictionary
-from hf_ecg.evaluation import load_source, load_unlabelled_source
-from hf_ecg.evaluation.tagger import Tagger
-from hf_ecg.synthetic.mining import mine_names, write_name_lists
-from hf_ecg.synthetic.teacher import ensemble_proba
+from hf_ecg.data.sources import load_source, load_unlabelled_source
+from hf_ecg.labelling.dictionary import Dictionary
+from hf_ecg.labelling.ensemble import ensemble_proba
+from hf_ecg.labelling.mining import mine_names, write_name_lists
+from hf_ecg.taggers.tagger import Tagger
 
 
 def _scores(gold: list[list[str]], predicted: list[list[str]]) -> str:

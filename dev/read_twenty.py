@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import random
 
-from hf_ecg.evaluation import load_source
+from hf_ecg.data.sources import load_source
 from hf_ecg.evaluation.labels import label_errors
-from hf_ecg.evaluation.tagger import Tagger
 from hf_ecg.runtime.tags import marked
+from hf_ecg.taggers.tagger import Tagger
 
 
 def main() -> int:

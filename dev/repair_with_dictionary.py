@@ -15,8 +15,8 @@ import argparse
 import json
 from pathlib import Path
 
-from hf_ecg.data.dictionary import Dictionary
-from hf_ecg.evaluation import load_source
+from hf_ecg.data.sources import load_source
+from hf_ecg.labelling.dictionary import Dictionary
 
 
 def main() -> int:

@@ -60,7 +60,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from hf_ecg.data.manifest import read_manifest
-    from hf_ecg.evaluation import load_flags, load_labelled
+    from hf_ecg.data.sources import load_flags, load_labelled
     from hf_ecg.evaluation.quality import quality_reports
     from hf_ecg.runtime.decoding import DecodingConfig
     from hf_ecg.synthetic.generate import generate_dataset

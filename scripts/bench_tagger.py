@@ -1,6 +1,6 @@
 """Benchmark: the NER tagger's training and prediction under bfloat16 autocast vs float32.
 
-Both runs train the same tagger (``hf_ecg.evaluation.ner.train_tagger``, MiniLM-L6 by default) on the same
+Both runs train the same tagger (``hf_ecg.taggers.training.train_tagger``, MiniLM-L6 by default) on the same
 sentences for the same number of updates with the same seed, then predict the same test sentences, in this one
 process; a short warm-up run comes first. For each the script prints the seconds of training and of
 prediction and the test entity F1 (a check that the short run learnt the same thing, not a converged score).
@@ -24,8 +24,10 @@ from dataclasses import replace
 
 import torch
 
-from hf_ecg.evaluation import load_source
-from hf_ecg.evaluation.ner import NERConfig, score_tagger, train_tagger
+from hf_ecg.data.sources import load_source
+from hf_ecg.evaluation.ner import score_tagger
+from hf_ecg.taggers.tagger import NERConfig
+from hf_ecg.taggers.training import train_tagger
 
 
 def main() -> None:

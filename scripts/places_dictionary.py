@@ -10,7 +10,7 @@ quick start's tweets (WNUT-16's ``geo-loc``).
 ``TYPE.txt`` holds the countries, the continents, the US states and the cities of at least ``--min-population``
 people (default 100,000), each with its English name only (the package's alternate names include other scripts and
 spellings that tag ordinary words), one name a line. A name a place shares with a common word is the user's to
-take out (``hf_ecg.data.dictionary.Dictionary.without_common_words`` does it from labelled sentences).
+take out (``hf_ecg.labelling.dictionary.Dictionary.without_common_words`` does it from labelled sentences).
 """
 
 from __future__ import annotations

@@ -1,7 +1,13 @@
 """The house's floors: no import cycle between the package's modules, and no package importing one above it.
 
 Every import counts, those inside functions too (a lazy import that closes a circle is still a circle). The floors,
-lowest first, are :data:`FLOORS`: data flows one way, corpus → blocks → trainer → model → engine → dataset → Hub.
+lowest first, are :data:`FLOORS`, and they are the order in which the work depends on itself: the generation
+engine (``runtime``, shipped on its own); the user's inputs read and the formats on disk (``data``); the base models
+(``modeling``); the downstream tagger (``taggers``); what labels text without a person (``labelling``: dictionaries,
+taggers' readings, mined names); the measures (``evaluation``); the cards and the training record (``hub``, which
+generation and training both fill); writing datasets (``synthetic``); training generators (``training``, whose
+second stage writes its own sentences with ``synthetic``); the public names, and the commands and the demo on top.
+Data itself flows corpus → blocks → trainer → model → engine → dataset → Hub through them.
 """
 
 from __future__ import annotations
@@ -14,14 +20,14 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 #: The packages (and top-level modules) of hf_ecg, lowest floor first; one floor's members may not import each
-#: other. ``runtime`` is shipped as remote code and imports nothing of hf_ecg outside it; ``hub`` holds the card
-#: data and the training record that generation and training both read; ``training`` writes its own sentences
-#: with ``synthetic``'s generation.
+#: other. ``runtime`` is shipped as remote code and imports nothing of hf_ecg outside it.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("runtime",),
     ("citation", "_registration"),
     ("data",),
     ("modeling",),
+    ("taggers",),
+    ("labelling",),
     ("evaluation",),
     ("hub",),
     ("synthetic",),
@@ -165,13 +171,40 @@ def test_a_planted_cycle_is_found_lazy_imports_included(tmp_path):
         ("runtime/words.py", "from ..data.corpus import Corpus\n", "hf_ecg.runtime.words -> hf_ecg.data.corpus"),
         ("synthetic/run.py", "from ..training import train\n", "hf_ecg.synthetic.run -> hf_ecg.training.train"),
         ("cli/generate.py", "def f():\n    from ..demo import app\n", "hf_ecg.cli.generate -> hf_ecg.demo.app"),
+        (
+            "taggers/tagger.py",
+            "from ..labelling.dictionary import D\n",
+            "hf_ecg.taggers.tagger -> hf_ecg.labelling.dictionary",
+        ),
+        (
+            "labelling/dictionary.py",
+            "from ..evaluation.ner import f\n",
+            "hf_ecg.labelling.dictionary -> hf_ecg.evaluation.ner",
+        ),
+        ("data/corpus.py", "from ..taggers.tagger import T\n", "hf_ecg.data.corpus -> hf_ecg.taggers.tagger"),
     ],
 )
 def test_a_planted_upward_import_is_found(tmp_path, module, source, wrong):
     files = {
         "__init__.py": "",
-        **{f"{package}/__init__.py": "" for package in ("runtime", "data", "synthetic", "training", "cli", "demo")},
+        **{
+            f"{package}/__init__.py": ""
+            for package in (
+                "runtime",
+                "data",
+                "taggers",
+                "labelling",
+                "evaluation",
+                "synthetic",
+                "training",
+                "cli",
+                "demo",
+            )
+        },
         "data/corpus.py": "",
+        "taggers/tagger.py": "",
+        "labelling/dictionary.py": "",
+        "evaluation/ner.py": "",
         "training/train.py": "",
         "demo/app.py": "",
         module: source,
@@ -230,3 +263,26 @@ def test_an_oversized_module_function_and_class_are_found(tmp_path):
         f"hf_ecg/engine.py: class MentionWriter ({MAX_ENGINE_CLASS_LINES + 1})",
         f"hf_ecg/function.py: f ({MAX_FUNCTION_LINES + 1})",
     ]
+
+
+#: The modules outside ``evaluation`` that import it, and why: each asks for a measure, never for its inputs.
+MEASURE_IMPORTERS = {
+    "hf_ecg": "evaluate_ner, a public name",
+    "hf_ecg.cli.evaluate": "the evaluate command",
+    "hf_ecg.hub.dataset_card": "the surface-health measures the card reports",
+    "hf_ecg.synthetic.sample_rules": "the near-copy and fragment rules' measures",
+}
+
+
+def test_inputs_are_read_on_the_ground_floor_not_through_evaluation():
+    graph = import_graph(SRC)
+    importers = {
+        module
+        for module, targets in graph.items()
+        if not module.startswith("hf_ecg.evaluation") and any(t.startswith("hf_ecg.evaluation") for t in targets)
+    }
+    assert importers == set(MEASURE_IMPORTERS)
+    assert not any("hf_ecg.evaluation" in targets for targets in graph.values())  # the package's face holds nothing
+    loaders = ast.parse((SRC / "hf_ecg" / "data" / "sources.py").read_text(encoding="utf-8"))
+    defined = {node.name for node in loaders.body if isinstance(node, ast.FunctionDef)}
+    assert {"load_labelled", "load_source", "load_unlabelled_source", "source_path", "load_flags"} <= defined

@@ -10,7 +10,7 @@ from conftest import labelled_sentences
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import Corpus, Sentence, read_conll
 from hf_ecg.data.dataset_format import DATA_FILES_HEADER, bio_labels, load_data_folder, read_generated
-from hf_ecg.evaluation import load_labelled
+from hf_ecg.data.sources import load_labelled
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.runtime.blocks import decompose
 from hf_ecg.runtime.mentions import MentionBank

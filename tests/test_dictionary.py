@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import load_corpus
-from hf_ecg.data.dictionary import Dictionary, DictionaryError
-from hf_ecg.evaluation.ner import dictionary_labelled, lookup_scores
+from hf_ecg.evaluation.ner import lookup_scores
+from hf_ecg.labelling.dictionary import Dictionary, DictionaryError
 from hf_ecg.runtime.tags import Span
 from tiny import toy_corpus
 
@@ -104,7 +104,7 @@ def test_the_lookup_baseline_and_distant_supervision(tmp_path):
     dictionary = Dictionary(names)
     scores = lookup_scores(dictionary, corpus)
     assert scores["entity_precision"] == 1.0 and scores["entity_recall"] == 1.0  # every gold name is in it
-    distant = dictionary_labelled(dictionary, [s.tokens for s in corpus])
+    distant = dictionary.label([s.tokens for s in corpus])
     assert [s.tags for s in distant] == [s.tags for s in corpus]
 
 
@@ -196,9 +196,9 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     it out; a resumed run with other text is refused; selection carries the split along."""
     import datasets
 
-    from hf_ecg.cli.evaluate import synthetic_sources
     from hf_ecg.data.manifest import read_manifest
     from hf_ecg.data.silver import load_silver
+    from hf_ecg.data.sources import load_synthetic
 
     (tmp_path / "Disease.txt").write_text("hepatitis\nfever\n")
     text = tmp_path / "text.txt"
@@ -227,7 +227,7 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     corpus = load_silver(out)
     assert corpus.name == "set (silver)" and [len(s.spans) for s in corpus] == [1, 2, 0]
     # evaluate ner --synthetic SET trains on the samples and the silver sentences, SET:N cutting the samples only
-    assert [(c.name, len(c)) for c in synthetic_sources([f"{out}:4"])] == [("set", 4), ("set (silver)", 3)]
+    assert [(c.name, len(c)) for c in load_synthetic([f"{out}:4"])] == [("set", 4), ("set (silver)", 3)]
     assert "silver" in (out / "README.md").read_text()
 
     pushed = tmp_path / "pushed"  # push-dataset's folder carries the split its card declares

@@ -437,7 +437,8 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
 
 def test_evaluate_ner_says_when_the_test_data_has_a_type_no_training_sentence_has(tmp_path, caplog):
     from hf_ecg.data.corpus import read_conll
-    from hf_ecg.evaluation.ner import NERConfig, evaluate_ner
+    from hf_ecg.evaluation.ner import evaluate_ner
+    from hf_ecg.taggers.tagger import NERConfig
     from tiny import save_tiny_bert
 
     train = read_conll(toy_corpus(tmp_path / "toy.tsv"))

@@ -193,7 +193,7 @@ def test_dataset_card_states_its_metadata_and_facts():
 def test_dataset_card_says_where_user_mentions_come_from(mentions):
     card = ECGDatasetCardData(entity_types=["A"], num_samples=1, mentions=mentions)
     text = str(card.to_dataset_card())
-    assert "supplied by the user as a dictionary (recorded only as a digest: `0123456789abcdef`)" in text
+    assert "supplied by the user in code (recorded only as a digest: `0123456789abcdef`)" in text
     assert "not taken from the training corpus" in text
     assert "license" not in card.card_data().to_dict()  # none stated: not "other" with no name
     assert "so that corpus's license applies to them" in " ".join(text.split())

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
 from hf_ecg.evaluation.labels import ERROR_KINDS, agreement_by_origin, label_agreement, label_errors
-from hf_ecg.evaluation.metrics import entity_scores
-from hf_ecg.evaluation.ner import NERConfig, evaluate_ner
-from hf_ecg.evaluation.tagger import TAGGER_RECORD, Tagger
+from hf_ecg.evaluation.ner import evaluate_ner
 from hf_ecg.runtime.tags import tags_to_spans
+from hf_ecg.taggers.metrics import entity_scores
+from hf_ecg.taggers.tagger import TAGGER_RECORD, NERConfig, Tagger
 from tiny import save_tiny_bert, save_tiny_model, toy_corpus
 
 # The toy corpus (tests/tiny.py) has four sentences, e.g. "Ibuprofen/B-Chemical relieves severe/B-Disease

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from hf_ecg.cli import main
-from hf_ecg.data.dictionary import Dictionary
-from hf_ecg.synthetic.mining import mine_names, write_name_lists
+from hf_ecg.labelling.dictionary import Dictionary
+from hf_ecg.labelling.mining import mine_names, write_name_lists
 from tiny import toy_corpus
 
 LABELS = ["O", "B-protein", "I-protein", "B-cell_type", "I-cell_type"]

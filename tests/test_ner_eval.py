@@ -13,14 +13,9 @@ from sklearn.metrics import f1_score as sk_f1
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
-from hf_ecg.evaluation.ner import (
-    NERConfig,
-    entity_scores,
-    evaluate_ner,
-    per_type_scores,
-    token_macro_f1,
-    train_and_test,
-)
+from hf_ecg.evaluation.ner import evaluate_ner, train_and_test
+from hf_ecg.taggers.metrics import entity_scores, per_type_scores, token_macro_f1
+from hf_ecg.taggers.tagger import NERConfig
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
 
 TAGS = ["O", "B-A", "I-A", "B-B", "I-B"]
@@ -100,7 +95,8 @@ def test_predictions_stay_with_their_sentences(tmp_path, group_by_length):
 def test_bf16_tagger_learns_and_predicts_under_autocast_with_float32_weights(tmp_path):
     import torch
 
-    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+    from hf_ecg.evaluation.ner import score_tagger
+    from hf_ecg.taggers.training import train_tagger
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     config = NERConfig(
@@ -125,7 +121,8 @@ def test_an_encoder_saved_in_bfloat16_is_trained_in_float32(tmp_path):
     # take its AdamW steps in bfloat16 and lose the small updates.
     import torch
 
-    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+    from hf_ecg.evaluation.ner import score_tagger
+    from hf_ecg.taggers.training import train_tagger
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     encoder = save_tiny_bert(tmp_path / "bert", dtype=torch.bfloat16)
@@ -249,7 +246,7 @@ def _corpus(n, name):
 
 @given(st.integers(1, 30), st.integers(1, 300), st.floats(0.05, 0.95))
 def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gold, num_synthetic, share):
-    from hf_ecg.evaluation.ner import training_stages
+    from hf_ecg.taggers.training import training_stages
 
     config = NERConfig(recipe="oversample", gold_share=share)
     [(sentences, epochs)] = training_stages([_corpus(num_gold, "g")], [_corpus(num_synthetic, "s")], config)
@@ -262,7 +259,7 @@ def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gol
 
 @given(st.integers(1, 200), st.integers(1, 5000), st.sampled_from([2.0, 5.0, 20.0]))
 def test_default_synthetic_epochs_give_more_updates_in_fewer_passes_as_data_grows(num_gold, num_synthetic, epochs):
-    from hf_ecg.evaluation.tagger_training import default_synthetic_epochs
+    from hf_ecg.taggers.training import default_synthetic_epochs
 
     passes = default_synthetic_epochs(epochs, num_gold, num_synthetic)
     assert passes == int(passes) and 1 <= passes <= epochs
@@ -273,7 +270,7 @@ def test_default_synthetic_epochs_give_more_updates_in_fewer_passes_as_data_grow
 
 
 def test_default_synthetic_epochs_at_the_measured_multiples():
-    from hf_ecg.evaluation.tagger_training import default_synthetic_epochs
+    from hf_ecg.taggers.training import default_synthetic_epochs
 
     assert [default_synthetic_epochs(20, 45, 45 * m) for m in (1, 2, 5, 10)] == [20, 14, 9, 6]
     assert default_synthetic_epochs(20, 45, 10) == 20  # less synthetic than gold: never more than gold's epochs
@@ -303,7 +300,7 @@ GOLD_MENTIONS = [("Chemical", ("aspirin",)), ("Disease", ("heart", "failure")), 
     ),
 )
 def test_new_mention_share_counts_the_mentions_no_gold_sentence_holds(recycled, new):
-    from hf_ecg.evaluation.ner import new_mention_share
+    from hf_ecg.taggers.training import new_mention_share
 
     gold = list(_mentions_corpus(GOLD_MENTIONS, "g"))
     share = new_mention_share(gold, list(_mentions_corpus(recycled + new, "s")))
@@ -312,7 +309,7 @@ def test_new_mention_share_counts_the_mentions_no_gold_sentence_holds(recycled, 
 
 
 def test_two_stage_gives_recycled_mentions_the_updates_of_one_times():
-    from hf_ecg.evaluation.ner import training_stages
+    from hf_ecg.taggers.training import training_stages
 
     gold = [_mentions_corpus(GOLD_MENTIONS * 15, "g")]  # 45 sentences
     recycled = [_mentions_corpus(GOLD_MENTIONS * 150, "bank")]  # 10x, every mention the gold sentences'
@@ -324,7 +321,7 @@ def test_two_stage_gives_recycled_mentions_the_updates_of_one_times():
 
 
 def test_recipes_stages():
-    from hf_ecg.evaluation.ner import training_stages
+    from hf_ecg.taggers.training import training_stages
 
     gold, synthetic = [_corpus(4, "g")], [_corpus(10, "s"), _corpus(2, "t")]
     names = lambda stage: [s.tokens[0][0] for s in stage[0]]  # noqa: E731
@@ -357,7 +354,7 @@ def test_two_stage_ends_on_gold_and_knows_the_synthetic_types(tmp_path):
     config = NERConfig(
         model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, recipe="two-stage", synthetic_epochs=2
     )
-    from hf_ecg.evaluation.ner import train_tagger
+    from hf_ecg.taggers.training import train_tagger
 
     tagger = train_tagger([gold], config, seed=1, synthetic=[noise])
     assert "B-Drug" in tagger.labels
@@ -372,7 +369,7 @@ def test_dev_selection_keeps_the_best_epoch_and_stops_after_patience(tmp_path):
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     encoder = save_tiny_bert(tmp_path / "bert")
     config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3, patience=2)
-    from hf_ecg.evaluation.ner import train_tagger
+    from hf_ecg.taggers.training import train_tagger
 
     tagger = train_tagger([corpus], config, seed=1, dev=corpus)
     [stage] = tagger.selection
@@ -391,13 +388,13 @@ def test_dev_selection_restores_the_best_weights(tmp_path):
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer, TrainerControl, TrainerState
 
-    from hf_ecg.evaluation.ner import Tagger
-    from hf_ecg.evaluation.tagger_training import _dev_selection
+    from hf_ecg.taggers.tagger import Tagger
+    from hf_ecg.taggers.training import _dev_selection
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     encoder = save_tiny_bert(tmp_path / "bert")
     config = NERConfig(model=str(encoder), epochs=15, batch_size=4, learning_rate=5e-3)
-    from hf_ecg.evaluation.ner import train_tagger
+    from hf_ecg.taggers.training import train_tagger
 
     trained = train_tagger([corpus], config, seed=1)
     labels = trained.labels
@@ -421,7 +418,7 @@ def test_dev_selection_restores_the_best_weights(tmp_path):
 
 
 def test_load_source_slices(tmp_path):
-    from hf_ecg.evaluation import load_source
+    from hf_ecg.data.sources import load_source
 
     path = toy_corpus(tmp_path / "toy.tsv", repeat=3)
     whole = read_conll(path)
@@ -438,8 +435,8 @@ def test_load_source_slices(tmp_path):
 
 def test_unlabelled_text_is_read_one_sentence_a_line_and_sliced(tmp_path):
     from hf_ecg.data.corpus import CorpusFormatError
+    from hf_ecg.data.sources import load_unlabelled_source
     from hf_ecg.data.unlabelled import read_text_lines
-    from hf_ecg.evaluation import load_unlabelled_source
 
     text = tmp_path / "abstracts.txt"
     text.write_bytes("\ufeffAspirin-induced headache (mild).\n\n  Cafe\u0301 patients recovered\n".encode())
@@ -461,7 +458,7 @@ def test_unlabelled_text_is_read_one_sentence_a_line_and_sliced(tmp_path):
 def test_self_training_labels_the_unlabelled_text_with_a_gold_tagger_per_seed(tmp_path, capsys):
     """The self-training baseline: the unlabelled sentences, labelled by a tagger trained on gold, are the
     synthetic stage of the run; the report says how many there were."""
-    from hf_ecg.evaluation.ner import train_tagger
+    from hf_ecg.taggers.training import train_tagger
 
     corpus = read_conll(toy_corpus(tmp_path / "toy.tsv", repeat=8))
     config = NERConfig(

@@ -12,9 +12,13 @@ import hf_ecg
 from hf_ecg.runtime import blocks, tags
 from hf_ecg.synthetic import entity_sequences
 
+#: The cap on top-level names. 27, not 25: ``evaluate_ner(config=...)`` takes a :class:`NERConfig` and
+#: ``generate_dataset(balance=...)`` a :class:`GroupTable`, and a user should not reach into a module for either.
+MAX_PUBLIC_NAMES = 27
 
-def test_the_public_api_is_at_most_25_names_each_resolving_without_a_warning():
-    assert len(hf_ecg.__all__) <= 25 and len(set(hf_ecg.__all__)) == len(hf_ecg.__all__)
+
+def test_the_public_api_is_at_most_its_cap_of_names_each_resolving_without_a_warning():
+    assert len(hf_ecg.__all__) <= MAX_PUBLIC_NAMES and len(set(hf_ecg.__all__)) == len(hf_ecg.__all__)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for name in hf_ecg.__all__:

@@ -14,13 +14,15 @@ from hypothesis import strategies as st
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
-from hf_ecg.evaluation.ner import NERConfig, train_tagger
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
+from hf_ecg.labelling.ensemble import ensemble_proba, entity_like, relabel
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import Span, tags_to_spans, text_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select_samples
-from hf_ecg.synthetic.teacher import ensemble_proba, entity_like, relabel, teacher_probabilities, teacher_taggers
+from hf_ecg.synthetic.teacher import teacher_probabilities, teacher_taggers
+from hf_ecg.taggers.tagger import NERConfig
+from hf_ecg.taggers.training import train_tagger
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
 
 # The toy corpus (tests/tiny.py):

@@ -306,7 +306,7 @@ def test_cli_train_writes_a_reloadable_model_with_config_and_card(tmp_path, caps
 
 
 def test_a_qa_plan_generator_learns_plan_questions_and_writes_the_requested_entities(tmp_path):
-    from hf_ecg.evaluation import load_labelled
+    from hf_ecg.data.sources import load_labelled
     from hf_ecg.synthetic.generate import generate_dataset
 
     model_dir = save_tiny_model(tmp_path / "tiny")

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hf_ecg.evaluation.ner import NERConfig
+from hf_ecg.taggers.tagger import NERConfig
 
 from .config import ReproduceConfig, Row
 

@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hf_ecg.evaluation.ner import NERConfig
+from hf_ecg.taggers.tagger import NERConfig
 
 from .config import METHODS, SELECTION_VARIANTS, SETTINGS, ReproduceConfig, Row, ner_rows, wanted
 from .mention_curve import (
@@ -162,8 +162,9 @@ def select_sets(
     row's first run (same data, same protocol: trained once, its score saved as that run). Returns the
     folders with the selected ones added, and ``rows`` less those whose selection kept nothing."""
     from hf_ecg.data.selection_rules import DEFAULT_RULES
-    from hf_ecg.evaluation.ner import score_tagger, train_tagger
+    from hf_ecg.evaluation.ner import score_tagger
     from hf_ecg.synthetic.selection import SelectionConfig, filter_generated
+    from hf_ecg.taggers.training import train_tagger
 
     seeds = ner_config.seeds
     rules = config.rule or list(DEFAULT_RULES)
@@ -226,7 +227,7 @@ def measure_quality(
 ) -> dict[str, dict[str, float]]:
     """Stage 4: each method's first N samples against gold (and all ECG-QALM generated, as ``qalm-all``), and
     ``gold`` itself, each sentence against the other gold sentences; kept in ``path``, read back on a rerun."""
-    from hf_ecg.evaluation import load_flags
+    from hf_ecg.data.sources import load_flags
     from hf_ecg.evaluation.quality import gold_self_report, quality_reports
 
     gold_rows = [(s.tokens, s.tags) for s in gold]
@@ -278,8 +279,8 @@ def run_protocol(
     runs_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
 
-    from hf_ecg.evaluation import load_labelled, load_source
-    from hf_ecg.evaluation.ner import RECIPES
+    from hf_ecg.data.sources import load_labelled, load_source
+    from hf_ecg.taggers.tagger import RECIPES
 
     if config.recipe not in RECIPES:
         raise ValueError(f"unknown recipe {config.recipe!r}; known: {', '.join(RECIPES)}")

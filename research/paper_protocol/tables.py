@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_ecg.data.manifest import read_manifest
-from hf_ecg.evaluation.ner import NERConfig
+from hf_ecg.taggers.tagger import NERConfig
 
 from .config import METHODS, ReproduceConfig, Row
 

@@ -5,8 +5,9 @@ What users call, one name each: read a corpus (:func:`load_corpus`) and build it
 :class:`ECGTrainingArguments`); write samples with the ``entity-controlled-generation`` pipeline
 (:class:`EntityControlledGenerationPipeline`) or a whole dataset (:func:`generate_dataset`), filled from the
 generator's own mentions, the training bank, your lists or a mixture (:class:`MentionBank`, :class:`MentionLists`,
-:class:`MentionMixture`) or a name :class:`Dictionary`; select and repair (:func:`filter_generated`); score a tagger
-trained on it (:func:`evaluate_ner`); push to the Hub with cards (:func:`push_dataset`, :func:`push_model`)::
+:class:`MentionMixture`) or a name :class:`Dictionary`, its names dealt to groups as a :class:`GroupTable`
+says; select and repair (:func:`filter_generated`); score a tagger trained on it (:func:`evaluate_ner`, trained as
+:class:`NERConfig` says); push to the Hub with cards (:func:`push_dataset`, :func:`push_model`)::
 
     import hf_ecg
     from transformers import pipeline
@@ -40,7 +41,9 @@ from .runtime.mentions import MentionBank
 # names them for IDEs and type checkers, as TRL's _LazyModule does).
 _LAZY = {
     "DecodingConfig": "runtime.decoding",
-    "Dictionary": "data.dictionary",
+    "Dictionary": "labelling.dictionary",
+    "GroupTable": "data.groups",
+    "NERConfig": "taggers.tagger",
     "EntityControlledGenerationPipeline": "runtime.pipeline",
     "MentionLists": "runtime.mention_sources",
     "MentionMixture": "runtime.mention_sources",
@@ -104,16 +107,18 @@ _MOVED = {
 
 if TYPE_CHECKING:
     from .data.dataset_format import align_labels
-    from .data.dictionary import Dictionary
+    from .data.groups import GroupTable
     from .evaluation.ner import evaluate_ner
     from .hub.dataset_card import ECGDatasetCardData
     from .hub.model_card import ECGModelCardData
     from .hub.push import push_dataset, push_model
+    from .labelling.dictionary import Dictionary
     from .runtime.decoding import DecodingConfig
     from .runtime.mention_sources import MentionLists, MentionMixture
     from .runtime.pipeline import EntityControlledGenerationPipeline
     from .synthetic.generate import generate_dataset
     from .synthetic.selection import SelectionConfig, filter_generated
+    from .taggers.tagger import NERConfig
     from .training.train import train_ecg_model
     from .training.trainer import ECGTrainer
     from .training.training_args import ECGTrainingArguments
@@ -149,9 +154,11 @@ __all__ = [
     "ECGTrainer",
     "ECGTrainingArguments",
     "EntityControlledGenerationPipeline",
+    "GroupTable",
     "MentionBank",
     "MentionLists",
     "MentionMixture",
+    "NERConfig",
     "SelectionConfig",
     "Sentence",
     "__version__",

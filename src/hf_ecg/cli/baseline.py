@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_mention_replacement(args: argparse.Namespace) -> int:
-    from ..evaluation import load_source, source_path
+    from ..data.sources import load_source, source_path
     from ..runtime.mentions import mention_list_files
     from ..synthetic.baselines import mention_replacement, replacement_bank, write_dataset
 

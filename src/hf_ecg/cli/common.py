@@ -40,7 +40,8 @@ def add_overwrite_option(parser: argparse.ArgumentParser, kind: str) -> None:
 
 def add_dictionary_option(parser: Any, does: str) -> None:
     """``--dictionary`` (repeatable), the user's name dictionary in the forms
-    :meth:`hf_ecg.data.dictionary.Dictionary.read` takes; ``does`` says in a few words what the command does with it."""
+    :meth:`Dictionary.read <hf_ecg.labelling.dictionary.Dictionary.read>` takes; ``does`` says in a few words what
+    the command does with it."""
     parser.add_argument(
         "--dictionary",
         action="append",
@@ -355,7 +356,7 @@ def mention_source(values: list[str]) -> Any:
 def mention_mixture(shares: str, values: list[str] | None, lists: Any = None) -> Any:
     """``--mention-shares PART=SHARE,...`` with the ``--mentions`` values (the lists of the ``lists`` share, and
     the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.mention_sources.MentionMixture`;
-    ``lists``, when given, are the ``lists`` share's mentions instead (a bank of dictionary names)."""
+    ``lists``, when given, are the ``lists`` share's mentions instead (the user's name dictionary)."""
     from ..runtime.mention_sources import GENERATED, MentionMixture, MentionSource, resolve_mentions
 
     parsed: dict[str, float] = {}
@@ -373,7 +374,10 @@ def mention_mixture(shares: str, values: list[str] | None, lists: Any = None) ->
     strategy = FILL_STRATEGIES[0]
     resolved = None if source is None else resolve_mentions(source)
     if lists is not None and resolved is not None and resolved.kind is not MentionSource.BANK:
-        raise CLIError("--mention-shares: the lists share is the dictionary's names your text holds: drop --mentions")
+        raise CLIError(
+            "--mention-shares: the lists share takes the --dictionary names: give --mentions only a strategy "
+            f"({' or '.join(FILL_STRATEGIES)}) or leave it out"
+        )
     if resolved is not None and resolved.kind is MentionSource.LISTS:
         lists, strategy = resolved.lists.files, resolved.strategy
     elif resolved is not None and resolved.kind is MentionSource.BANK:

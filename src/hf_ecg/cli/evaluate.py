@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.ner import NERConfig
+from ..taggers.tagger import NERConfig
 from .common import (
     CLIError,
     add_config_options,
@@ -113,9 +113,7 @@ def _add_ner_parser(evaluate_sub: Any) -> None:
         help="dev split: each run is scored on it after every epoch and keeps its best epoch (entity F1). "
         "'devel.tsv:186:686' takes sentences 186 to 685 of a pool whose first 186 are the training sentences",
     )
-    add_config_options(
-        ner.add_argument_group("the tagger and its training (hf_ecg.evaluation.NERConfig)"), NERConfig, NER_OPTIONS
-    )
+    add_config_options(ner.add_argument_group("the tagger and its training (hf_ecg.NERConfig)"), NERConfig, NER_OPTIONS)
     add_seeds_option(ner, "--seeds", NERConfig().seeds, "one run per seed")
     ner.add_argument(
         "--unlabelled",
@@ -214,7 +212,7 @@ def _add_fairness_parser(evaluate_sub: Any) -> None:
         help="with --gold, train a tagger on gold and the set per seed and swap each sample's mention (default: on)",
     )
     add_config_options(
-        fairness.add_argument_group("the tagger of the counterfactual test (hf_ecg.evaluation.NERConfig)"),
+        fairness.add_argument_group("the tagger of the counterfactual test (hf_ecg.NERConfig)"),
         NERConfig,
         NER_OPTIONS,
     )
@@ -225,7 +223,7 @@ def _add_fairness_parser(evaluate_sub: Any) -> None:
 
 def _run_evaluate_fairness(args: argparse.Namespace) -> int:
     from ..data.groups import GroupTable, split_group_spec
-    from ..evaluation import load_source
+    from ..data.sources import load_source
     from ..evaluation.fairness import evaluate_fairness
 
     try:
@@ -257,7 +255,7 @@ def _check_report(args: argparse.Namespace, *inputs: str | None) -> None:
     """Refuse ``--output`` before any work (:func:`~hf_ecg.data.outputs.check_output_file`): an existing file
     without ``--overwrite``, a folder, or one of the command's ``inputs`` (sources as given, ``DATA:N`` too)."""
     from ..data.outputs import check_output_file
-    from ..evaluation import source_path
+    from ..data.sources import source_path
 
     if args.output is None:
         return
@@ -268,9 +266,9 @@ def _check_report(args: argparse.Namespace, *inputs: str | None) -> None:
 
 
 def _run_evaluate_labels(args: argparse.Namespace) -> int:
-    from ..evaluation import load_source
+    from ..data.sources import load_source
     from ..evaluation.labels import label_agreement
-    from ..evaluation.tagger import Tagger
+    from ..taggers.tagger import Tagger
 
     _check_report(args, args.data, args.test, args.gold, args.reference)
     if args.examples < 0:
@@ -290,20 +288,10 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
     return 0
 
 
-def synthetic_sources(specs: list[str]) -> list[Any]:
-    """The ``--synthetic`` corpora: each source, and a generated folder's silver split after them (the user's text
-    labelled by their dictionary, part of the folder's recipe)."""
-    from ..data.silver import load_silver
-    from ..evaluation import load_source, source_path
-
-    synthetic = [load_source(spec) for spec in specs]
-    return synthetic + [silver for spec in specs if (silver := load_silver(source_path(spec))) is not None]
-
-
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
-    from ..data.dictionary import Dictionary
-    from ..evaluation import load_source, load_unlabelled_source
+    from ..data.sources import load_source, load_synthetic, load_unlabelled_source
     from ..evaluation.ner import evaluate_ner
+    from ..labelling.dictionary import Dictionary
 
     sources = [*args.train, *args.synthetic, args.test, args.dev, args.unlabelled, *(args.dictionary or ())]
     _check_report(args, *(spec.split("=", 1)[-1] for spec in sources if spec))
@@ -311,7 +299,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
     train = [load_source(spec) for spec in args.train]
-    synthetic = synthetic_sources(args.synthetic)
+    synthetic = load_synthetic(args.synthetic)
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
     try:
@@ -347,7 +335,7 @@ def _print_json(results: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def _run_evaluate_quality(args: argparse.Namespace) -> int:
-    from ..evaluation import load_flags, load_labelled
+    from ..data.sources import load_flags, load_labelled
     from ..evaluation.quality import quality_report
 
     _check_report(args, args.generated, args.reference)

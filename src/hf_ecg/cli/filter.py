@@ -66,8 +66,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_filter(args: argparse.Namespace) -> int:
-    from ..data.dictionary import Dictionary
-    from ..evaluation import load_source, load_unlabelled_source
+    from ..data.sources import load_source, load_unlabelled_source
+    from ..labelling.dictionary import Dictionary
     from ..synthetic.selection import filter_generated
 
     config = selection_config(args)

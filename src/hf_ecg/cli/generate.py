@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -177,26 +176,15 @@ def _add_selection_group(generate: argparse.ArgumentParser) -> None:
     add_selection_options(selection, target_size=False)
 
 
-def dictionary_names_in_text(dictionary: Any, text: Sequence[Sequence[str]], spec: str) -> Any:
-    """The names of ``dictionary`` that the unlabelled ``text`` (read from ``spec``) holds, as a mention bank of
-    their counts (a bank passed as mentions is drawn by its counts)."""
-    from ..runtime.mentions import MentionBank
-
-    found = dictionary.names_in(text)
-    if not found:
-        raise CLIError(f"--unlabelled {spec}: holds none of the --dictionary names")
-    return MentionBank(found)
-
-
 def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
     """What ``generate_dataset`` takes as ``mentions`` from ``--mentions``, ``--mention-shares``, ``--dictionary``
     and ``--unlabelled`` (``None``: the model's default), and its ``silver`` sentences (the text labelled by the
     dictionary, unless ``--no-silver``); a dictionary is read, and refused, before anything is written."""
-    names_in_text = silver = None
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
+    dictionary = silver = None
     if args.dictionary:
-        from ..data.dictionary import Dictionary, ontology_source
+        from ..labelling.dictionary import Dictionary, DictionaryNames
 
         dictionary = Dictionary.read(args.dictionary)  # refused in one line, before anything is written
         if args.mentions and args.mention_shares is None:
@@ -204,24 +192,18 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
                 "--dictionary fills the tags with its names: give --mention-shares to mix it with --mentions"
             )
         if args.unlabelled:
-            from ..evaluation import load_unlabelled_source
-            from ..evaluation.ner import dictionary_labelled
+            from ..data.sources import load_unlabelled_source
 
             text = load_unlabelled_source(args.unlabelled)
-            names_in_text = dictionary_names_in_text(dictionary, text, args.unlabelled)
-            silver = dictionary_labelled(dictionary, text) if args.silver else None
-        elif any(ontology_source(spec.split("=", 1)[-1]) for spec in args.dictionary):
-            # an ontology's names, as the dictionary read them: no list file for --mentions to read again
-            names_in_text = dictionary.to_dict()
-        else:
-            args.mentions = [*(args.mentions or ()), *args.dictionary]
+            if not dictionary.names_in(text):
+                raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names")
+            dictionary = DictionaryNames(dictionary, text)
+            silver = dictionary.dictionary.label(text) if args.silver else None
     if args.mention_shares is not None:
-        mentions = mention_mixture(args.mention_shares, args.mentions, lists=names_in_text)
-    elif names_in_text is not None:
-        mentions = names_in_text
-    else:
-        mentions = mention_source(args.mentions) if args.mentions else None  # None: the model's default
-    return mentions, silver
+        return mention_mixture(args.mention_shares, args.mentions, lists=dictionary), silver
+    if dictionary is not None:
+        return dictionary, silver
+    return (mention_source(args.mentions) if args.mentions else None), silver  # None: the model's default
 
 
 def _decoding(args: argparse.Namespace) -> DecodingConfig:
@@ -299,7 +281,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
-    from ..evaluation import load_source
+    from ..data.sources import load_source
     from ..synthetic.selection import filter_generated
 
     config = selection_config(args, target_size=args.num_samples)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.tagger import NERConfig
+from ..taggers.tagger import NERConfig
 from .common import (
     CLIError,
     add_config_options,
@@ -50,16 +50,16 @@ def add_parser(sub: Any) -> None:
         "--min-share", type=float, default=0.7, help="labelled in at least this share of its places (default 0.7)"
     )
     mine.add_argument("--min-names", type=int, default=10, help="a type with fewer names gets no list (default 10)")
-    add_config_options(mine.add_argument_group("the taggers (hf_ecg.evaluation.NERConfig)"), NERConfig, NER_OPTIONS)
+    add_config_options(mine.add_argument_group("the taggers (hf_ecg.NERConfig)"), NERConfig, NER_OPTIONS)
     add_seeds_option(mine, "--seeds", NERConfig().seeds, "one tagger per seed, read as an ensemble")
     mine.set_defaults(func=_run_mine_names)
 
 
 def _run_mine_names(args: argparse.Namespace) -> int:
-    from ..data.dictionary import Dictionary
-    from ..evaluation import load_source, load_unlabelled_source
-    from ..evaluation.tagger_training import train_tagger
-    from ..synthetic.mining import mine_names, write_name_lists
+    from ..data.sources import load_source, load_synthetic, load_unlabelled_source
+    from ..labelling.dictionary import Dictionary
+    from ..labelling.mining import mine_names, write_name_lists
+    from ..taggers.training import train_tagger
 
     output = Path(args.output)
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
@@ -70,7 +70,7 @@ def _run_mine_names(args: argparse.Namespace) -> int:
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
     gold = load_source(args.gold)
-    synthetic = [load_source(spec) for spec in args.synthetic]
+    synthetic = load_synthetic(args.synthetic)
     try:
         text = load_unlabelled_source(args.unlabelled)
     except ValueError as error:

@@ -54,7 +54,9 @@ class MentionsRecord:
     (the user's JSON file at ``path``), ``"user"`` (a dict or bank passed in code, recorded only as a
     ``digest``: the manifest must not repeat private mentions) or ``"lists"`` (the user's plain-text mention
     lists, ``{type: file}`` in ``lists``, their mentions' ``digest``, so that a resumed run with a changed
-    list is refused; the other types from ``bank`` when it is set) or ``"generated"`` (written by the
+    list is refused; the other types from ``bank`` when it is set) or ``"dictionary"`` (the user's name dictionary:
+    how many ``names`` per type, their ``digest``, and ``text_sentences`` when they are the names the user's text
+    holds, drawn by how often; the other types from ``bank`` when it is set) or ``"generated"`` (written by the
     generator in context; ``bank`` fills the slots whose every try was rejected) or ``"mixture"`` (a
     :class:`~hf_ecg.runtime.mention_sources.MentionMixture`: ``shares`` per part, normalized; its lists as ``lists``
     and ``digest``, or ``path`` for a JSON file; ``bank`` when some mentions are drawn from a bank).
@@ -67,6 +69,8 @@ class MentionsRecord:
     digest: str | None = None
     lists: dict[str, str] | None = None
     shares: dict[str, float] | None = None
+    names: dict[str, int] | None = None
+    text_sentences: int | None = None
 
     def __post_init__(self) -> None:
         known = [source.value for source in MentionSource]
@@ -91,6 +95,8 @@ class MentionsRecord:
                 digest=part.digest if part else None,
                 lists=part.lists if part else None,
                 shares=shares,
+                names=part.names if part else None,
+                text_sentences=part.text_sentences if part else None,
             )
         if resolved.kind in (MentionSource.GENERATED, MentionSource.BANK):
             return cls(resolved.kind.value, strategy=resolved.strategy, bank=whose)
@@ -104,6 +110,16 @@ class MentionsRecord:
                 bank=whose if others else None,
                 digest=_digest(listed),
                 lists={label: str(file) for label, file in sorted(files.items())},
+            )
+        if resolved.kind is MentionSource.DICTIONARY:
+            names = resolved.names.names
+            return cls(
+                "dictionary",
+                strategy=resolved.strategy,
+                bank=whose if set(bank.types) - set(names.types) else None,
+                digest=_digest(names),
+                names={label: len(names.counts(label)) for label in names.types},
+                text_sentences=resolved.names.text_sentences,
             )
         if resolved.kind is MentionSource.FILE:
             return cls("file", path=str(mentions))
@@ -125,7 +141,9 @@ class MentionsRecord:
     @property
     def real(self) -> bool:
         """Whether some mentions are the real ones of a corpus (a mention bank, alone or beside lists)."""
-        return self.source in ("bank", "generated") or (self.source in ("lists", "mixture") and self.bank is not None)
+        return self.source in ("bank", "generated") or (
+            self.source in ("lists", "dictionary", "mixture") and self.bank is not None
+        )
 
 
 def _digest(bank: MentionBank) -> str:

@@ -118,9 +118,9 @@ def evaluate_fairness(
 ) -> dict[str, Any]:
     """Group fairness of ``data`` (and of ``gold`` beside it), and, with ``gold`` and ``counterfactual``, the
     counterfactual unfairness under taggers trained on gold and the set, one per seed of ``config``
-    (:class:`~hf_ecg.evaluation.tagger.NERConfig`)."""
-    from .tagger import NERConfig
-    from .tagger_training import train_tagger
+    (:class:`~hf_ecg.taggers.tagger.NERConfig`)."""
+    from ..taggers.tagger import NERConfig
+    from ..taggers.training import train_tagger
 
     if table.entity_type not in data.entity_types:
         raise ValueError(

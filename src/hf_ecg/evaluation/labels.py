@@ -4,7 +4,7 @@ A synthetic sentence's labels are claims: each labelled mention is of its type, 
 entity. A tagger trained on the set learns both as truth. :func:`label_agreement` reads the set with a
 reference token classifier (on our corpora: one trained on a whole training split, saved by ``hf-ecg evaluate
 ner --save-taggers``) and scores the set's labels against its predictions as entity-level micro precision,
-recall and F1 (seqeval's conlleval chunking, as :func:`~hf_ecg.evaluation.metrics.entity_scores`):
+recall and F1 (seqeval's conlleval chunking, as :func:`~hf_ecg.taggers.metrics.entity_scores`):
 
 - **precision**: the share of the set's entities that the reference also sees, same words and type;
 - **recall**: the share of the reference's entities that the set labels (its complement: names left ``O``);
@@ -26,8 +26,8 @@ from typing import Any
 
 from ..data.corpus import Corpus, Sentence
 from ..runtime.tags import Span, marked, tags_to_spans
-from .metrics import entity_scores, per_type_scores
-from .tagger import Tagger
+from ..taggers.metrics import entity_scores, per_type_scores
+from ..taggers.tagger import Tagger
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def agreement_by_origin(
 ) -> dict[str, dict[str, Any]]:
     """Precision and recall of ``data``'s labels against ``predicted`` (the reference's tags), apart for the
     mentions a ``gold`` sentence holds, same type and words (``gold``), and the rest (``new``), as
-    :func:`~hf_ecg.evaluation.ner.new_mention_share` counts them: a gold name written into a slot of another
+    :func:`~hf_ecg.taggers.training.new_mention_share` counts them: a gold name written into a slot of another
     type is new.
 
     Precision: of the set's entities of that origin, the share the reference sees exactly (same words, same

@@ -11,7 +11,8 @@ The measures are the paper's and the field's:
 
 :func:`evaluate_ner` trains one model per seed with ``transformers.Trainer`` on any mix of gold
 corpora and generated datasets, predicts the test split, and reports every run and mean ± std. How
-the synthetic data enters training is a recipe (:data:`RECIPES`, :func:`training_stages`): joined with
+the synthetic data enters training is a recipe (:data:`~hf_ecg.taggers.tagger.RECIPES`,
+:func:`~hf_ecg.taggers.training.training_stages`): joined with
 gold, with gold oversampled, or in a first stage before gold.
 """
 
@@ -25,54 +26,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..data.corpus import Corpus, Sentence
-from ..data.dictionary import Dictionary
-from .metrics import entity_scores, per_type_scores, token_macro_f1
-from .tagger import RECIPES, NERConfig, Tagger
-from .tagger_training import new_mention_share, train_tagger, training_stages
+from ..data.corpus import Corpus
+from ..data.sources import load_synthetic
+from ..labelling.dictionary import Dictionary
+from ..labelling.self_labelling import self_labelled
+from ..taggers.metrics import entity_scores, per_type_scores, token_macro_f1
+from ..taggers.tagger import NERConfig, Tagger
+from ..taggers.training import new_mention_share, train_tagger, training_stages
 
-__all__ = [
-    "RECIPES",
-    "NERConfig",
-    "Tagger",
-    "dictionary_labelled",
-    "entity_scores",
-    "evaluate_ner",
-    "lookup_scores",
-    "new_mention_share",
-    "per_type_scores",
-    "score_tagger",
-    "self_labelled",
-    "token_macro_f1",
-    "train_and_test",
-    "train_tagger",
-    "training_stages",
-]
+__all__ = ["evaluate_ner", "lookup_scores", "score_tagger", "train_and_test"]
 
 logger = logging.getLogger(__name__)
-
-
-def self_labelled(
-    train: Sequence[Corpus],
-    unlabelled: Sequence[Sequence[str]],
-    config: NERConfig,
-    seed: int,
-    entity_types: Sequence[str] = (),
-    progress_bar: bool = False,
-) -> Corpus:
-    """Self-training's data: the ``unlabelled`` sentences labelled by a tagger trained on ``train`` alone
-    (:meth:`Tagger.label`)."""
-    teacher = train_tagger(train, config, seed, entity_types=entity_types, progress_bar=progress_bar)
-    return teacher.label(unlabelled, name=f"unlabelled, self-labelled (seed {seed})")
-
-
-def dictionary_labelled(dictionary: Dictionary, sentences: Sequence[Sequence[str]]) -> Corpus:
-    """Distant supervision: ``sentences`` labelled by ``dictionary`` lookup (:meth:`Dictionary.spans`)."""
-    labelled = [
-        Sentence(tuple(tokens), tuple(dictionary.spans(tokens)), f"unlabelled[{i}]")
-        for i, tokens in enumerate(sentences)
-    ]
-    return Corpus(labelled, name="unlabelled, labelled by the dictionary")
 
 
 def lookup_scores(dictionary: Dictionary, test: Corpus) -> dict[str, Any]:
@@ -151,7 +115,7 @@ def evaluate_ner(
     test: Corpus,
     config: NERConfig | None = None,
     *,
-    synthetic: Sequence[Corpus] = (),
+    synthetic: Sequence[Corpus | str | os.PathLike] = (),
     dev: Corpus | None = None,
     progress_bar: bool = False,
     save_taggers: str | os.PathLike | None = None,
@@ -161,14 +125,17 @@ def evaluate_ner(
     """Train and test once per seed; every run's scores plus mean and std (sample, over seeds). With
     ``save_taggers``, each seed's tagger is saved to ``save_taggers/seed-N`` (checked before any training).
     With ``unlabelled`` sentences, self-training: per seed, a tagger trained on ``train`` alone labels them
-    (:meth:`Tagger.label`) and they join the synthetic side (alone: the baseline a user with their own text
-    but no generator would run; with ``synthetic``: both combined). With a ``dictionary``, the report's ``lookup``
-    scores the dictionary alone on ``test`` (no model, no gold), and ``unlabelled`` sentences are labelled by the
-    dictionary instead (distant supervision), the same for every seed.
+    (:func:`~hf_ecg.labelling.self_labelling.self_labelled`) and they join the synthetic side (alone: the baseline
+    a user with their own text but no generator would run; with ``synthetic``: both combined). With a
+    ``dictionary``, the report's ``lookup`` scores the dictionary alone on ``test`` (no model, no gold), and
+    ``unlabelled`` sentences are labelled by the dictionary instead (distant supervision), the same for every seed.
 
-    ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``; with the default
-    recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best dev F1."""
+    ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``: corpora, or sources
+    :func:`~hf_ecg.data.sources.load_synthetic` reads (a generated folder with its silver split, ``FOLDER:N``);
+    with the default recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best
+    dev F1."""
     config = config or NERConfig()
+    synthetic = load_synthetic(synthetic)  # a generated folder brings its silver split along
     stages = training_stages(train, synthetic, config)
     save_paths = _tagger_folders(save_taggers, config.seeds)
     unseen = sorted(set(test.entity_types) - {t for corpus in (*train, *synthetic) for t in corpus.entity_types})
@@ -178,7 +145,7 @@ def evaluate_ner(
             "and their F1 of 0 lowers the micro F1",
             ", ".join(unseen),
         )
-    distant = dictionary_labelled(dictionary, unlabelled) if dictionary is not None and unlabelled else None
+    distant = dictionary.label(unlabelled) if dictionary is not None and unlabelled else None
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)

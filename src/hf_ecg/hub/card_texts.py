@@ -90,13 +90,30 @@ def mentions_text(record: MentionsRecord | None, writing: dict[str, Any] | None)
     if record.source == "mixture":
         return _mixture_text(record)
     if record.source == "user":
-        return f"supplied by the user as a dictionary (recorded only as a digest: `{record.digest}`)"
+        return f"supplied by the user in code (recorded only as a digest: `{record.digest}`)"
+    if record.source == "dictionary":
+        text = _dictionary_text(record)
+        if record.bank:
+            text += f"; the other types from {_bank_name(record)}, the real mentions of its training corpus"
+        return text
     if record.source == "lists":
         text = _lists_text(record)
         if record.bank:
             text += f"; the other types from {_bank_name(record)}, the real mentions of its training corpus"
         return text
     return f"supplied by the user in the file `{Path(record.path or '').name}`"
+
+
+def _dictionary_text(record: Any) -> str:
+    """Which names of the user's dictionary filled the slots and how they were drawn (counts, never names)."""
+    names = ", ".join(f"{n:,} {label}" for label, n in (record.names or {}).items())
+    if record.text_sentences is not None:
+        return (
+            f"drawn from the user's name dictionary, its names that the user's {record.text_sentences:,} sentences "
+            f"of text hold ({names}), in proportion to how often the text holds them (recorded only as counts "
+            f"and a digest: `{record.digest}`)"
+        )
+    return f"drawn uniformly from the user's name dictionary ({names} names; digest `{record.digest}`)"
 
 
 def _mixture_text(record: Any) -> str:
@@ -107,6 +124,8 @@ def _mixture_text(record: Any) -> str:
             text = "written by the generator for the slot in its sentence"
         elif part == "bank":
             text = f"drawn {_how(record)} from {_bank_name(record)}, the real mentions of its training corpus"
+        elif record.names:
+            text = _dictionary_text(record)
         elif record.lists:
             text = _lists_text(record)
         elif record.path:
@@ -124,6 +143,7 @@ def mention_sources_text(counts: dict[str, int] | None) -> str:
         "bank": "from the training mention bank",
         "lists": "from the user's mention lists",
         "user": "from mentions the user supplied",
+        "dictionary": "from the user's name dictionary",
     }
     counts = counts or {}
     total = sum(counts.values()) or 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -114,6 +115,18 @@ class MentionFiller:
                 "mention_samples=True (the `hf-ecg train` default)"
             )
         bank = training_bank(ecg_config, corpus_bank)
+        if kind is MentionSource.DICTIONARY:
+            names = resolved.names.names
+            _refuse_unknown_types(dict.fromkeys(names.types, ""), ecg_config, "dictionary type(s)")
+            if resolved.names.split:  # a name as a dictionary lists it: split the corpus's way, as lists are
+                split, resplit = WordSplitter(ecg_config.word_exceptions or ()), {}
+                for label in names.types:
+                    resplit[label] = Counter()
+                    for name, count in names.counts(label).items():
+                        resplit[label][tuple(split(" ".join(name)))] += count
+                names = MentionBank(resplit)
+            origins = dict.fromkeys(names.types, MentionOrigin.DICTIONARY)
+            return cls((bank or MentionBank()).with_types_of(names), resolved.strategy, origins=origins)
         if kind is MentionSource.LISTS:
             files = resolved.lists.list_files()
             _refuse_unknown_types(files, ecg_config, "mention list(s)")

@@ -5,7 +5,8 @@ sample came from (:class:`MentionOrigin`, its ``mention_sources`` entry).
 The sources: the training mention bank drawn ``random`` (uniform over distinct mentions, the paper) or
 ``weighted`` (by frequency); a user dict ``{type: [mention, ...]}``, a bank, or a JSON file of one (no real
 mention of a private corpus need leave it); the user's mention lists (:class:`MentionLists`: new mentions,
-tokenized the corpus's way); ``generated`` (the generator writes each slot's mention in its sentence); or a
+tokenized the corpus's way); a name dictionary (a :class:`NameSource`: ``hf_ecg.Dictionary``, or its names that the
+user's text holds); ``generated`` (the generator writes each slot's mention in its sentence); or a
 :class:`MentionMixture` of these. Imports no torch: the dataset format and the CLI read it too.
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Protocol, Union, runtime_checkable
 
 from .mentions import FILL_STRATEGIES, MentionBank, mention_list_files
 
@@ -30,6 +31,8 @@ __all__ = [
     "MentionOrigin",
     "MentionSource",
     "Mentions",
+    "NameSource",
+    "NamesAsMentions",
     "ResolvedMentions",
     "resolve_mentions",
 ]
@@ -42,6 +45,7 @@ class MentionSource(str, Enum):
     FILE = "file"  # a JSON file of {type: [mentions]}
     USER = "user"  # a {type: [mentions]} dict or a bank passed in code
     LISTS = "lists"  # plain-text mention lists, one file per type
+    DICTIONARY = "dictionary"  # the user's name dictionary, or its names that the user's text holds
     GENERATED = "generated"  # the generator writes each slot's mention in its sentence
     MIXTURE = "mixture"  # a share of the slots from each of several sources
 
@@ -56,6 +60,7 @@ class MentionOrigin(str, Enum):
     BANK = "bank"  # drawn from the training mention bank (real mentions of the corpus)
     LISTS = "lists"  # drawn from the user's plain-text mention lists
     USER = "user"  # from mentions the user gave as a dict, JSON file or bank
+    DICTIONARY = "dictionary"  # drawn from the user's name dictionary
 
     def __str__(self) -> str:
         return self.value
@@ -98,6 +103,36 @@ class MentionLists:
 
 
 @dataclass(frozen=True)
+class NamesAsMentions:
+    """A name dictionary's names as slot mentions: what a :class:`NameSource` gives.
+
+    ``names`` holds each type's names with their counts, drawn by ``strategy``: ``random`` (uniformly over the
+    names: a dictionary) or ``weighted`` (by the counts: how often the user's text holds each). With
+    ``split``, each name is split into tokens the way the generator's corpus writes them (a name as a dictionary
+    lists it); without, its tokens stand as they are (as the user's text wrote them). ``text_sentences``: the
+    sentences of text the names were counted in, if any (a count, never the text). The types the names lack are
+    filled from the training mention bank.
+    """
+
+    names: MentionBank
+    strategy: str = "random"
+    split: bool = True
+    text_sentences: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_strategy(self.strategy)
+
+
+@runtime_checkable
+class NameSource(Protocol):
+    """A name dictionary given as ``mentions=``: anything that answers :meth:`names_as_mentions`
+    (``hf_ecg.Dictionary``, ``hf_ecg.labelling.dictionary.DictionaryNames``). The runtime reads a dictionary
+    through this and never imports it."""
+
+    def names_as_mentions(self) -> NamesAsMentions: ...
+
+
+@dataclass(frozen=True)
 class MentionMixture:
     """Mentions from several sources, each filling a share of the slots: for each slot a source is drawn with
     these shares (seeded, so a run is reproducible), then the slot's mention from it.
@@ -108,8 +143,8 @@ class MentionMixture:
             ``lists``) and ``bank`` (the training mention bank, the real mentions of the corpus). Shares are
             positive numbers, normalized to sum to 1: ``{"generated": 3, "lists": 1}`` is 75% / 25%.
         lists: the user's mentions for the ``lists`` share: :class:`MentionLists`, a ``{type: file}`` dict or a
-            folder of ``TYPE.txt`` (plain-text lists), a ``{type: [mentions]}`` dict or a JSON file of one. A type
-            without a list is filled from the bank in that share.
+            folder of ``TYPE.txt`` (plain-text lists), a ``{type: [mentions]}`` dict or a JSON file of one, or a
+            name dictionary (a :class:`NameSource`). A type without a list is filled from the bank in that share.
         strategy: how ``bank`` and plain-text ``lists`` are drawn: ``random`` (uniform over distinct mentions)
             or ``weighted`` (by their counts).
 
@@ -161,8 +196,11 @@ class MentionMixture:
 
 #: What ``mentions=`` takes: ``"random"``, ``"weighted"``, ``"generated"``, a ``{type: [mentions]}`` dict, a
 #: path to a JSON file of one, a bank (drawn by its counts), the user's mention lists (:class:`MentionLists`, a
-#: ``{type: file}`` dict or a folder of ``TYPE.txt``), or a :class:`MentionMixture` of sources.
-Mentions = Union[str, os.PathLike, Mapping[str, Sequence[str]], MentionBank, MentionLists, MentionMixture]  # noqa: UP007 (a runtime alias)
+#: ``{type: file}`` dict or a folder of ``TYPE.txt``), a name dictionary (:class:`NameSource`), or a
+#: :class:`MentionMixture` of sources.
+Mentions = Union[  # noqa: UP007 (a runtime alias)
+    str, os.PathLike, Mapping[str, Sequence[str]], MentionBank, MentionLists, NameSource, MentionMixture
+]
 
 
 @dataclass(frozen=True)
@@ -176,6 +214,7 @@ class ResolvedMentions:
     given: Mapping[str, Sequence[str]] | None = None  # USER: a {type: [mentions]} dict
     bank: MentionBank | None = None  # USER: a bank passed in code
     mixture: MentionMixture | None = None  # MIXTURE
+    names: NamesAsMentions | None = None  # DICTIONARY
 
 
 def resolve_mentions(mentions: Mentions) -> ResolvedMentions:
@@ -188,6 +227,9 @@ def resolve_mentions(mentions: Mentions) -> ResolvedMentions:
         return ResolvedMentions(MentionSource.MIXTURE, mixture=mentions)
     if isinstance(mentions, MentionBank):
         return ResolvedMentions(MentionSource.USER, bank=mentions)
+    if isinstance(mentions, NameSource):
+        names = mentions.names_as_mentions()
+        return ResolvedMentions(MentionSource.DICTIONARY, strategy=names.strategy, names=names)
     if isinstance(mentions, MentionLists):
         return ResolvedMentions(MentionSource.LISTS, strategy=mentions.strategy, lists=mentions)
     if isinstance(mentions, Mapping):
@@ -204,5 +246,6 @@ def resolve_mentions(mentions: Mentions) -> ResolvedMentions:
         return ResolvedMentions(MentionSource.FILE, path=Path(mentions))
     raise ValueError(
         f"mentions must be one of {(*FILL_STRATEGIES, GENERATED)}, a {{type: [mentions]}} dict, a JSON file "
-        f"of one, or mention lists ({{type: file}}, a folder of TYPE.txt); {str(mentions)!r} is none of these"
+        f"of one, mention lists ({{type: file}}, a folder of TYPE.txt) or a name dictionary; {str(mentions)!r} is "
+        "none of these"
     )

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.corpus import Corpus
-from ..data.dictionary import Dictionary
-from ..evaluation.tagger import Tagger
+from ..labelling.dictionary import Dictionary
+from ..labelling.ensemble import relabel
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions
 from ..runtime.words import RARE_IN_TRAINING_SHARE
+from ..taggers.tagger import Tagger
 from .selection_config import SelectionConfig
-from .teacher import agrees, relabel, teacher_probabilities, teacher_taggers, unlabel
+from .teacher import agrees, teacher_probabilities, teacher_taggers, unlabel
 
 __all__ = ["Selection", "check_dictionary", "select_samples"]
 
@@ -59,7 +60,8 @@ def select_samples(
     given. ``tag_pieces``: the forms of each type's name the generator recorded (``ECGConfig.tag_pieces``;
     default: the type names), and ``vocabulary`` its tokenizer's whole words
     (:func:`~hf_ecg.runtime.tag_pieces.vocabulary_words`), for the ``tag-leak`` rule. ``unlabelled``: the
-    user's own sentences, which the taggers are self-trained on as well (:func:`train_gold_taggers`).
+    user's own sentences, which the taggers are self-trained on as well
+    (:func:`~hf_ecg.labelling.ensemble.train_gold_taggers`).
     """
     from ..runtime.words import sentence_break_shares, sentence_endings
 

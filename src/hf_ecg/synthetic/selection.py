@@ -35,11 +35,12 @@ counted under the first rule that drops it, and the tagger rules only see what t
   get the predicted label; the requested entities never change (``entities`` still lists what was asked),
   and a sample where a confident word cannot be labelled without touching one is dropped. The output gets
   a ``relabelled`` column (words relabelled per sample) and the manifest the count;
-- ``dictionary`` (label repair, no tagger): the user's name dictionary (:class:`~hf_ecg.data.dictionary.Dictionary`)
-  labels its names left in ``O`` text and gives an entity that is one of its names of another type that type;
+- ``dictionary`` (label repair, no tagger): the user's name dictionary
+  (:class:`~hf_ecg.labelling.dictionary.Dictionary`) labels its names left in ``O`` text and gives an entity that
+  is one of its names of another type that type;
 - ``exact``: the predicted tags equal the generated tags, word for word.
 
-The taggers are :func:`~hf_ecg.evaluation.ner.train_tagger` models trained on the gold sentences, one
+The taggers are :func:`~hf_ecg.taggers.training.train_tagger` models trained on the gold sentences, one
 per seed in ``tagger_seeds``; with several, their label probabilities are averaged (an ensemble). A
 tagger-only rule set is known to favour fragments (they are easy to agree with), so the default puts
 ``whole`` first.
@@ -56,17 +57,17 @@ from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus
-from ..data.dictionary import Dictionary
 from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
 from ..data.silver import SILVER_DIR
-from ..evaluation import FLAG_COLUMNS
-from ..evaluation.ner import Tagger
+from ..data.sources import FLAG_COLUMNS
+from ..labelling.dictionary import Dictionary
+from ..labelling.ensemble import train_gold_taggers
 from ..runtime.ecg_config import ECGConfig
 from ..runtime.tag_pieces import vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
+from ..taggers.tagger import Tagger
 from .sample_rules import Selection, check_dictionary, select_samples
 from .selection_config import TEACHERS, SelectionConfig
-from .teacher import entity_like, train_gold_taggers
 
 __all__ = [
     "DEFAULT_RULES",
@@ -75,11 +76,9 @@ __all__ = [
     "TEACHERS",
     "Selection",
     "SelectionConfig",
-    "entity_like",
     "filter_generated",
     "select_samples",
     "selection_inputs",
-    "train_gold_taggers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -102,7 +101,8 @@ def filter_generated(
     """Write the samples of ``generated_dir`` that ``config`` keeps to ``output_dir``, a generated dataset
     folder like any other (``datasets.load_dataset(output_dir, split="train")``, ``hf-ecg push-dataset``).
     ``taggers`` are gold taggers already trained (a gold NER run's, say); by default the tagger rules train
-    their own (:func:`train_gold_taggers`, self-trained on the user's ``unlabelled`` sentences when given).
+    their own (:func:`~hf_ecg.labelling.ensemble.train_gold_taggers`, self-trained on the user's ``unlabelled``
+    sentences when given).
     ``label_names`` re-numbers the kept ``ner_tags`` to a gold dataset's ClassLabel order
     (:func:`~hf_ecg.synthetic.generate.align_labels`). The folder gets its dataset card (``README.md``;
     ``card_fields`` set its license, language, source).
@@ -131,7 +131,9 @@ def filter_generated(
 
     rows, tags, flags = selection_inputs(rows)
     if taggers is None and config.needs_taggers and config.teacher == "gold":  # the self teacher needs the samples
-        taggers = train_gold_taggers(gold, config, progress_bar=progress_bar, unlabelled=unlabelled)
+        taggers = train_gold_taggers(
+            gold, config.ner_config(), config.tagger_seeds, progress_bar=progress_bar, unlabelled=unlabelled
+        )
     tag_pieces, vocabulary = _tag_leak_inputs(config, manifest.model)
     selection = select_samples(
         rows.data.column("tokens").to_pylist(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..data.selection_rules import DEFAULT_RULES, RULES, TAGGER_RULES
-from ..evaluation.ner import NERConfig
+from ..taggers.tagger import NERConfig
 
 __all__ = ["TEACHERS", "SelectionConfig"]
 
@@ -81,7 +81,7 @@ class SelectionConfig:
         return bool(TAGGER_RULES & set(self.rules))
 
     def ner_config(self) -> NERConfig:
-        """The training settings of the gold taggers, as an :class:`~hf_ecg.evaluation.ner.NERConfig`."""
+        """The training settings of the gold taggers, as an :class:`~hf_ecg.taggers.tagger.NERConfig`."""
         return NERConfig(
             model=self.tagger_model,
             epochs=self.tagger_epochs,

@@ -1,5 +1,5 @@
 """A token classifier over words and how it is trained (:class:`NERConfig`): what
-:func:`~hf_ecg.evaluation.ner.train_tagger` trains, what selection and repair ask, and what ``hf-ecg evaluate
+:func:`~hf_ecg.taggers.training.train_tagger` trains, what selection and repair ask, and what ``hf-ecg evaluate
 labels`` reads a synthetic set with (:meth:`Tagger.from_pretrained`).
 
 A tagger folder is a plain ``transformers`` token-classification model (``config.json`` with its IOB2
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..runtime.files import read_json
+from ..runtime.tags import Span, tags_to_spans
 
 if TYPE_CHECKING:
     from ..data.corpus import Corpus
@@ -151,7 +152,7 @@ class Tagger:
         Raises ``ValueError`` naming the model when it is not a token classifier (its ``config.json`` names
         no ``...ForTokenClassification`` architecture) or when its labels are not ``O`` / ``B-X`` / ``I-X``;
         :class:`~hf_ecg.modeling.ModelNotFoundError` when it cannot be found. ``config`` sets the prediction
-        batch size, length and bf16 (default: :class:`~hf_ecg.evaluation.ner.NERConfig`'s, with the
+        batch size, length and bf16 (default: :class:`NERConfig`'s, with the
         ``max_length`` the tagger was trained with).
         """
         from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
@@ -226,6 +227,15 @@ class Tagger:
         return Corpus(
             [Sentence.from_tags(words, tags, f"{name}[{i}]") for i, (words, tags) in enumerate(predicted)], name=name
         )
+
+    def spans_many(self, sentences: Sequence[Sequence[str]]) -> list[list[Span]]:
+        """The entity spans of each sentence as predicted (a stray ``I-`` starts one, as seqeval reads it)."""
+        return [list(tags_to_spans(tags, "IOB2")[0]) for tags in self.predict(sentences)]
+
+    def spans(self, tokens: Sequence[str]) -> list[Span]:
+        """The entity spans of one sentence as predicted: a tagger is a labeller
+        (:class:`~hf_ecg.labelling.labeller.Labeller`)."""
+        return self.spans_many([tokens])[0]
 
     def predict(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
         """The most probable label of each word, as IOB2 strings (a stray ``I-`` is kept as predicted)."""

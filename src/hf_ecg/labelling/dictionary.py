@@ -17,24 +17,24 @@ mostly as ordinary words (``lead``, ``more``).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..runtime.mentions import mention_list_files, mention_problem, read_mention_list
+from ..data.corpus import Corpus
+from ..runtime.mention_sources import NamesAsMentions
+from ..runtime.mentions import MentionBank, mention_list_files
 from ..runtime.tags import Span, spans_to_tags
+from .dictionary_files import DictionaryError, ontology_source, read_json_names, read_name_list, read_ontology
+from .labeller import joined_spans, label_sentences
 
-__all__ = ["Dictionary", "DictionaryError", "name_key"]
+__all__ = ["Dictionary", "DictionaryError", "DictionaryNames", "name_key"]
 
 #: Names shorter than this (spaces taken out) are left out: two letters begin too many words and abbreviations.
 MIN_NAME_LENGTH = 3
-
-
-class DictionaryError(ValueError):
-    """A dictionary that cannot be read: the message names the file and, where there is one, the line."""
 
 
 def _joined(tokens: Sequence[str]) -> tuple[str, list[int]]:
@@ -116,7 +116,7 @@ class Dictionary:
             path = Path(source)
             ontology = ontology_source(str(source))
             if label is not None and ontology is not None:
-                found = _read_ontology(*ontology)
+                found = read_ontology(*ontology)
                 inline.setdefault(label, []).extend(found)
                 origins.update({(label, n): str(ontology[0]) for n in found})
             elif label is not None:
@@ -133,7 +133,7 @@ class Dictionary:
                 except ValueError as error:
                     raise DictionaryError(str(error)) from None
             elif path.suffix == ".json":
-                for found, names in _read_json(path, encoding).items():
+                for found, names in read_json_names(path, encoding).items():
                     inline.setdefault(found, []).extend(names)
                     origins.update({(found, n): str(path) for n in names})
             else:
@@ -141,7 +141,7 @@ class Dictionary:
         names: dict[str, set[tuple[str, ...]]] = {label: set(found) for label, found in inline.items()}
         for label, paths in files.items():
             for path in paths:
-                for name, line in _read_list(path, encoding).items():
+                for name, line in read_name_list(path, encoding).items():
                     names.setdefault(label, set()).add(name)
                     origins[(label, name)] = f"{path}:{line}"
         return cls(names, origins)
@@ -267,103 +267,41 @@ class Dictionary:
 
     def merged(self, tokens: Sequence[str], tags: Sequence[str], types: Iterable[str] | None = None) -> list[str]:
         """The dictionary's names in ``tokens`` (only ``types``, default all), then every entity of ``tags``
-        (IOB2) that overlaps none of them: the lookup first, a tagger's predictions for what it does not know."""
+        (IOB2) that overlaps none of them: the lookup first, a tagger's predictions for what it does not know
+        (:func:`~hf_ecg.labelling.labeller.joined_spans`)."""
         from ..runtime.tags import tags_to_spans
 
         allowed = set(self.types if types is None else types)
         kept = [span for span in self.spans(tokens) if span.label in allowed]
-        taken = {i for span in kept for i in range(span.start, span.end)}
-        for span in tags_to_spans(list(tags), "IOB2")[0]:
-            if not taken & set(range(span.start, span.end)):
-                kept.append(span)
-        return spans_to_tags(sorted(kept, key=lambda span: span.start), len(tokens))
+        return spans_to_tags(joined_spans(kept, tags_to_spans(list(tags), "IOB2")[0]), len(tokens))
+
+    def label(self, sentences: Sequence[Sequence[str]]) -> Corpus:
+        """Distant supervision: ``sentences`` labelled by lookup (:meth:`spans`), sentence ``i`` pointing back at
+        ``unlabelled[i]`` (:func:`~hf_ecg.labelling.labeller.label_sentences`)."""
+        return label_sentences(sentences, self, name="unlabelled, labelled by the dictionary")
+
+    def names_as_mentions(self) -> NamesAsMentions:
+        """Its names as slot mentions (``generate_dataset(mentions=dictionary)``): each drawn alike, split the
+        generator's corpus's way; the types it lacks come from the training bank."""
+        return NamesAsMentions(MentionBank({label: dict.fromkeys(self.names[label], 1) for label in self.types}))
 
     def to_dict(self) -> dict[str, list[str]]:
         """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""
         return {label: sorted(" ".join(name) for name in self.names[label]) for label in self.types}
 
 
-def _read_list(path: Path, encoding: str) -> dict[tuple[str, ...], int]:
-    """The names of a plain-text list with the line each was first read on."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise DictionaryError(f"{path}: cannot read it: {error.strerror or error}") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise DictionaryError(f"{path}:1: starts with a byte-order mark; save it as {encoding} without one")
-    try:
-        counts = read_mention_list(path, encoding=encoding)
-    except ValueError as error:
-        raise DictionaryError(
-            str(error).replace(
-                "no mentions in the list (one mention per line)", "no names in the list (one name a line)"
-            )
-        ) from None
-    lines: dict[tuple[str, ...], int] = {}
-    for number, line in enumerate(raw.decode(encoding).splitlines(), 1):
-        name = tuple(line.partition("\t")[0].split())
-        if name in counts and name not in lines:
-            lines[name] = number
-    return lines
+@dataclass(frozen=True)
+class DictionaryNames:
+    """The names of ``dictionary`` that ``text`` (the user's tokenized sentences) holds, as slot mentions
+    (``generate_dataset(mentions=DictionaryNames(dictionary, text))``): each drawn by how often the text holds it,
+    in the text's spelling; the names the text never uses are left out, so the samples speak the domain's names.
+    ``ValueError`` when the text holds none."""
 
+    dictionary: Dictionary
+    text: Sequence[Sequence[str]]
 
-#: Ontology files ``TYPE=FILE`` reads through ``pronto`` rather than as a name list.
-ONTOLOGY_SUFFIXES = (".obo", ".owl")
-
-
-def ontology_source(source: str) -> tuple[Path, str | None] | None:
-    """An ontology file and the term to take the names under (``FILE.obo#ID``), or ``None`` for a source that is
-    no ontology."""
-    file, _, root = source.partition("#")
-    return (Path(file), root or None) if Path(file).suffix.lower() in ONTOLOGY_SUFFIXES else None
-
-
-def _read_ontology(path: Path, root: str | None) -> list[tuple[str, ...]]:
-    """The names and exact synonyms of an ontology's terms (those under ``root``, itself included, when given)."""
-    try:
-        import pronto
-    except ImportError:
-        raise DictionaryError(f"{path}: reading an ontology needs pronto: pip install 'hf-ecg[ontology]'") from None
-    if not path.is_file():
-        raise DictionaryError(f"{path}: no such file")
-    try:
-        ontology = pronto.Ontology(str(path))
-    except Exception as error:  # pronto raises its parser's own errors
-        raise DictionaryError(f"{path}: not an ontology pronto reads ({str(error).splitlines()[0][:120]})") from None
-    if root is not None:
-        if root not in ontology:
-            raise DictionaryError(f"{path}: no term {root!r} to take the names under")
-        terms = list(ontology[root].subclasses())
-    else:
-        terms = list(ontology.terms())
-    names: list[tuple[str, ...]] = []
-    for term in terms:
-        for text in (term.name, *(s.description for s in term.synonyms if s.scope == "EXACT")):
-            tokens = tuple((text or "").split())
-            if tokens and not mention_problem(tokens):
-                names.append(tokens)
-    if not names:
-        raise DictionaryError(f"{path}: no term with a name{f' under {root}' if root else ''}")
-    return names
-
-
-def _read_json(path: Path, encoding: str) -> dict[str, list[tuple[str, ...]]]:
-    try:
-        loaded = json.loads(path.read_text(encoding=encoding))
-    except UnicodeDecodeError:
-        raise DictionaryError(f"{path}: not {encoding} text; save it as {encoding}") from None
-    except json.JSONDecodeError as error:
-        raise DictionaryError(f"{path}:{error.lineno}: not JSON ({error.msg})") from None
-    if not isinstance(loaded, dict) or not loaded:
-        raise DictionaryError(f"{path}: expected a JSON object {{type: [names]}} with at least one type")
-    names: dict[str, list[tuple[str, ...]]] = {}
-    for label, entries in loaded.items():
-        if not isinstance(entries, list) or not entries or not all(isinstance(e, str) for e in entries):
-            raise DictionaryError(f"{path}: {label!r} must hold a non-empty list of names (strings)")
-        for entry in entries:
-            tokens = tuple(entry.split())
-            problem = mention_problem(tokens) if tokens else "empty"
-            if problem:
-                raise DictionaryError(f"{path}: {entry[:60]!r} under {label!r} is no name: {problem}")
-            names.setdefault(label, []).append(tokens)
-    return names
+    def names_as_mentions(self) -> NamesAsMentions:
+        found = self.dictionary.names_in(self.text)
+        if not found:
+            raise ValueError(f"the {len(self.text):,} sentences of text hold none of the dictionary's names")
+        return NamesAsMentions(MentionBank(found), "weighted", split=False, text_sentences=len(self.text))

@@ -3,9 +3,9 @@ types): the spans that taggers trained on the gold sentences read with confidenc
 and seen more than once, as typed name lists (:func:`mine_names`), written in the mention-list format that
 ``--dictionary DIR`` and ``--mentions DIR`` read (:func:`write_name_lists`).
 
-A predicted entity becomes a name when it is entity-like (:func:`~hf_ecg.synthetic.teacher.entity_like`), predicted
+A predicted entity becomes a name when it is entity-like (:func:`~hf_ecg.labelling.ensemble.entity_like`), predicted
 at least ``min_count`` times, under one type at least 90% of those times, labelled in at least ``min_share`` of the
-places its words stand in the text, at least :data:`~hf_ecg.data.dictionary.MIN_NAME_LENGTH` characters long with a
+places its words stand in the text, at least :data:`~hf_ecg.labelling.dictionary.MIN_NAME_LENGTH` characters long with a
 letter, spelt alike under no other type, and not a name the user's dictionary holds under another type; a type with
 fewer than ``min_names`` such names gets no list.
 """
@@ -17,10 +17,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..data.dictionary import MIN_NAME_LENGTH, Dictionary, name_key
-from ..evaluation.tagger import Tagger
-from ..runtime.tags import tags_to_spans
-from .teacher import ensemble_proba, entity_like
+from ..taggers.tagger import Tagger
+from .dictionary import MIN_NAME_LENGTH, Dictionary, name_key
+from .ensemble import TaggerEnsemble
 
 __all__ = ["mine_names", "write_name_lists"]
 
@@ -30,14 +29,10 @@ ONE_TYPE_SHARE = 0.9
 
 def _predicted(taggers: Sequence[Tagger], text: Sequence[Sequence[str]]) -> dict[tuple[str, ...], Counter[str]]:
     """Every entity-like span the ensemble predicts in ``text``, with its types' counts."""
-    labels = taggers[0].labels
     predicted: dict[tuple[str, ...], Counter[str]] = {}
-    for tokens, probabilities in zip(text, ensemble_proba(taggers, text), strict=True):
-        tags = [labels[k] for k in probabilities.argmax(-1)]
-        for span in tags_to_spans(tags, "IOB2")[0]:
-            words = tuple(tokens[span.start : span.end])
-            if entity_like(words, tags[span.start]):
-                predicted.setdefault(words, Counter())[span.label] += 1
+    for tokens, spans in zip(text, TaggerEnsemble(taggers).spans_many(text), strict=True):
+        for span in spans:
+            predicted.setdefault(tuple(tokens[span.start : span.end]), Counter())[span.label] += 1
     return predicted
 
 
