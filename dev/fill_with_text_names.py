@@ -3,9 +3,9 @@
 What ``hf-ecg generate --dictionary D --unlabelled TEXT`` does to the slots, over a set already generated: the
 templates stay, each slot of a type the dictionary has gets one of the names the text holds, drawn as often as the
 text uses it (``--draw uniform``: each name alike), and the slots of other types keep the set's own mentions. The
-names come from the library's own lookup (``Dictionary.names_in``) and the slots are filled by its own filler; only
-the random draws differ from a ``generate`` run. Writes a JSONL corpus (``tokens``, ``ner_tags``) for
-``hf-ecg evaluate ner --synthetic``. Usage::
+names come from the library's own lookup (``DictionaryNames``, what ``generate`` fills with) and the slots are filled
+by its own filler; only the random draws differ from a ``generate`` run. Writes a JSONL corpus (``tokens``,
+``ner_tags``) for ``hf-ecg evaluate ner --synthetic``. Usage::
 
     python dev/fill_with_text_names.py --source SET --dictionary DICT --unlabelled train.tsv:45:4560 \\
         --gold train.tsv:45 --output filled.jsonl --seed 1
@@ -20,11 +20,10 @@ from pathlib import Path
 
 from hf_ecg.data.dataset_format import load_data_folder
 from hf_ecg.data.sources import load_source, load_unlabelled_source
-from hf_ecg.labelling.dictionary import Dictionary
+from hf_ecg.labelling.dictionary import Dictionary, DictionaryNames
 from hf_ecg.runtime.blocks import Template
 from hf_ecg.runtime.decoding import DecodedTemplate
 from hf_ecg.runtime.filling import MentionFiller
-from hf_ecg.runtime.mentions import MentionBank
 from hf_ecg.runtime.tags import tags_to_spans
 
 
@@ -47,7 +46,8 @@ def main() -> int:
         gold = [(s.tokens, s.tags) for s in load_source(args.gold)]
         dictionary, stopped = dictionary.without_common_words(gold)
         print(f"left out as ordinary words in the gold sentences: {', '.join(stopped) or 'none'}")
-    found = dictionary.names_in(load_unlabelled_source(args.unlabelled))
+    names = DictionaryNames(dictionary, load_unlabelled_source(args.unlabelled)).names_as_mentions()
+    found = {label: names.names.counts(label) for label in names.names.types}
     for label, counts in sorted(found.items()):
         print(f"{label}: {len(counts)} names, {sum(counts.values())} uses; {counts.most_common(8)}")
     if args.names:
@@ -55,7 +55,7 @@ def main() -> int:
         for label, counts in found.items():
             lines = "".join(f"{' '.join(name)}\t{count}\n" for name, count in counts.most_common())
             (args.names / f"{label}.txt").write_text(lines, encoding="utf-8")
-    filler = MentionFiller(MentionBank(found), "weighted" if args.draw == "weighted" else "random")
+    filler = MentionFiller(names.names, "weighted" if args.draw == "weighted" else "random")
     rows = load_data_folder(args.source)
     labels = rows.features["ner_tags"].feature.names
     rng = random.Random(args.seed)

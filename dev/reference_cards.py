@@ -20,6 +20,7 @@ from pathlib import Path
 
 from hf_ecg.hub.push import push_dataset, push_model
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 
@@ -56,7 +57,7 @@ def main() -> int:
         steps = {"max_steps": args.max_steps} if args.max_steps else {}
         training = ECGTrainingArguments(output_dir=str(model_dir), **steps)  # hf-ecg train's defaults
         train_ecg_model(args.data, "smollm2-135m", training, first_n=args.first_n, corpus_name=args.name)
-    generate_dataset(model_dir, data_dir, args.num_samples, seed=1, overwrite=True)
+    generate_dataset(model_dir, data_dir, args.num_samples, seed=1, run=DatasetRunConfig(overwrite=True))
     push_model(
         model_dir, model_id, local_dir=hub / "model", overwrite=True, license=args.license, ner_report=args.ner_report
     )

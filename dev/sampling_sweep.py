@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from hf_ecg.synthetic.run_config import DatasetRunConfig
+
 DEFAULT_GRID = [
     "1.0,50,1.0,any-stop,no-redraw",
     "1.0,50,1.0,target,no-redraw",
@@ -90,7 +92,7 @@ def main() -> int:
             seed=args.seed,
             decoding=decoding,
             mentions=args.mentions,
-            progress_bar=False,
+            run=DatasetRunConfig(progress_bar=False),
         )
         seconds[setting] = time.perf_counter() - started
         redrawn[setting] = read_manifest(folder).generation_cost["redrawn_share"]

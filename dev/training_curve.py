@@ -26,6 +26,7 @@ from transformers import TrainerCallback
 from hf_ecg.hub.model_card import CARD_DATA_NAME
 from hf_ecg.runtime.ecg_config import ECG_CONFIG_NAME as CONFIG_NAME
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 
@@ -126,7 +127,7 @@ def main() -> None:
         for name in (CONFIG_NAME, CARD_DATA_NAME):
             shutil.copy(final / name, folder / name)
         out = args.output / f"generated-{epoch}"
-        generate_dataset(folder, out, args.samples, mentions="random", overwrite=True)
+        generate_dataset(folder, out, args.samples, mentions="random", run=DatasetRunConfig(overwrite=True))
         cost = json.loads((out / "ecg_generation.json").read_text())["generation_cost"]
         rows.append(
             {

@@ -15,6 +15,7 @@ from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.hub.training_record import NO_RECORD_ADVICE, TrainingRecord, undertrained_advice
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 
 MAX_CORPUS = training_record.OWN_SENTENCES_MAX_CORPUS  # before conftest.train_once_by_default sets it to 0
 
@@ -95,7 +96,7 @@ def test_generate_warns_with_the_models_own_record(model_dir, tmp_path, caplog):
     card(3, 21, [3.54, 3.38, 3.37], None).save(model)
     decoding = DecodingConfig(max_block_tokens=6, batch_size=4, max_attempts=5)
     with caplog.at_level(logging.WARNING, logger="hf_ecg.synthetic.generate"):
-        generate_dataset(model, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
+        generate_dataset(model, tmp_path / "gen", 8, seed=1, decoding=decoding, run=DatasetRunConfig(dtype="float32"))
     warning = next(r.getMessage() for r in caplog.records if "looks undertrained" in r.getMessage())
     assert "it trained 63 updates (3 epochs over 54 sentences)" in warning
     assert "`--num-train-epochs 6`" in warning and "hf-ecg train" not in warning

@@ -286,3 +286,30 @@ def test_inputs_are_read_on_the_ground_floor_not_through_evaluation():
     loaders = ast.parse((SRC / "hf_ecg" / "data" / "sources.py").read_text(encoding="utf-8"))
     defined = {node.name for node in loaders.body if isinstance(node, ast.FunctionDef)}
     assert {"load_labelled", "load_source", "load_unlabelled_source", "source_path", "load_flags"} <= defined
+
+
+ROOT = SRC.parent
+SCRIPTS = sorted(
+    path.relative_to(ROOT).as_posix()
+    for folder in ("scripts", "dev", "research/paper_protocol")
+    for path in (ROOT / folder).glob("*.py")
+)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_script_imports_what_the_library_has(script, monkeypatch):
+    """A script that names a moved or renamed part of the library fails here, not on the day it is next run."""
+    import importlib
+    import importlib.util
+
+    path = ROOT / script
+    if (path.parent / "__init__.py").is_file():  # a module of a package (research/paper_protocol): by its name
+        monkeypatch.syspath_prepend(str(path.parent.parent))
+        name = path.parent.name if path.stem == "__init__" else f"{path.parent.name}.{path.stem}"
+        module = importlib.import_module(name)
+    else:
+        monkeypatch.syspath_prepend(str(path.parent))
+        spec = importlib.util.spec_from_file_location(f"script_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # each runs its work under `if __name__ == "__main__"` only
+    assert module.__doc__, f"{script}: no docstring to say what it does"

@@ -16,6 +16,7 @@ from hf_ecg.runtime.blocks import decompose
 from hf_ecg.runtime.mentions import MentionBank
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.baselines import mention_replacement
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import toy_corpus
 
 
@@ -156,7 +157,13 @@ def test_ecg_lm_trains_and_generates_exactly_the_requested_entities(tmp_path):
     requested = [["Disease", "Chemical", "Disease"], [], ["Chemical"]] * 3
     decoding = DecodingConfig(batch_size=4, max_block_tokens=5)
     generated = generate_dataset(
-        out, tmp_path / "synthetic", len(requested), entities=requested, seed=1, decoding=decoding, progress_bar=False
+        out,
+        tmp_path / "synthetic",
+        len(requested),
+        entities=requested,
+        seed=1,
+        decoding=decoding,
+        run=DatasetRunConfig(progress_bar=False),
     )
     rows = datasets.load_dataset(str(generated), split="train")
     names = rows.features["ner_tags"].feature.names

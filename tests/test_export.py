@@ -14,6 +14,7 @@ from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.synthetic.baselines import mention_replacement, write_dataset
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import save_tiny_ecg_model, toy_corpus
 
 
@@ -25,9 +26,8 @@ def generated(tmp_path_factory):
         model,
         directory / "generated",
         7,
-        samples_per_shard=3,
-        progress_bar=False,
         decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+        run=DatasetRunConfig(samples_per_shard=3, progress_bar=False),
     )
 
 

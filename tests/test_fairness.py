@@ -3,6 +3,7 @@ files refused in one line with nothing written."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -11,15 +12,15 @@ from hypothesis import strategies as st
 
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import Corpus, Sentence
-from hf_ecg.data.groups import GroupTable, GroupTableError, read_group_spec
+from hf_ecg.data.dataset_format import load_data_folder
+from hf_ecg.data.groups import Balance, GroupTable, GroupTableError
 from hf_ecg.evaluation.fairness import (
     counterfactual_pairs,
     counterfactual_unfairness,
     disparate_impact,
     group_report,
-    swap_mention,
 )
-from hf_ecg.runtime.tags import Span, tags_to_spans
+from hf_ecg.runtime.tags import Span, replace_mention, tags_to_spans
 from hf_ecg.synthetic.balance import deal_groups
 
 GROUPS = "Megan\tfemale\nAnna\tfemale\nJosh\tmale\nmike\tmale\nsteve\tmale\n"
@@ -71,7 +72,7 @@ def test_a_swap_changes_only_the_swapped_spans_tokens(words, data, name):
     end = data.draw(st.integers(start + 1, len(words)))
     tags = ["O"] * len(words)
     tags[start:end] = ["B-person", *["I-person"] * (end - start - 1)]
-    swapped, new_tags = swap_mention(words, tags, Span(start, end, "person"), name)
+    swapped, new_tags = replace_mention(words, tags, Span(start, end, "person"), name)
     assert swapped[:start] == words[:start] and swapped[start + len(name) :] == words[end:]
     assert swapped[start : start + len(name)] == name
     assert new_tags[:start] == tags[:start] and new_tags[start + len(name) :] == tags[end:]
@@ -155,6 +156,65 @@ def test_generate_balance_reaches_the_shares_asked_and_the_card_shows_gold_besid
     assert main(argv) == 0  # the finished folder rerun: the same settings, nothing refused
 
 
+def test_a_balanced_run_killed_while_it_balances_is_no_dataset_and_resumes_to_the_whole_one(tmp_path, model_dir):
+    """The balance rewrites the shards while they are unfinished: a run killed after one balanced shard is on disk
+    leaves a folder no reader takes, and the same command again writes what a run never killed writes."""
+    import subprocess
+    import sys
+    import textwrap
+
+    import datasets
+
+    (tmp_path / "groups.tsv").write_text("fever\tA\nheadache\tA\nsevere pain\tB\nmigraine\tB\n")
+
+    def argv(out):
+        options = ["--entities", "Disease,Chemical", "--max-block-tokens", "4", "--mentions", "random"]
+        balance = ["--balance", f"Disease={tmp_path / 'groups.tsv'}:A=3,B=1"]
+        return [
+            "generate",
+            "--model",
+            str(model_dir),
+            "-n",
+            "12",
+            "-o",
+            str(out),
+            "--samples-per-shard",
+            "4",
+            *options,
+            *balance,
+        ]
+
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert main(argv(whole)) == 0
+    driver = textwrap.dedent(f"""
+        import os, signal, sys
+        import hf_ecg.synthetic.balance as balance
+        real, replaced = os.replace, []
+        def replace_then_die(source, target):
+            real(source, target)
+            if ".tmp-balance-" in str(source):
+                replaced.append(1)
+                if len(replaced) == 2:
+                    os.kill(os.getpid(), signal.SIGKILL)
+        balance.os.replace = replace_then_die
+        from hf_ecg.cli import main
+        sys.exit(main({argv(killed)!r}))
+    """)
+    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == -9, result.stderr[-2000:]
+    assert (killed / "unfinished").is_dir() and not (killed / "data").exists()
+    with pytest.raises(datasets.exceptions.DataFilesNotFoundError):
+        datasets.load_dataset(str(killed), split="train")  # half balanced is no dataset
+    assert main(argv(killed)) == 0  # the same command again
+    shards = sorted(p.name for p in (whole / "data").glob("*.parquet"))
+    assert shards == sorted(p.name for p in (killed / "data").glob("*.parquet")) and len(shards) == 3
+    for name in shards:
+        assert (killed / "data" / name).read_bytes() == (whole / "data" / name).read_bytes()
+    manifest = json.loads((killed / "ecg_generation.json").read_text())
+    assert manifest["balance_reached"] == json.loads((whole / "ecg_generation.json").read_text())["balance_reached"]
+    assert {o for row in load_data_folder(killed) for o in row["mention_sources"]} == {"groups", "bank"}
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -209,9 +269,14 @@ def test_a_balance_type_the_model_does_not_write_is_refused_before_anything_is_w
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the generator does not write person" in err[0] and not out.exists()
-    with pytest.raises(GroupTableError, match="not GROUP=SHARE"):
-        read_group_spec(f"person={tmp_path / 'groups.tsv'}:female=2,nobody=1")
-    assert read_group_spec(f"person={tmp_path / 'groups.tsv'}:female=3,male=1")[1] == {"female": 0.75, "male": 0.25}
+    for shares in ("female=2,nobody=1", "female=nan,male=1", "female=inf,male=1", "female=1,female=2,male=1"):
+        with pytest.raises(GroupTableError, match="not GROUP=SHARE"):
+            Balance.read(f"person={tmp_path / 'groups.tsv'}:{shares}")
+    assert Balance.read(f"person={tmp_path / 'groups.tsv'}:female=3,male=1").asked == {"female": 0.75, "male": 0.25}
+    table = GroupTable.read("person", tmp_path / "groups.tsv")
+    for shares in ({"female": float("nan")}, {"female": 1e308, "male": 1e308}, {"nobody": 1.0}, {}):
+        with pytest.raises(GroupTableError):
+            Balance(table, shares)
 
 
 def test_evaluate_fairness_reports_gold_beside_the_set(tmp_path, capsys):

@@ -23,6 +23,7 @@ from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.synthetic.generation_report import UNDERTRAINED_REFUSED_SHARE, cost_line
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import GENERATION_TYPES as TYPES
 
 
@@ -31,7 +32,11 @@ def load(directory: Path) -> datasets.Dataset:
 
 
 def test_generate_dataset_loads_with_classlabel_tags_and_is_reproducible(model_dir, tmp_path):
-    settings = {"samples_per_shard": 7, "seed": 5, "decoding": DecodingConfig(max_block_tokens=6, batch_size=4)}
+    settings = {
+        "run": DatasetRunConfig(samples_per_shard=7),
+        "seed": 5,
+        "decoding": DecodingConfig(max_block_tokens=6, batch_size=4),
+    }
     generate_dataset(model_dir, tmp_path / "a", 17, **settings)
     generate_dataset(model_dir, tmp_path / "b", 17, **settings)
     a, b = load(tmp_path / "a"), load(tmp_path / "b")
@@ -85,7 +90,9 @@ def test_generated_data_concatenates_with_gold_in_the_gold_label_order(model_dir
     with pytest.raises(ValueError, match="aligned"):  # what a user meets without the gold order
         datasets.concatenate_datasets([gold, sorted_names.select_columns(["tokens", "ner_tags"])])
 
-    ordered = load(generate_dataset(model_dir, tmp_path / "ordered", 6, label_names=GOLD_LABELS, **settings))
+    ordered = load(
+        generate_dataset(model_dir, tmp_path / "ordered", 6, **settings, run=DatasetRunConfig(label_names=GOLD_LABELS))
+    )
     assert ordered.features["ner_tags"].feature.names == GOLD_LABELS
     assert tag_strings(ordered) == tag_strings(sorted_names)  # the same tags, other ids
     assert any(tag != "O" for row in tag_strings(ordered) for tag in row)
@@ -97,7 +104,7 @@ def test_generated_data_concatenates_with_gold_in_the_gold_label_order(model_dir
     assert aligned["ner_tags"] == ordered["ner_tags"]
     assert align_labels(ordered, GOLD_LABELS) is ordered
     with pytest.raises(ValueError, match=r"lack \['B-Chemical', 'I-Chemical'\]"):
-        generate_dataset(model_dir, tmp_path / "bad", 2, label_names=GOLD_LABELS[:-2], **settings)
+        generate_dataset(model_dir, tmp_path / "bad", 2, **settings, run=DatasetRunConfig(label_names=GOLD_LABELS[:-2]))
     with pytest.raises(ValueError, match="not among the label names"):
         align_labels(sorted_names, ["O", "B-Gene", "I-Gene"])
 
@@ -112,8 +119,8 @@ def test_the_guide_s_mixing_example_runs_as_written(model_dir, tmp_path, monkeyp
         model_dir,
         "outputs/quickstart/synthetic",
         4,
-        progress_bar=False,
         decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+        run=DatasetRunConfig(progress_bar=False),
     )
     namespace: dict = {}
     exec(example, namespace)
@@ -125,7 +132,11 @@ def test_the_guide_s_mixing_example_runs_as_written(model_dir, tmp_path, monkeyp
 def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_path, monkeypatch):
     import hf_ecg.synthetic.generate as generate_module
 
-    settings = {"samples_per_shard": 4, "seed": 1, "decoding": DecodingConfig(max_block_tokens=5, batch_size=3)}
+    settings = {
+        "run": DatasetRunConfig(samples_per_shard=4),
+        "seed": 1,
+        "decoding": DecodingConfig(max_block_tokens=5, batch_size=3),
+    }
     generate_dataset(model_dir, tmp_path / "whole", 14, **settings)
 
     real_write = generate_module.write_shard
@@ -160,7 +171,11 @@ def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_p
 def test_a_folder_begun_before_the_spans_column_resumes_with_its_columns(model_dir, tmp_path):
     import pyarrow.parquet as pq
 
-    settings = {"samples_per_shard": 3, "seed": 2, "decoding": DecodingConfig(max_block_tokens=4, batch_size=3)}
+    settings = {
+        "run": DatasetRunConfig(samples_per_shard=3),
+        "seed": 2,
+        "decoding": DecodingConfig(max_block_tokens=4, batch_size=3),
+    }
     folder = generate_dataset(model_dir, tmp_path / "old", 6, **settings)
     first, second = sorted((folder / "data").glob("train-*.parquet"))
     pq.write_table(pq.read_table(first).drop_columns(["spans"]), first)  # as an older hf_ecg wrote it
@@ -178,7 +193,7 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
         "redraw_tag_pieces": False,
     }  # an older hf_ecg: none of these rules
     settings = {
-        "samples_per_shard": 3,
+        "run": DatasetRunConfig(samples_per_shard=3),
         "seed": 2,
         "decoding": DecodingConfig(max_block_tokens=4, batch_size=2, **old_rules),
     }
@@ -193,7 +208,11 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
     manifest["mentions"] = None  # before the mentions record, the default was written as null
     assert manifest.pop("format_version") == 2  # version 1 did not record its version
     manifest_path.write_text(json.dumps(manifest))
-    old_settings = {**settings, "decoding": replace(settings["decoding"], redraw_budget=None), "dtype": "float32"}
+    old_settings = {
+        **settings,
+        "decoding": replace(settings["decoding"], redraw_budget=None),
+        "run": DatasetRunConfig(samples_per_shard=3, dtype="float32"),
+    }
     generate_dataset(model_dir, tmp_path / "old", 3, **old_settings)  # the same settings: resumes, no error
     for changed in ({"end_at_sentence_end": True}, {"redraw_unended": True}, {"redraw_tag_pieces": True}, {}):
         # today's redraw defaults differ from what the folder was written with: refused, not mixed
@@ -202,16 +221,28 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
         with pytest.raises(ValueError, match="other settings"):
             generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "decoding": other})
     with pytest.raises(ValueError, match="differing: decoding"):  # today's default budget: not the folder's
-        generate_dataset(model_dir, tmp_path / "old", 3, **{**settings, "dtype": "float32"})
+        generate_dataset(
+            model_dir,
+            tmp_path / "old",
+            3,
+            **{**settings, "run": DatasetRunConfig(samples_per_shard=3, dtype="float32")},
+        )
     with pytest.raises(ValueError, match="differing: dtype"):
-        generate_dataset(model_dir, tmp_path / "old", 3, **{**old_settings, "dtype": "bfloat16"})
+        generate_dataset(
+            model_dir,
+            tmp_path / "old",
+            3,
+            **{**old_settings, "run": DatasetRunConfig(samples_per_shard=3, dtype="bfloat16")},
+        )
 
 
 def test_a_run_records_what_it_cost_in_its_manifest_card_and_columns(model_dir, tmp_path, caplog):
     """The tiny model never ends a block: every sample is costly, the budget bounds it, the run says so."""
     decoding = DecodingConfig(max_block_tokens=6, batch_size=4, max_attempts=5)
     with caplog.at_level(logging.INFO, logger="hf_ecg.synthetic.generate"):
-        generate_dataset(model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
+        generate_dataset(
+            model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, run=DatasetRunConfig(dtype="float32")
+        )
     manifest = json.loads((tmp_path / "gen" / "ecg_generation.json").read_text())
     ds = load(tmp_path / "gen")
     cost = manifest["generation_cost"]
@@ -229,7 +260,7 @@ def test_a_run_records_what_it_cost_in_its_manifest_card_and_columns(model_dir, 
     assert f"{cost['model_tokens']} kept, {cost['redrawn_tokens']} (" in card
     assert "| `redrawn_tokens` | int32 |" in card
     # finished: the same call again changes nothing (the cost record is not a setting)
-    generate_dataset(model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, dtype="float32")
+    generate_dataset(model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, run=DatasetRunConfig(dtype="float32"))
 
 
 def test_cli_generate_with_entities_and_mention_file(model_dir, tmp_path, capsys):

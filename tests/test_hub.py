@@ -28,6 +28,7 @@ from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.hub.push import push_dataset
 from hf_ecg.runtime.ecg_config import ECGConfig
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import save_tiny_ecg_model, save_tiny_model, toy_corpus
 
 TYPES = ("Chemical", "Disease")
@@ -45,7 +46,9 @@ def generated(model_dir, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("gen")
     config = DecodingConfig(batch_size=4, max_block_tokens=6)
-    return generate_dataset(model_dir, out, 10, samples_per_shard=4, decoding=config, progress_bar=False)
+    return generate_dataset(
+        model_dir, out, 10, decoding=config, run=DatasetRunConfig(samples_per_shard=4, progress_bar=False)
+    )
 
 
 def front_matter(readme: Path) -> dict:

@@ -22,6 +22,7 @@ from hf_ecg.runtime.mention_sources import MentionLists
 from hf_ecg.runtime.mentions import MentionBank, mention_list_files, read_mention_list
 from hf_ecg.runtime.words import WordSplitter
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import GENERATION_MENTIONS
 
 DISEASES = ["acute asthma", "Parkinson's disease", "fever (acute)", "migraine"]
@@ -119,7 +120,9 @@ def test_lists_fill_their_types_and_the_bank_the_others(tiny, tmp_path):
 def test_generate_dataset_draws_list_mentions_records_them_and_refuses_a_changed_list(model_dir, tmp_path):
     diseases = write_list(tmp_path / "diseases.txt", DISEASES)
     out = tmp_path / "gen"
-    generate_dataset(model_dir, out, 12, mentions={"Disease": str(diseases)}, seed=1, progress_bar=False)
+    generate_dataset(
+        model_dir, out, 12, mentions={"Disease": str(diseases)}, seed=1, run=DatasetRunConfig(progress_bar=False)
+    )
     data = datasets.load_dataset(str(out), split="train")
     listed = {tuple(WordSplitter()(m)) for m in DISEASES}
     assert mentions_of(data, "Disease") and mentions_of(data, "Disease") <= listed
@@ -138,10 +141,14 @@ def test_generate_dataset_draws_list_mentions_records_them_and_refuses_a_changed
     assert "the other types from the generator's mention bank" in card
 
     # The same command resumes; after the list changed it is refused, naming the setting.
-    generate_dataset(model_dir, out, 12, mentions={"Disease": str(diseases)}, seed=1, progress_bar=False)
+    generate_dataset(
+        model_dir, out, 12, mentions={"Disease": str(diseases)}, seed=1, run=DatasetRunConfig(progress_bar=False)
+    )
     write_list(diseases, [*DISEASES, "gout"])
     with pytest.raises(ValueError, match="differing: mentions"):
-        generate_dataset(model_dir, out, 12, mentions={"Disease": str(diseases)}, seed=1, progress_bar=False)
+        generate_dataset(
+            model_dir, out, 12, mentions={"Disease": str(diseases)}, seed=1, run=DatasetRunConfig(progress_bar=False)
+        )
 
 
 def test_the_pipeline_takes_mention_lists(gen, tmp_path):
@@ -200,7 +207,7 @@ def test_json_mentions_and_strategies_are_unchanged_by_lists(model_dir, tmp_path
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"Disease": ["fever"], "Chemical": ["aspirin"], "Gene": ["BRCA1"]}))
     out = tmp_path / "json"
-    generate_dataset(model_dir, out, 2, mentions=str(path), seed=0, progress_bar=False)
+    generate_dataset(model_dir, out, 2, mentions=str(path), seed=0, run=DatasetRunConfig(progress_bar=False))
     assert read_manifest(out).mentions.to_dict() == {"source": "file", "path": str(path)}
 
 

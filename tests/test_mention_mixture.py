@@ -16,6 +16,7 @@ from hf_ecg.runtime.engine import SampleEngine
 from hf_ecg.runtime.mention_sources import MENTION_ORIGINS, MentionLists
 from hf_ecg.runtime.words import WordSplitter
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import GENERATION_MENTIONS
 
 DISEASES = ["acute asthma", "Parkinson's disease", "migraine"]
@@ -79,7 +80,9 @@ def test_a_mixture_fills_each_slot_from_its_share_and_every_sample_says_where(mo
     bank = {label: {tuple(m.split()) for m in mentions} for label, mentions in GENERATION_MENTIONS.items()}
     mixture = MentionMixture({"lists": 1, "bank": 1}, lists={"Disease": str(diseases)})
     out = tmp_path / "mix"
-    generate_dataset(model_dir, out, 40, mentions=mixture, seed=3, samples_per_shard=16, progress_bar=False)
+    generate_dataset(
+        model_dir, out, 40, mentions=mixture, seed=3, run=DatasetRunConfig(samples_per_shard=16, progress_bar=False)
+    )
     data = datasets.load_dataset(str(out), split="train")
     seen = []
     for row in data:
@@ -112,23 +115,29 @@ def test_a_mixture_fills_each_slot_from_its_share_and_every_sample_says_where(mo
 
     # The same call resumes and changes nothing; other shares are refused, naming the setting.
     before = sorted(p.read_bytes() for p in (out / "data").glob("*.parquet"))
-    generate_dataset(model_dir, out, 40, mentions=mixture, seed=3, samples_per_shard=16, progress_bar=False)
+    generate_dataset(
+        model_dir, out, 40, mentions=mixture, seed=3, run=DatasetRunConfig(samples_per_shard=16, progress_bar=False)
+    )
     assert sorted(p.read_bytes() for p in (out / "data").glob("*.parquet")) == before
     with pytest.raises(ValueError, match="differing: mentions"):
         other = MentionMixture({"lists": 3, "bank": 1}, lists={"Disease": str(diseases)})
-        generate_dataset(model_dir, out, 40, mentions=other, seed=3, samples_per_shard=16, progress_bar=False)
+        generate_dataset(
+            model_dir, out, 40, mentions=other, seed=3, run=DatasetRunConfig(samples_per_shard=16, progress_bar=False)
+        )
 
 
 def test_single_sources_record_their_origin(model_dir, tmp_path):
     diseases = write_list(tmp_path / "Disease.txt", DISEASES)
     out = tmp_path / "lists"
-    generate_dataset(model_dir, out, 8, mentions=str(tmp_path), seed=0, progress_bar=False)
+    generate_dataset(model_dir, out, 8, mentions=str(tmp_path), seed=0, run=DatasetRunConfig(progress_bar=False))
     for row in datasets.load_dataset(str(out), split="train"):
         for label, _, origin in mentions_with_sources(row):
             assert origin == ("lists" if label == "Disease" else "bank")
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"Disease": ["fever"], "Chemical": ["aspirin"], "Gene": ["BRCA1"]}))
-    generate_dataset(model_dir, tmp_path / "json", 4, mentions=str(path), seed=0, progress_bar=False)
+    generate_dataset(
+        model_dir, tmp_path / "json", 4, mentions=str(path), seed=0, run=DatasetRunConfig(progress_bar=False)
+    )
     rows = datasets.load_dataset(str(tmp_path / "json"), split="train")
     assert {o for row in rows for o in row["mention_sources"]} <= {"user"}
     assert diseases.is_file()

@@ -37,6 +37,7 @@ from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.sampler import SamplingParams
 from hf_ecg.runtime.tags import tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.trainer import ECGTrainingArguments, encode_blocks
 from tiny import save_tiny_model, tiny_ecg_model, toy_corpus
@@ -618,10 +619,8 @@ def test_the_pipeline_writes_what_generate_dataset_writes_at_a_temperature_other
         6,
         entities=[r for r in requests for _ in range(2)],
         seed=11,
-        samples_per_shard=6,
         decoding=DecodingConfig(**settings),
-        dtype="float32",
-        progress_bar=False,
+        run=DatasetRunConfig(samples_per_shard=6, dtype="float32", progress_bar=False),
     )
     written = load_data_folder(out).sort("id")
     names = written.features["ner_tags"].feature.names
@@ -702,10 +701,8 @@ def test_the_pipeline_fills_its_chunks_in_the_groups_generate_dataset_writes_its
         10,
         entities=[r for r in requests for _ in range(2)],
         seed=3,
-        samples_per_shard=4,
         decoding=DecodingConfig(**settings),
-        dtype="float32",
-        progress_bar=False,
+        run=DatasetRunConfig(samples_per_shard=4, dtype="float32", progress_bar=False),
     )
     assert calls == [8, 2]
     written = load_data_folder(out).sort("id")
@@ -729,12 +726,10 @@ def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_
 
     calls = writer_calls(monkeypatch)
     settings = {
-        "samples_per_shard": 3,
         "seed": 4,
         # a high temperature: the toy writer's mentions vary with the numbers drawn, so another stream shows
         "decoding": DecodingConfig(max_block_tokens=10, batch_size=3, temperature=3.0),
-        "dtype": "float32",
-        "progress_bar": False,
+        "run": DatasetRunConfig(samples_per_shard=3, dtype="float32", progress_bar=False),
     }
     monkeypatch.setattr(engine_module, "MAX_KEPT_PREFIXES", 3)  # a shard a call
     alone = load_data_folder(generate_dataset(writer_model, tmp_path / "alone", 11, **settings)).sort("id")

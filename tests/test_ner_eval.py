@@ -14,6 +14,7 @@ from sklearn.metrics import f1_score as sk_f1
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import read_conll
 from hf_ecg.evaluation.ner import evaluate_ner, train_and_test
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.taggers.metrics import entity_scores, per_type_scores, token_macro_f1
 from hf_ecg.taggers.tagger import NERConfig
 from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
@@ -141,7 +142,7 @@ def test_cli_evaluate_ner_mixes_gold_and_generated(tmp_path, capsys):
         tmp_path / "synthetic",
         5,
         decoding=DecodingConfig(max_block_tokens=4),
-        progress_bar=False,
+        run=DatasetRunConfig(progress_bar=False),
     )
     gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
     out = tmp_path / "ner.json"

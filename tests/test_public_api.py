@@ -13,7 +13,7 @@ from hf_ecg.runtime import blocks, tags
 from hf_ecg.synthetic import entity_sequences
 
 #: The cap on top-level names. 27, not 25: ``evaluate_ner(config=...)`` takes a :class:`NERConfig` and
-#: ``generate_dataset(balance=...)`` a :class:`GroupTable`, and a user should not reach into a module for either.
+#: ``generate_dataset(balance=...)`` a :class:`Balance`, and a user should not reach into a module for either.
 MAX_PUBLIC_NAMES = 27
 
 

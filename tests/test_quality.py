@@ -28,6 +28,7 @@ from hf_ecg.evaluation.quality import (
     template_copy_rate,
     templates,
 )
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import save_tiny_ecg_model, save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
 
 
@@ -153,7 +154,11 @@ def test_cli_evaluate_quality_prints_json(tmp_path, capsys):
 
     model_dir = save_tiny_ecg_model(tmp_path / "gen-model")
     generated = generate_dataset(
-        model_dir, tmp_path / "synthetic", 6, decoding=DecodingConfig(max_block_tokens=5), progress_bar=False
+        model_dir,
+        tmp_path / "synthetic",
+        6,
+        decoding=DecodingConfig(max_block_tokens=5),
+        run=DatasetRunConfig(progress_bar=False),
     )
     gold = toy_corpus(tmp_path / "gold.tsv")
     ref_model = save_tiny_model(tmp_path / "ref-lm")

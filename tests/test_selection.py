@@ -19,6 +19,7 @@ from hf_ecg.labelling.ensemble import ensemble_proba, entity_like, relabel
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import Span, tags_to_spans, text_spans
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select_samples
 from hf_ecg.synthetic.teacher import teacher_probabilities, teacher_taggers
 from hf_ecg.taggers.tagger import NERConfig
@@ -370,9 +371,8 @@ def generated(tmp_path_factory):
         directory / "synthetic",
         12,
         seed=3,
-        samples_per_shard=5,
-        progress_bar=False,
         decoding=DecodingConfig(max_block_tokens=6, max_attempts=2),
+        run=DatasetRunConfig(samples_per_shard=5, progress_bar=False),
     )
     features = dataset_features(["Chemical", "Disease"])
     names = features["ner_tags"].feature.names

@@ -20,6 +20,7 @@ from hf_ecg.data.builder import ECGBlocksBuilder
 from hf_ecg.modeling import ModelNotFoundError, add_ecg_tokens, apply_lora, load_causal_lm
 from hf_ecg.runtime.blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
 from hf_ecg.runtime.ecg_config import ECGConfig
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.trainer import ECGTrainer, ECGTrainingArguments, encode_blocks
 from tiny import save_tiny_model, tiny_gpt2, tiny_tokenizer, toy_corpus
@@ -323,7 +324,9 @@ def test_a_qa_plan_generator_learns_plan_questions_and_writes_the_requested_enti
     assert main([*args, "--layout", "qa-plan", "--use_cpu", "true", "--save_strategy", "no"]) == 0
     assert ECGConfig.load(out).layout == "qa-plan"
     requested = [["Chemical", "Disease"], ["Disease"], []]
-    generate_dataset(out, tmp_path / "gen", 6, entities=requested, mentions="random", progress_bar=False)
+    generate_dataset(
+        out, tmp_path / "gen", 6, entities=requested, mentions="random", run=DatasetRunConfig(progress_bar=False)
+    )
     assert [list(sample.entity_types) for sample in load_labelled(tmp_path / "gen")] == requested * 2
 
 
@@ -454,7 +457,11 @@ def test_a_model_trained_on_a_classlabel_dataset_generates_in_its_label_order(tm
     train_ecg_model(gold, str(save_tiny_model(tmp_path / "tiny")), args)
     assert ECGConfig.load(tmp_path / "m").label_names == names
     generated = generate_dataset(
-        tmp_path / "m", tmp_path / "gen", 3, decoding=DecodingConfig(max_block_tokens=4), progress_bar=False
+        tmp_path / "m",
+        tmp_path / "gen",
+        3,
+        decoding=DecodingConfig(max_block_tokens=4),
+        run=DatasetRunConfig(progress_bar=False),
     )
     synthetic = datasets.load_dataset(str(generated), split="train", cache_dir=str(tmp_path / "cache"))
     mixed = datasets.concatenate_datasets([gold, synthetic.select_columns(["tokens", "ner_tags"])])

@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hf_ecg.synthetic.run_config import DatasetRunConfig
 from hf_ecg.taggers.tagger import NERConfig
 
 from .config import METHODS, SELECTION_VARIANTS, SETTINGS, ReproduceConfig, Row, ner_rows, wanted
@@ -116,9 +117,8 @@ def generate(config: ReproduceConfig, model: Path, output: Path, num_samples: in
         num_samples,
         seed=config.seed,
         decoding=decoding,
-        samples_per_shard=256,
-        progress_bar=False,
         mentions=mentions,
+        run=DatasetRunConfig(samples_per_shard=256, progress_bar=False),
     )
 
 

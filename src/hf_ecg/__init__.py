@@ -5,7 +5,7 @@ What users call, one name each: read a corpus (:func:`load_corpus`) and build it
 :class:`ECGTrainingArguments`); write samples with the ``entity-controlled-generation`` pipeline
 (:class:`EntityControlledGenerationPipeline`) or a whole dataset (:func:`generate_dataset`), filled from the
 generator's own mentions, the training bank, your lists or a mixture (:class:`MentionBank`, :class:`MentionLists`,
-:class:`MentionMixture`) or a name :class:`Dictionary`, its names dealt to groups as a :class:`GroupTable`
+:class:`MentionMixture`) or a name :class:`Dictionary`, one type's names dealt to groups as a :class:`Balance`
 says; select and repair (:func:`filter_generated`); score a tagger trained on it (:func:`evaluate_ner`, trained as
 :class:`NERConfig` says); push to the Hub with cards (:func:`push_dataset`, :func:`push_model`)::
 
@@ -42,7 +42,7 @@ from .runtime.mentions import MentionBank
 _LAZY = {
     "DecodingConfig": "runtime.decoding",
     "Dictionary": "labelling.dictionary",
-    "GroupTable": "data.groups",
+    "Balance": "data.groups",
     "NERConfig": "taggers.tagger",
     "EntityControlledGenerationPipeline": "runtime.pipeline",
     "MentionLists": "runtime.mention_sources",
@@ -107,7 +107,7 @@ _MOVED = {
 
 if TYPE_CHECKING:
     from .data.dataset_format import align_labels
-    from .data.groups import GroupTable
+    from .data.groups import Balance
     from .evaluation.ner import evaluate_ner
     from .hub.dataset_card import ECGDatasetCardData
     from .hub.model_card import ECGModelCardData
@@ -143,6 +143,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "Balance",
     "Corpus",
     "DecodingConfig",
     "Dictionary",
@@ -154,7 +155,6 @@ __all__ = [
     "ECGTrainer",
     "ECGTrainingArguments",
     "EntityControlledGenerationPipeline",
-    "GroupTable",
     "MentionBank",
     "MentionLists",
     "MentionMixture",

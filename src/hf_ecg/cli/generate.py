@@ -13,6 +13,7 @@ from ..modeling import INFERENCE_DTYPES
 from ..runtime.decoding_config import DecodingConfig
 from ..runtime.mentions import FILL_STRATEGIES
 from ..synthetic.entity_sequences import STATISTICS_SAMPLERS
+from ..synthetic.run_config import DatasetRunConfig
 from .common import (
     LABEL_NAMES_HELP,
     CLIError,
@@ -222,19 +223,14 @@ def _decoding(args: argparse.Namespace) -> DecodingConfig:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from ..data.groups import read_group_spec
+    from ..data.groups import Balance
     from ..synthetic.generate import generate_dataset
 
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
     mentions, silver = _mentions(args)
-    balance = read_group_spec(args.balance) if args.balance else None  # refused in one line, nothing written
-    if balance is not None:  # a type the generator does not write: refused before its weights load
-        from ..runtime.ecg_config import ECGConfig
-        from ..synthetic.balance import balance_setting
-
-        balance_setting(balance, ECGConfig.from_pretrained(args.model).entity_types)
+    balance = Balance.read(args.balance) if args.balance else None  # refused in one line, nothing written
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = _decoding(args)
@@ -253,16 +249,18 @@ def _run_generate(args: argparse.Namespace) -> int:
         mentions=mentions,
         corpus=args.corpus,
         seed=args.seed,
-        samples_per_shard=args.samples_per_shard,
         decoding=decoding,
-        overwrite=args.overwrite,
-        trust_remote_code=args.trust_remote_code,
-        label_names=label_names_option(args.label_names),
-        card_fields=dataset_card_fields(args),
-        resume_command=args.command_line,
-        dtype=args.dtype,
         silver=silver,
         balance=balance,
+        run=DatasetRunConfig(
+            samples_per_shard=args.samples_per_shard,
+            overwrite=args.overwrite,
+            trust_remote_code=args.trust_remote_code,
+            label_names=label_names_option(args.label_names),
+            card_fields=dataset_card_fields(args),
+            resume_command=args.command_line,
+            dtype=args.dtype,
+        ),
     )
     from accelerate import PartialState
 

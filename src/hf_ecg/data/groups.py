@@ -11,6 +11,7 @@ and a table of fewer than two groups are refused naming the file and line.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import unicodedata
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from ..runtime.mentions import mention_problem
 
-__all__ = ["RULE_80", "GroupTable", "GroupTableError", "disparate_impact", "read_group_spec", "split_group_spec"]
+__all__ = ["RULE_80", "Balance", "GroupTable", "GroupTableError", "disparate_impact", "split_group_spec"]
 
 #: The 80% rule: a disparate impact at or above this holds.
 RULE_80 = 0.8
@@ -133,22 +134,55 @@ def split_group_spec(spec: str) -> tuple[str, str, str | None]:
     return entity_type, rest, None
 
 
-def read_group_spec(spec: str) -> tuple[GroupTable, dict[str, float] | None]:
-    """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` as its table and the shares asked (``None``: equal); shares
-    must name the table's groups and be positive (normalized to sum to 1)."""
-    entity_type, path, shares_text = split_group_spec(spec)
-    table = GroupTable.read(entity_type, path)
-    if shares_text is None:
-        return table, None
-    shares: dict[str, float] = {}
-    for part in shares_text.split(","):
-        group, eq, value = part.partition("=")
-        try:
-            share = float(value)
-        except ValueError:
-            share = -1.0
-        if not eq or group not in table.names or share <= 0:
-            raise GroupTableError(f"{spec!r}: {part!r} is not GROUP=SHARE with a group of {path} and a share > 0")
-        shares[group] = share
-    total = sum(shares.values())
-    return table, {group: share / total for group, share in shares.items()}
+@dataclass(frozen=True)
+class Balance:
+    """A balance asked of a generated set: the mentions of ``table``'s type dealt to its groups by ``shares``
+    (``None``: each group alike). Shares name the table's groups and are finite and positive; :attr:`asked` is
+    them normalized to sum to 1. ``ValueError`` (:class:`GroupTableError`) for any other."""
+
+    table: GroupTable
+    shares: Mapping[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        where = self.table.source
+        for group, share in (self.shares or {}).items():
+            if group not in self.table.names:
+                raise GroupTableError(f"{where}: no group {group!r} (it has {', '.join(self.table.groups)})")
+            if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < math.inf:
+                raise GroupTableError(f"{where}: the share of {group!r} must be a positive number, got {share!r}")
+        if self.shares is not None and not (self.shares and math.isfinite(sum(self.shares.values()))):
+            raise GroupTableError(f"{self.table.source}: the shares {dict(self.shares)} do not add up to a number > 0")
+
+    @property
+    def entity_type(self) -> str:
+        return self.table.entity_type
+
+    @property
+    def asked(self) -> dict[str, float]:
+        """The shares asked of each group, summing to 1."""
+        if self.shares is None:
+            return {group: 1 / len(self.table.groups) for group in self.table.groups}
+        total = sum(self.shares.values())
+        return {group: share / total for group, share in self.shares.items()}
+
+    @classmethod
+    def read(cls, spec: str) -> Balance:
+        """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` (:func:`split_group_spec`); a group named twice, or a share
+        that is not a finite positive number, is refused naming the spec."""
+        entity_type, path, shares_text = split_group_spec(spec)
+        table = GroupTable.read(entity_type, path)
+        if shares_text is None:
+            return cls(table)
+        shares: dict[str, float] = {}
+        for part in shares_text.split(","):
+            group, eq, value = part.partition("=")
+            try:
+                share = float(value)
+            except ValueError:
+                share = -1.0
+            if not eq or group not in table.names or not 0 < share < math.inf or group in shares:
+                raise GroupTableError(
+                    f"{spec!r}: {part!r} is not GROUP=SHARE with a group of {path} (each once) and a share > 0"
+                )
+            shares[group] = share
+        return cls(table, shares)

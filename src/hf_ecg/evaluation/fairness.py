@@ -4,9 +4,9 @@
   set's mentions of the type belong to it, and the **disparate impact**: the smallest group's count over the
   largest's. At 0.8 or more the 80% rule holds. Mentions of no listed group are counted apart (``unknown``).
 - **Individual fairness**: each sample's first mention of a known group is swapped for a name of another group
-  (:func:`swap_mention`), a tagger trained on gold and the set predicts both sentences, and the **counterfactual
-  unfairness** is the share of samples whose predicted entities outside the swapped mention change (under 10%
-  counts as fair).
+  (:func:`~hf_ecg.runtime.tags.replace_mention`), a tagger trained on gold and the set predicts both sentences, and
+  the **counterfactual unfairness** is the share of samples whose predicted entities outside the swapped mention
+  change (under 10% counts as fair).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..data.corpus import Corpus
 from ..data.groups import RULE_80, GroupTable, disparate_impact
-from ..runtime.tags import Span, tags_to_spans
+from ..runtime.tags import Span, replace_mention, tags_to_spans
 
 __all__ = [
     "RULE_80",
@@ -28,7 +28,6 @@ __all__ = [
     "disparate_impact",
     "evaluate_fairness",
     "group_report",
-    "swap_mention",
 ]
 
 #: A counterfactual unfairness under this counts as fair.
@@ -48,17 +47,6 @@ def group_report(corpus: Corpus, table: GroupTable) -> dict[str, Any]:
         "disparate_impact": impact,
         "rule_80": impact is not None and impact >= RULE_80,
     }
-
-
-def swap_mention(
-    tokens: Sequence[str], tags: Sequence[str], span: Span, words: Sequence[str]
-) -> tuple[list[str], list[str]]:
-    """``tokens`` with the mention ``span`` replaced by ``words`` (same type), and the tags to match."""
-    new_tags = [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
-    return (
-        [*tokens[: span.start], *words, *tokens[span.end :]],
-        [*tags[: span.start], *new_tags, *tags[span.end :]],
-    )
 
 
 def _outside(spans: Sequence[Span], start: int, end: int, shift: int) -> set[tuple[int, int, str]]:
@@ -84,7 +72,7 @@ def counterfactual_pairs(corpus: Corpus, table: GroupTable, seed: int) -> list[t
                 continue
             other = rng.choice([g for g in table.groups if g != group])
             name = table.draw(other, rng)
-            tokens, _ = swap_mention(sentence.tokens, sentence.tags, span, name)
+            tokens, _ = replace_mention(sentence.tokens, sentence.tags, span, name)
             pairs.append((i, tokens, span, Span(span.start, span.start + len(name), span.label)))
             break
     return pairs

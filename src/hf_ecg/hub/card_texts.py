@@ -144,6 +144,7 @@ def mention_sources_text(counts: dict[str, int] | None) -> str:
         "lists": "from the user's mention lists",
         "user": "from mentions the user supplied",
         "dictionary": "from the user's name dictionary",
+        "groups": "from the user's group table (balanced)",
     }
     counts = counts or {}
     total = sum(counts.values()) or 1

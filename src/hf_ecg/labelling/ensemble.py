@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..data.corpus import Corpus
-from ..runtime.tags import Span, tags_to_spans
+from ..runtime.tags import Span, replace_mention, tags_to_spans
 from ..taggers.tagger import NERConfig, Tagger
 from ..taggers.training import train_tagger
 from .self_labelling import self_labelled
@@ -84,7 +84,7 @@ def relabel(
             for j in words:
                 confident[j] = False
         elif all(tags[j] == "O" and (confident[j] or not _wordlike(tokens[j])) for j in words):
-            repaired[span.start : span.end] = [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
+            _, repaired = replace_mention(tokens, repaired, span, tokens[span.start : span.end])
     if any(tag == "O" and confident[j] for j, tag in enumerate(repaired)):
         return None
     return repaired

@@ -61,6 +61,7 @@ class MentionOrigin(str, Enum):
     LISTS = "lists"  # drawn from the user's plain-text mention lists
     USER = "user"  # from mentions the user gave as a dict, JSON file or bank
     DICTIONARY = "dictionary"  # drawn from the user's name dictionary
+    GROUPS = "groups"  # drawn from the user's group table to balance a type (generate --balance)
 
     def __str__(self) -> str:
         return self.value

@@ -209,6 +209,18 @@ def spans_to_tags(spans: Iterable[Span], length: int, scheme: str = "IOB2") -> l
     return tags
 
 
+def replace_mention(
+    tokens: Sequence[str], tags: Sequence[str], span: Span, words: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """``tokens`` with the mention ``span`` replaced by ``words`` (labelled ``span.label``), and the IOB2 ``tags`` to
+    match: what a balance, a counterfactual swap and a relabelled span all do to a sentence."""
+    new_tags = [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
+    return (
+        [*tokens[: span.start], *words, *tokens[span.end :]],
+        [*tags[: span.start], *new_tags, *tags[span.end :]],
+    )
+
+
 def text_spans(tokens: Sequence[str], spans: Iterable[Span]) -> list[dict[str, Any]]:
     """Each entity as character offsets into ``" ".join(tokens)`` (the ``text`` column) and its type:
     ``[{"start": 0, "end": 7, "label": "Chemical"}]``, the form Gradio's ``HighlightedText``, Argilla and

@@ -5,7 +5,8 @@ The groups are dealt mention by mention, in sample-id order, by the largest lag 
 (:func:`deal_groups`): after any number of mentions each group's count is within one of its share, so the whole
 set reaches the shares asked within one mention per group. Each mention becomes a name of its group drawn from
 the user's :class:`~hf_ecg.data.groups.GroupTable` (a seeded draw); tokens, tags, text, spans and
-``mention_sources`` (``lists``) are rewritten shard by shard, each shard replaced whole.
+``mention_sources`` (``groups``) are rewritten shard by shard, each shard replaced whole, while the run's shards
+are still unfinished: a run killed while it balances is no dataset, and its resume balances it whole.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..data.groups import GroupTable
+from ..data.groups import Balance, GroupTable
 from ..runtime.mention_sources import MentionOrigin
 from ..runtime.mentions import MentionBank
-from ..runtime.tags import Span, tags_to_spans, text_spans
+from ..runtime.tags import Span, replace_mention, tags_to_spans, text_spans
 
-__all__ = ["asked_shares", "balance_folder", "balance_setting", "bank_groups", "deal_groups"]
+__all__ = ["balance_setting", "balance_shards", "bank_groups", "deal_groups"]
 
 
 def deal_groups(count: int, shares: dict[str, float]) -> list[str]:
@@ -46,46 +47,37 @@ def _rewrite(
     rng: random.Random,
 ) -> None:
     """Refill ``row``'s mentions of ``table``'s type (``spans`` over its IOB2 ``tags``) with names of the next
-    ``groups``."""
+    ``groups``, each recorded as drawn from the group table."""
     sources = list(row.get("mention_sources") or [])
-    tokens, new_tags, cursor = [], [], 0
-    for index, span in enumerate(spans):
-        tokens += row["tokens"][cursor : span.start]
-        new_tags += tags[cursor : span.start]
-        words = list(row["tokens"][span.start : span.end])
-        if span.label == table.entity_type:
-            words = list(table.draw(next(groups), rng))
-            if index < len(sources):
-                sources[index] = MentionOrigin.LISTS.value
-        tokens += words
-        new_tags += [f"B-{span.label}", *[f"I-{span.label}"] * (len(words) - 1)]
-        cursor = span.end
-    tokens += row["tokens"][cursor:]
-    new_tags += tags[cursor:]
-    row["tokens"], row["ner_tags"] = tokens, [names.index(tag) for tag in new_tags]
+    drawn = [(i, s, table.draw(next(groups), rng)) for i, s in enumerate(spans) if s.label == table.entity_type]
+    tokens = list(row["tokens"])
+    for index, span, words in reversed(drawn):  # from the right: the spans before keep their places
+        tokens, tags = replace_mention(tokens, tags, span, words)
+        if index < len(sources):
+            sources[index] = MentionOrigin.GROUPS.value
+    row["tokens"], row["ner_tags"] = tokens, [names.index(tag) for tag in tags]
     if "text" in row:
         row["text"] = " ".join(tokens)
     if "spans" in row:
-        row["spans"] = text_spans(tokens, tags_to_spans(new_tags, "IOB2")[0])
+        row["spans"] = text_spans(tokens, tags_to_spans(tags, "IOB2")[0])
     if "mention_sources" in row:
         row["mention_sources"] = sources
 
 
-def balance_folder(
-    output_dir: str | os.PathLike, table: GroupTable, shares: dict[str, float] | None, seed: int
-) -> dict[str, int]:
-    """Refill the mentions of ``table``'s type in the folder's ``data/`` shards (see the module); returns each
-    group's count reached."""
+def balance_shards(shards: Sequence[Path], balance: Balance, seed: int) -> dict[str, int]:
+    """Refill the mentions of the balanced type in ``shards`` (a run's shards, in id order; see the module); returns
+    each group's count reached. Run again over the same shards it writes the same rows, so a run killed while it
+    balances is balanced whole when it resumes."""
     import datasets
     import pyarrow.parquet as pq
 
-    shards = sorted(Path(output_dir, "data").glob("*.parquet"))
+    table = balance.table
     loaded = [datasets.Dataset(pq.read_table(shard)) for shard in shards]
     names = loaded[0].features["ner_tags"].feature.names if loaded else []
     rows = [sorted(part.to_list(), key=lambda row: row["id"]) for part in loaded]
     tagged = [[_tagged(row, names) for row in part] for part in rows]  # each row's IOB2 tags and spans, read once
     total = sum(span.label == table.entity_type for part in tagged for _, spans in part for span in spans)
-    dealt = deal_groups(total, asked_shares(table, shares))
+    dealt = deal_groups(total, balance.asked)
     rng = random.Random(f"balance:{seed}")
     groups = iter(dealt)
     for shard, dataset, part, part_tagged in zip(shards, loaded, rows, tagged, strict=True):
@@ -106,19 +98,15 @@ def _tagged(row: dict[str, Any], names: list[str]) -> tuple[list[str], list[Span
     return tags, tags_to_spans(tags, "IOB2")[0]
 
 
-def asked_shares(table: GroupTable, shares: dict[str, float] | None) -> dict[str, float]:
-    """The shares a balance asks of ``table``'s groups: ``shares``, or each group alike."""
-    return shares or {group: 1 / len(table.groups) for group in table.groups}
-
-
-def balance_setting(balance: tuple[GroupTable, dict[str, float] | None], entity_types: Sequence[str]) -> dict[str, Any]:
-    """The manifest's ``balance`` setting: the type, the table's digest and the shares asked."""
-    table, shares = balance
+def balance_setting(balance: Balance, entity_types: Sequence[str]) -> dict[str, Any]:
+    """The manifest's ``balance`` setting: the type, the table's digest and the shares asked; a type the generator
+    does not write is refused (``ValueError``)."""
+    table = balance.table
     if table.entity_type not in entity_types:
         raise ValueError(
             f"{table.source}: the generator does not write {table.entity_type} (it writes {', '.join(entity_types)})"
         )
-    asked = {group: round(share, 4) for group, share in asked_shares(table, shares).items()}
+    asked = {group: round(share, 4) for group, share in balance.asked.items()}
     return {"type": table.entity_type, "groups_digest": table.digest(), "asked": asked}
 
 

@@ -29,7 +29,7 @@ import itertools
 import logging
 import os
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from ..data.dataset_format import (
     write_shard,
     write_unfinished_card,
 )
-from ..data.groups import GroupTable
+from ..data.groups import Balance
 from ..data.manifest import GenerationManifest, MentionsRecord
 from ..data.outputs import DATASET, check_output
 from ..data.silver import silver_record
@@ -58,9 +58,11 @@ from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
 from .balance import balance_setting
 from .entity_sequences import FixedSampler, make_sampler
-from .generation_report import cost_postfix, finish_run
+from .finishing import finish_run
+from .generation_report import cost_postfix
+from .run_config import DatasetRunConfig
 
-__all__ = ["generate_dataset"]
+__all__ = ["DatasetRunConfig", "generate_dataset"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,17 +77,10 @@ def generate_dataset(
     mentions: Mentions | None = None,
     corpus: str | os.PathLike | None = None,
     seed: int = 0,
-    samples_per_shard: int = 256,
     decoding: DecodingConfig | None = None,
-    overwrite: bool = False,
-    progress_bar: bool = True,
-    trust_remote_code: bool = False,
-    label_names: Sequence[str] | None = None,
-    card_fields: Mapping[str, Any] | None = None,
-    resume_command: str | None = None,
-    dtype: str = "auto",
+    run: DatasetRunConfig | None = None,
     silver: Corpus | None = None,
-    balance: tuple[GroupTable, dict[str, float] | None] | None = None,
+    balance: Balance | None = None,
 ) -> Path:
     """Generate ``num_samples`` labelled sentences with a trained ECG model into ``output_dir``.
 
@@ -94,72 +89,70 @@ def generate_dataset(
         sampler: which entity sequences to ask for (``gold``, ``urg``, ``uniform``), from the training
             statistics saved with the model (or from ``corpus``). Ignored when ``entities`` is given.
         entities: explicit entity sequences, cycled over the sample ids.
-        mentions: where the mentions come from (:data:`~hf_ecg.runtime.mention_sources.Mentions`); default
-            (``None``): ``"generated"`` (each slot's mention written by the generator in its sentence; the manifest's
-            ``mention_writing`` counts the slots written and the tries rejected) for a model trained with mention
-            samples, else ``"random"`` from the training mention bank.
+        mentions: where the mentions come from (:data:`~hf_ecg.runtime.mention_sources.Mentions`: the bank, lists,
+            a :class:`~hf_ecg.labelling.dictionary.Dictionary` or the names the user's text holds, a mixture);
+            default (``None``): ``"generated"`` (each slot's mention written by the generator in its sentence; the
+            manifest's ``mention_writing`` counts the slots written and the tries rejected) for a model trained
+            with mention samples, else ``"random"`` from the training mention bank.
         corpus: the training corpus, for mentions and statistics when the model does not carry them.
         seed: the same seed and settings give the same dataset, whatever the number of processes.
-        samples_per_shard: rows per Parquet shard; the unit of resuming.
         decoding: sampling settings and limits (its ``seed`` is ignored: shards derive theirs).
-        overwrite: delete a previous dataset with other settings in ``output_dir`` instead of refusing.
-        label_names: the ``ner_tags`` ClassLabel names in the order of the gold dataset the samples are to
-            be mixed with (:func:`ner_label_names`); default: the order the model's training corpus had
-            when it was a ``ClassLabel`` dataset, else :func:`bio_labels`.
-        card_fields: :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields for the ``README.md`` card
-            written when the run completes (``license``, ``language``, ``source_datasets``, ``pretty_name``).
-        resume_command: how to resume this run, shown by the readers of an unfinished folder (the CLI gives
-            its command line; default: "the same generate_dataset call").
-        dtype: ``auto`` (default: bfloat16 where the hardware computes it natively,
-            :func:`~hf_ecg.modeling.inference_dtype`, float32 elsewhere), ``float32`` or ``bfloat16``; the one
-            used is recorded in the manifest (bfloat16 against float32: docs/ablations.md).
-        silver: silver sentences (the user's text labelled by their dictionary: ``dictionary_labelled``), written
-            as the folder's ``silver`` split (:mod:`hf_ecg.data.silver`) when the run finishes.
-        balance: a group table and the shares asked (``None``: equal): the finished set's mentions of its type are
-            refilled so that each group gets its share (:mod:`hf_ecg.synthetic.balance`).
+        run: how the generator is loaded and the folder written (:class:`DatasetRunConfig`: shard size,
+            overwrite, progress bar, dtype, remote code, label order, card fields, the resume command).
+        silver: silver sentences (the user's text labelled by their dictionary:
+            :meth:`~hf_ecg.labelling.dictionary.Dictionary.label`), written as the folder's ``silver`` split
+            (:mod:`hf_ecg.data.silver`).
+        balance: a :class:`~hf_ecg.data.groups.Balance`: the set's mentions of its type are refilled from the
+            group table so that each group gets its share (:mod:`hf_ecg.synthetic.balance`); a type the generator
+            does not write is refused before its weights load.
 
     The progress bar shows the tokens kept, drawn and redrawn; the finished run's manifest records what it cost
-    (:func:`generation_cost`), and the log warns when the generator looks undertrained.
+    (:func:`~hf_ecg.synthetic.generation_report.generation_cost`), and the log warns when the generator looks
+    undertrained.
 
     ``output_dir`` must be new, empty or a dataset hf_ecg wrote (``FileExistsError`` before any work otherwise).
     Returns it; ``datasets.load_dataset(str(output_dir), split="train")`` reads it.
     """
     from accelerate import PartialState
 
-    shards = _check_before_generating(Path(output_dir), num_samples, samples_per_shard, overwrite)
+    run = run or DatasetRunConfig()
+    shards = _check_before_generating(Path(output_dir), num_samples, run, model, balance)
     output_dir, decoding, state = shards.output_dir, decoding or DecodingConfig(), PartialState()
-    run = _Run.load(model, corpus, entities, sampler, mentions, decoding, dtype, trust_remote_code, state.device)
-    manifest = run.manifest(num_samples, samples_per_shard, seed, label_names, silver, balance)
+    job = _Run.load(model, corpus, entities, sampler, mentions, decoding, run, state.device)
+    manifest = job.manifest(num_samples, run, seed, silver, balance)
     with state.main_process_first():
-        fresh = check_or_write_manifest(output_dir, manifest, overwrite and state.is_main_process)
+        fresh = check_or_write_manifest(output_dir, manifest, run.overwrite and state.is_main_process)
         if state.is_main_process and (fresh or (output_dir / UNFINISHED_DIR).is_dir()):
-            write_unfinished_card(output_dir, num_samples, resume_command or "the same generate_dataset call")
-    groups = shards.groups(_shards_written_together(run, samples_per_shard))
+            write_unfinished_card(output_dir, num_samples, run.resume_command or "the same generate_dataset call")
+    groups = shards.groups(_shards_written_together(job, run.samples_per_shard))
     mine = [group for k, group in enumerate(groups) if k % state.num_processes == state.process_index]
-    writing, resumed = _write_shards(run, shards, mine, seed, manifest, state, progress_bar)
+    writing, resumed = _write_shards(job, shards, mine, seed, manifest, state, run.progress_bar)
     state.wait_for_everyone()
     if state.is_main_process:
         if not all(shards.done(s) for s in range(shards.count)):
             raise RuntimeError(f"{output_dir} lacks shards after the run: run the same command again to write them")
-        finish_run(output_dir, manifest, run, writing, resumed, model, card_fields, silver, balance, logger)
+        finish_run(output_dir, manifest, job, writing, resumed, model, run.card_fields, silver, balance, logger)
         logger.info("wrote %d samples in %d shards to %s", num_samples, shards.count, output_dir / "data")
     state.wait_for_everyone()
     return output_dir
 
 
 def _check_before_generating(
-    output_dir: Path, num_samples: int, samples_per_shard: int, overwrite: bool
+    output_dir: Path, num_samples: int, run: DatasetRunConfig, model: Any, balance: Balance | None
 ) -> ShardLayout:
-    """What is refused before anything is loaded or written: the counts, an output that is not new, empty or a
-    dataset hf_ecg wrote, shard files this dataset has no place for (unless ``overwrite``). The shard layout."""
+    """What is refused before anything is loaded or written: the count, a balance of a type the generator does not
+    write, an output that is not new, empty or a dataset hf_ecg wrote, shard files this dataset has no place for
+    (unless ``run.overwrite``). The shard layout."""
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
-    if samples_per_shard < 1:
-        raise ValueError(f"samples_per_shard must be >= 1, got {samples_per_shard}")
+    if balance is not None:  # its config alone, before the weights load
+        from ..runtime.ecg_config import ECGConfig
+
+        balance_setting(balance, ECGConfig.from_pretrained(model).entity_types)
     check_output(output_dir, DATASET)  # new, empty or a dataset hf_ecg wrote: never beside a user's files
-    shards = ShardLayout(output_dir, num_samples, samples_per_shard)
+    shards = ShardLayout(output_dir, num_samples, run.samples_per_shard)
     stray = shards.stray()
-    if stray and not overwrite:  # checked before the manifest is touched: a refused run changes nothing
+    if stray and not run.overwrite:  # checked before the manifest is touched: a refused run changes nothing
         raise ValueError(
             f"{output_dir} holds shard files this dataset of {num_samples} samples has no place for "
             f"({', '.join(stray[:3])}): move them out, or overwrite=True (--overwrite) to start again"
@@ -190,18 +183,17 @@ class _Run:
         sampler: str,
         mentions: Mentions | None,
         decoding: DecodingConfig,
-        dtype: str,
-        trust_remote_code: bool,
+        run: DatasetRunConfig,
         device: Any,
     ) -> _Run:
-        """Load the generator (at ``dtype`` on ``device``) and resolve the requests and the mentions."""
+        """Load the generator (as ``run`` says, on ``device``) and resolve the requests and the mentions."""
         import torch
 
         from ..data.corpus import load_corpus
         from ..modeling import inference_dtype, load_ecg_model
 
-        model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=trust_remote_code)
-        dtype = inference_dtype(dtype, device)
+        model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=run.trust_remote_code)
+        dtype = inference_dtype(run.dtype, device)
         model_obj.to(device, getattr(torch, dtype))
         corpus_bank = stats = None
         if corpus is not None:
@@ -234,15 +226,9 @@ class _Run:
         return self.engine_run.decoding
 
     def manifest(
-        self,
-        num_samples: int,
-        samples_per_shard: int,
-        seed: int,
-        label_names: Sequence[str] | None,
-        silver: Corpus | None,
-        balance: tuple[GroupTable, dict[str, float] | None] | None,
+        self, num_samples: int, run: DatasetRunConfig, seed: int, silver: Corpus | None, balance: Balance | None
     ) -> GenerationManifest:
-        """The run's settings; a balance type the generator does not write is refused (``ValueError``)."""
+        """The run's settings."""
         from ..modeling import model_fingerprint
 
         explicit = self.sequences is not None
@@ -250,7 +236,7 @@ class _Run:
             model=self.model_path,
             model_fingerprint=model_fingerprint(self.model_path),
             num_samples=num_samples,
-            samples_per_shard=samples_per_shard,
+            samples_per_shard=run.samples_per_shard,
             seed=seed,
             sampler=None if explicit else self.sampler,
             entities=[list(s) for s in self.sequences] if explicit else None,
@@ -261,7 +247,7 @@ class _Run:
             decoding=self.decoding.recorded(),
             dtype=self.dtype,
             entity_types=list(self.ecg_config.entity_types),
-            label_names=ner_label_names(self.ecg_config.entity_types, label_names or self.ecg_config.label_names),
+            label_names=ner_label_names(self.ecg_config.entity_types, run.label_names or self.ecg_config.label_names),
             silver=None if silver is None else silver_record(silver, silver.name),
             balance=None if balance is None else balance_setting(balance, self.ecg_config.entity_types),
         )

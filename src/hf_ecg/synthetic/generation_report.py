@@ -4,27 +4,17 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..data.corpus import Corpus
-from ..data.dataset_format import finish_folder
-from ..data.groups import GroupTable
-from ..data.manifest import GenerationManifest, write_manifest
-from ..data.silver import write_silver
-from ..hub.training_record import undertrained_advice
-from ..runtime.filling import training_bank
-from ..runtime.mention_writer import WrittenMentions
+from ..data.manifest import GenerationManifest
 from ..runtime.mentions import MentionBank
-from .balance import balance_folder, bank_groups
 
 __all__ = [
     "UNDERTRAINED_REFUSED_SHARE",
     "cost_line",
     "cost_postfix",
-    "finish_run",
     "generation_cost",
     "mention_novelty",
     "mention_origins",
@@ -173,56 +163,3 @@ def result_lines(manifest: GenerationManifest) -> list[str]:
         groups = ", ".join(f"{g} {reached.get(g, 0)} (gold {gold.get(g, 0)})" for g in manifest.balance["asked"])
         lines.append(f"balanced {manifest.balance['type']} mentions: {groups}")
     return lines
-
-
-def finish_run(
-    output_dir: Path,
-    manifest: GenerationManifest,
-    run: Any,
-    writing: WrittenMentions,
-    resumed: bool,
-    model: Any,
-    card_fields: Mapping[str, Any] | None,
-    silver: Corpus | None,
-    balance: tuple[GroupTable, dict[str, float] | None] | None,
-    log: logging.Logger,
-) -> None:
-    """Move the shards into ``data/``, balance their mentions, write the silver split, record what the run
-    measured in the manifest, say it on ``log`` (the caller's, which a caller may quiet), write the card."""
-    from ..hub.dataset_card import write_dataset_card
-
-    finish_folder(output_dir)
-    bank = training_bank(run.ecg_config, run.corpus_bank)
-    reached = None
-    if balance is not None:
-        table, shares = balance
-        dealt = balance_folder(output_dir, table, shares, manifest.seed or 0)
-        reached = {"gold": bank_groups(bank, table), "set": {**dealt, "unknown": 0}}
-    if silver is not None:
-        write_silver(output_dir, silver, manifest.label_names)
-    data_dir = output_dir / "data"
-    cost = generation_cost(data_dir, run.decoding.redraw_budget)
-    novelty = mention_novelty(data_dir, bank)
-    origins = mention_origins(data_dir)
-    written = writing.to_dict(resumed=resumed) if run.engine_run.writer is not None else None
-    finished = manifest.with_results(
-        generation_cost=cost,
-        mention_novelty=novelty,
-        mention_writing=written,
-        mention_sources=origins,
-        balance_reached=reached,
-    )
-    if finished != manifest:
-        write_manifest(output_dir, finished)
-    for line in result_lines(finished):
-        log.info("%s", line)
-    if cost is not None and cost["undertrained"]:
-        log.warning(
-            "%.0f%% of the generator's tokens were redrawn and %d of %d blocks kept as they were when the "
-            "redraw budget was spent, so the generator looks undertrained: %s",
-            100 * cost["redrawn_share"],
-            cost["refused_redraws"],
-            cost["blocks"],
-            undertrained_advice(model),
-        )
-    write_dataset_card(output_dir, **(card_fields or {}))

@@ -22,6 +22,7 @@ import datasets
 from ..data.corpus import Corpus, Sentence
 from ..data.outputs import OWN_SENTENCES_DIR
 from ..runtime.words import DEFAULT_SENTENCE_ENDINGS
+from ..synthetic.run_config import DatasetRunConfig
 
 if TYPE_CHECKING:
     from .trainer import ECGTrainer
@@ -109,9 +110,11 @@ def write_own_sentences(
                 num_samples,
                 mentions="random",
                 seed=seed,
-                progress_bar=progress_bar,
-                trust_remote_code=trust_remote_code,
-                resume_command="the same training with --resume",
+                run=DatasetRunConfig(
+                    progress_bar=progress_bar,
+                    trust_remote_code=trust_remote_code,
+                    resume_command="the same training with --resume",
+                ),
             )
         finally:
             generation_log.setLevel(level)
