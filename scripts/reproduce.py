@@ -8,7 +8,7 @@ A run computes everything it reports, in its own folder (default outputs/reprodu
 a rerun of the same command resumes there). The committed figures it is compared with live apart,
 in results/reference.json (the converged-protocol measurements and the paper's).
 
-Stages (DESIGN §4-5; paper_protocol.protocol): gold = the first N training sentences (JNLPBA: of its
+Stages (paper_protocol.protocol): gold = the first N training sentences (JNLPBA: of its
 dev split); the ECG-QALM and ECG-LM generators; synthetic sets (ECG-QALM over-generated, then selected;
 ECG-LM; mention replacement); generation quality and sentence health; downstream NER, a MiniLM-L6 token
 classifier trained to convergence once per seed. Core rows: gold; gold + mention replacement; gold +

@@ -13,6 +13,7 @@ Data itself flows corpus → blocks → trainer → model → engine → dataset
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -313,3 +314,35 @@ def test_every_script_imports_what_the_library_has(script, monkeypatch):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)  # each runs its work under `if __name__ == "__main__"` only
     assert module.__doc__, f"{script}: no docstring to say what it does"
+
+
+REFERENCE = re.compile(r":(?:func|class|meth|mod|data|attr):`(?:[^`<]*<)?~?(hf_ecg\.[A-Za-z0-9_.]+)>?`")
+
+
+def _resolves(target: str) -> bool:
+    """Whether ``hf_ecg.a.b.C.f`` names a module, or an attribute of one, that exists."""
+    import importlib
+
+    parts = target.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for name in parts[split:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def test_every_cross_reference_in_a_docstring_names_what_exists():
+    """A module moved or a name renamed leaves no reference behind that points nowhere."""
+    dangling = sorted(
+        f"{path.relative_to(SRC).as_posix()}: {match.group(1)}"
+        for path in (SRC / "hf_ecg").rglob("*.py")
+        for match in REFERENCE.finditer(path.read_text(encoding="utf-8"))
+        if not _resolves(match.group(1))
+    )
+    assert dangling == []

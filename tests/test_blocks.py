@@ -18,7 +18,7 @@ from hf_ecg.runtime.blocks import (
 )
 from hf_ecg.runtime.tags import Span, spans_to_tags, tags_to_spans
 
-# The DESIGN's example sentence.
+# The method's example sentence.
 TOKENS = "Selegiline induced postural hypotension in Parkinson 's disease".split()
 TAGS = ["B-Chemical", "O", "B-Disease", "I-Disease", "O", "B-Disease", "I-Disease", "I-Disease"]
 

@@ -194,8 +194,9 @@ def test_cli_mention_shares_and_their_errors(model_dir, tmp_path, capsys):
         assert main([*argv, *(a for v in values for a in ("--mentions", v))]) == 2
         return capsys.readouterr().err
 
-    assert "unknown mixture part(s) ['gazetteer']; known: generated, lists, bank" in error("gazetteer=1,bank=1")
-    assert "expected PART=SHARE, e.g. generated=0.7,lists=0.3" in error("lists")
+    assert "'gazetteer' is none of generated, lists, bank" in error("gazetteer=1,bank=1")
+    assert "--mention-shares 'lists': expected NAME=SHARE" in error("lists")
+    assert "the share of 'bank' must be a positive number, got 'nan'" in error("bank=nan,lists=1")
     assert "two shares for 'bank'" in error("bank=1,bank=2")
     said = error("lists=1,bank=1")  # in the CLI's words, not the Python API's
     assert "a 'lists' share needs the lists: add --mentions TYPE=FILE or a folder" in said

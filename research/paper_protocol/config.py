@@ -24,7 +24,7 @@ __all__ = [
 
 @dataclass
 class ReproduceConfig:
-    """One reproduction run (DESIGN §4-5); each field is an option of ``scripts/reproduce.py``."""
+    """One reproduction run; each field is an option of ``scripts/reproduce.py``."""
 
     dataset: Literal["bc5cdr", "jnlpba"] = field(metadata={"help": "bc5cdr or jnlpba"})
     first_n: int = field(metadata={"help": "gold training sentences (45 / 186 for 1%%)"})

@@ -1,5 +1,5 @@
 """The reproduction protocol, stage by stage, each stage's output kept in the run folder so that a rerun
-resumes (DESIGN §4-5):
+resumes:
 
 1. gold = the first N training sentences (JNLPBA: of its dev split, the offline training pool);
 2. train ECG-QALM and the ECG-LM ablation (LoRA, the same epochs; 10% of the gold sentences held out, the
@@ -271,9 +271,7 @@ def run_protocol(
     paths = {split: data_dir / getattr(setting, split) for split in ("train", "test")}
     for path in paths.values():
         if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} not found: the corpora live in ../shared/data (see DESIGN §4), or pass --data-dir"
-            )
+            raise FileNotFoundError(f"{path} not found: give the folder of the corpora with --data-dir")
     output = Path(config.output or Path("outputs") / "reproduce" / f"{config.dataset}-{n}")
     work, runs_dir = output / "work", output / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)

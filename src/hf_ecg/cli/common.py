@@ -113,14 +113,16 @@ def add_dataset_card_options(parser: Any) -> None:
     )
 
 
-def dataset_card_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The card fields of :func:`add_dataset_card_options` that were given."""
-    fields = {
-        "license": args.license,
-        "language": args.language,
-        "source_datasets": [args.source_dataset] if args.source_dataset else None,
-    }
-    return {key: value for key, value in fields.items() if value is not None}
+def dataset_card_fields(args: argparse.Namespace) -> Any:
+    """The card fields of :func:`add_dataset_card_options` that were given, as a
+    :class:`~hf_ecg.hub.dataset_card.DatasetCardFields`."""
+    from ..hub.dataset_card import DatasetCardFields
+
+    return DatasetCardFields(
+        license=args.license,
+        language=args.language,
+        source_datasets=[args.source_dataset] if args.source_dataset else None,
+    )
 
 
 def language_codes(value: str) -> list[str]:
@@ -314,6 +316,8 @@ def mention_source(values: list[str]) -> Any:
         if len(values) > 1:
             raise CLIError(f"--mentions {GENERATED} takes no other --mentions value")
         return GENERATED
+    from ..data.specs import split_type_spec
+
     strategies = [v for v in values if v in FILL_STRATEGIES]
     pairs = [v for v in values if v not in FILL_STRATEGIES and "=" in v and not Path(v).exists()]
     paths = [v for v in values if v not in strategies and v not in pairs]
@@ -330,9 +334,10 @@ def mention_source(values: list[str]) -> Any:
             )
         lists: dict[str, str] = {}
         for pair in pairs:
-            label, _, file = pair.partition("=")
-            if not label or not file:
-                raise CLIError(f"--mentions {pair!r}: expected TYPE=FILE")
+            try:
+                label, file = split_type_spec(pair)
+            except ValueError:
+                raise CLIError(f"--mentions {pair!r}: expected TYPE=FILE") from None
             if label in lists:
                 raise CLIError(f"--mentions: two lists for {label!r} ({lists[label]}, {file})")
             if Path(file).is_dir():
@@ -357,18 +362,13 @@ def mention_mixture(shares: str, values: list[str] | None, lists: Any = None) ->
     """``--mention-shares PART=SHARE,...`` with the ``--mentions`` values (the lists of the ``lists`` share, and
     the strategy of the lists and the bank) as a :class:`~hf_ecg.runtime.mention_sources.MentionMixture`;
     ``lists``, when given, are the ``lists`` share's mentions instead (the user's name dictionary)."""
-    from ..runtime.mention_sources import GENERATED, MentionMixture, MentionSource, resolve_mentions
+    from ..data.specs import parse_shares
+    from ..runtime.mention_sources import GENERATED, MIXTURE_PARTS, MentionMixture, MentionSource, resolve_mentions
 
-    parsed: dict[str, float] = {}
-    for item in shares.split(","):
-        part, _, value = (x.strip() for x in item.partition("="))
-        try:
-            share = float(value)
-        except ValueError:
-            raise CLIError(f"--mention-shares {item!r}: expected PART=SHARE, e.g. generated=0.7,lists=0.3") from None
-        if part in parsed:
-            raise CLIError(f"--mention-shares: two shares for {part!r}")
-        parsed[part] = share
+    try:
+        parsed = parse_shares(shares, what="--mention-shares", known=MIXTURE_PARTS)
+    except ValueError as error:
+        raise CLIError(str(error)) from None
     values = [v for v in values or () if v != GENERATED]  # generated is a share here, not a --mentions value
     source = mention_source(values) if values else None
     strategy = FILL_STRATEGIES[0]

@@ -2,8 +2,10 @@
 
 Every reader returns a :class:`Corpus` of :class:`Sentence` objects whose entities are
 :class:`~hf_ecg.runtime.tags.Span` lists, whatever the tag scheme of the input. Errors are
-:class:`CorpusFormatError` and name the file (or dataset row) and line. Tokens lose their invisible format
-characters (zero-width spaces, soft hyphens); a control character in a token is refused.
+:class:`CorpusFormatError` and name the file (or dataset row) and line. Files are read as every user's text file is
+(:mod:`~hf_ecg.runtime.text_files`: a byte-order mark dropped, NFC, invisible format characters taken out, a control
+character refused); a dataset's tokens lose their invisible format characters too, and a control character in one is
+refused.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.tags import Span, TagError, detect_scheme, normalize_scheme, parse_tag, spans_to_tags, tags_to_spans
+from ..runtime.text_files import TextFileError, read_lines, visible_text
 from ..runtime.words import INVISIBLE_CATEGORIES
 
 __all__ = [
@@ -132,20 +135,17 @@ class Corpus:
         return replace(self, sentences=self.sentences[:first_n])
 
 
-def not_text_error(path: Path, encoding: str, error: UnicodeDecodeError) -> CorpusFormatError:
-    """The error for a file that does not decode: which line, which byte, and what was expected."""
-    data = path.read_bytes()
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
-        try:
-            line.decode(encoding)
-        except UnicodeDecodeError as bad:
-            kind = "a binary file" if b"\x00" in data[:8192] else f"not {encoding} text"
-            return CorpusFormatError(
-                f"{path}:{lineno}: {kind} (byte 0x{line[bad.start]:02x} at column {bad.start + 1} does not decode as "
-                f"{encoding}); expected a labelled corpus in text, or convert it to UTF-8 (`hf-ecg blocks` and "
-                "`train` read other encodings with --encoding, e.g. latin-1)"
-            )
-    return CorpusFormatError(f"{path}: not {encoding} text ({error}); expected a labelled corpus in text")
+def _corpus_lines(path: Path, encoding: str) -> list[str]:
+    """A corpus file's lines as every user's text file is read (:mod:`~hf_ecg.runtime.text_files`)."""
+    try:
+        return read_lines(
+            path,
+            expected="a labelled corpus in text (`hf-ecg blocks` and `train` read other encodings with --encoding, "
+            "e.g. latin-1)",
+            encoding=encoding,
+        )
+    except TextFileError as error:
+        raise CorpusFormatError(str(error)) from None
 
 
 def no_sentences_error(path: Path, expected: str) -> CorpusFormatError:
@@ -161,7 +161,7 @@ def _visible_token(token: str, where: str) -> str:
     bad = next((ch for ch in token if unicodedata.category(ch) in INVISIBLE_CATEGORIES - {"Cf"}), None)
     if bad is not None:
         raise CorpusFormatError(f"{where}: token {token!r} holds a control character (U+{ord(bad):04X}); remove it")
-    token = "".join(ch for ch in token if unicodedata.category(ch) != "Cf")
+    token = visible_text(token)
     if not token:
         raise CorpusFormatError(f"{where}: empty token")
     if any(ch.isspace() for ch in token):
@@ -225,38 +225,33 @@ def read_conll(
         tokens: list[str] = []
         tags: list[str] = []
         locations: list[str] = []
-        with path.open(encoding=encoding, newline="") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                line = line.rstrip("\r\n")
-                where = f"{path}:{lineno}"
-                if not line.strip():
-                    if tokens:
-                        yield tokens, tags, locations
-                        tokens, tags, locations = [], [], []
-                    continue
-                fields = [f.strip() for f in line.split("\t")] if "\t" in line else line.split()
-                if fields[0] == DOCSTART:
-                    if tokens:
-                        yield tokens, tags, locations
-                        tokens, tags, locations = [], [], []
-                    continue
-                if len(fields) < max(needed, 2):
-                    raise CorpusFormatError(
-                        f"{where}: expected at least {max(needed, 2)} columns "
-                        f"(token column {token_column}, tag column {tag_column}), found {len(fields)}: {line!r}"
-                    )
-                tokens.append(fields[token_column])
-                tags.append(fields[tag_column])
-                locations.append(where)
+        for lineno, line in enumerate(_corpus_lines(path, encoding), start=1):
+            where = f"{path}:{lineno}"
+            if not line.strip():
+                if tokens:
+                    yield tokens, tags, locations
+                    tokens, tags, locations = [], [], []
+                continue
+            fields = [f.strip() for f in line.split("\t")] if "\t" in line else line.split()
+            if fields[0] == DOCSTART:
+                if tokens:
+                    yield tokens, tags, locations
+                    tokens, tags, locations = [], [], []
+                continue
+            if len(fields) < max(needed, 2):
+                raise CorpusFormatError(
+                    f"{where}: expected at least {max(needed, 2)} columns "
+                    f"(token column {token_column}, tag column {tag_column}), found {len(fields)}: {line!r}"
+                )
+            tokens.append(fields[token_column])
+            tags.append(fields[tag_column])
+            locations.append(where)
         if tokens:
             yield tokens, tags, locations
 
     if not path.is_file():
         raise FileNotFoundError(f"no such corpus file: {path}")
-    try:
-        corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict)
-    except UnicodeDecodeError as error:
-        raise not_text_error(path, encoding, error) from None
+    corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict)
     if not corpus.sentences:
         raise no_sentences_error(path, "one token and its tag per line, a blank line between sentences (CoNLL/TSV)")
     return corpus
@@ -300,32 +295,28 @@ def read_jsonl(
         raise FileNotFoundError(f"no such corpus file: {path}")
 
     def sentences() -> Iterator[tuple[list[str], list[str], list[str]]]:
-        with path.open(encoding=encoding) as handle:
-            for lineno, line in enumerate(handle, start=1):
-                where = f"{path}:{lineno}"
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise CorpusFormatError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
-                if not isinstance(record, dict) or tokens_key not in record or tags_key not in record:
-                    raise CorpusFormatError(f"{where}: expected an object with keys {tokens_key!r} and {tags_key!r}")
-                tokens, tags = record[tokens_key], record[tags_key]
-                if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-                    raise CorpusFormatError(f"{where}: {tokens_key!r} must be a list of strings")
-                if not isinstance(tags, list):
-                    raise CorpusFormatError(f"{where}: {tags_key!r} must be a list")
-                if len(tags) != len(tokens):
-                    raise CorpusFormatError(f"{where}: {len(tokens)} tokens but {len(tags)} tags")
-                if tokens:
-                    tags = _tags_as_strings(tags, label_names, where)
-                    yield tokens, tags, [f"{where} (token {i + 1})" for i in range(len(tokens))]
+        for lineno, line in enumerate(_corpus_lines(path, encoding), start=1):
+            where = f"{path}:{lineno}"
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise CorpusFormatError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
+            if not isinstance(record, dict) or tokens_key not in record or tags_key not in record:
+                raise CorpusFormatError(f"{where}: expected an object with keys {tokens_key!r} and {tags_key!r}")
+            tokens, tags = record[tokens_key], record[tags_key]
+            if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+                raise CorpusFormatError(f"{where}: {tokens_key!r} must be a list of strings")
+            if not isinstance(tags, list):
+                raise CorpusFormatError(f"{where}: {tags_key!r} must be a list")
+            if len(tags) != len(tokens):
+                raise CorpusFormatError(f"{where}: {len(tokens)} tokens but {len(tags)} tags")
+            if tokens:
+                tags = _tags_as_strings(tags, label_names, where)
+                yield tokens, tags, [f"{where} (token {i + 1})" for i in range(len(tokens))]
 
-    try:
-        corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict, label_names=label_names)
-    except UnicodeDecodeError as error:
-        raise not_text_error(path, encoding, error) from None
+    corpus = _build_corpus(sentences(), name=path.name, scheme=scheme, strict=strict, label_names=label_names)
     if not corpus.sentences:
         raise no_sentences_error(path, f'one JSON object per line, {{"{tokens_key}": [...], "{tags_key}": [...]}}')
     return corpus

@@ -1,11 +1,12 @@
 """Groups on names: which group of a protected attribute (gender, origin, ...) each name of an entity type belongs
-to, from the user's own attribute table. A group file is plain UTF-8 text, one ``name<TAB>group`` a line; given as
-``TYPE=FILE`` (``person=person-gender.tsv``). A mention belongs to the group of its whole text, else of its first
+to, from the user's own attribute table. A group file is plain UTF-8 text, one ``name<TAB>group`` a line (two
+columns; a first row ``name<TAB>group`` is a header); given as ``TYPE=FILE`` (``person=person-gender.tsv``). Groups
+are compared as names are, case aside. A mention belongs to the group of its whole text, else of its first
 word (``Megan Fox`` of ``Megan``'s), case aside; a mention in neither is counted apart, as unknown.
 
-Read with :meth:`GroupTable.read`: an empty file, one that is not UTF-8 or starts with a byte-order mark, a line
-without a group, a name the mention check refuses (a control character, no letter or digit), a name in two groups
-and a table of fewer than two groups are refused naming the file and line.
+Read with :meth:`GroupTable.read`, as every user's text file is (:mod:`~hf_ecg.runtime.text_files`): an empty file,
+one that is not UTF-8 or holds a control character, a line without a group, a name the mention check refuses (no
+letter or digit), a name in two groups and a table of fewer than two groups are refused naming the file and line.
 """
 
 from __future__ import annotations
@@ -14,18 +15,21 @@ import hashlib
 import math
 import os
 import random
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from ..runtime.mentions import mention_problem
+from ..runtime.text_files import TextFileError, read_lines
+from .specs import parse_shares, split_type_spec
 
 __all__ = ["RULE_80", "Balance", "GroupTable", "GroupTableError", "disparate_impact", "split_group_spec"]
 
 #: The 80% rule: a disparate impact at or above this holds.
 RULE_80 = 0.8
+#: First rows read as a header, not a name (case aside).
+HEADERS = frozenset({("name", "group"), ("names", "groups"), ("name", "groups"), ("names", "group")})
 
 
 class GroupTableError(ValueError):
@@ -45,25 +49,27 @@ class GroupTable:
         """Read a ``name<TAB>group`` file (see the module); :class:`GroupTableError` names its file and line."""
         file = Path(path)
         try:
-            raw = file.read_bytes()
-        except OSError as error:
-            raise GroupTableError(f"{file}: cannot read it: {error.strerror or error}") from None
-        if raw.startswith(b"\xef\xbb\xbf"):
-            raise GroupTableError(f"{file}:1: starts with a byte-order mark; save it as UTF-8 without one")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line = raw[: error.start].count(b"\n") + 1
-            raise GroupTableError(f"{file}:{line}: not UTF-8 text (byte 0x{raw[error.start]:02x})") from None
+            lines = read_lines(file, expected="a name<TAB>group table")
+        except TextFileError as error:
+            raise GroupTableError(str(error)) from None
         names: dict[str, list[tuple[str, ...]]] = {}
         seen: dict[str, tuple[str, int]] = {}
-        for number, line in enumerate(text.splitlines(), 1):
+        spelling: dict[str, str] = {}  # a group as first written, by its case-folded form
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
-            name, _, group = (part.strip() for part in line.partition("\t"))
+            columns = [part.strip() for part in line.split("\t")]
+            if len(columns) > 2:
+                raise GroupTableError(
+                    f"{file}:{number}: {len(columns)} columns; a group table has two, a name and its group "
+                    "(a spreadsheet's other columns: leave them out when you save it)"
+                )
+            name, group = columns if len(columns) == 2 else (columns[0], "")
             if not name or not group:
                 raise GroupTableError(f"{file}:{number}: expected a name, a tab and its group, got {line!r}")
-            name = unicodedata.normalize("NFC", name)  # as the corpus reader and mention lists read text
+            if not names and (name.casefold(), group.casefold()) in HEADERS:
+                continue  # a header row, as a spreadsheet writes one
+            group = spelling.setdefault(group.casefold(), group)  # groups compared as names are: case aside
             problem = mention_problem(tuple(name.split()))  # the check every mention source passes
             if problem:
                 raise GroupTableError(f"{file}:{number}: {name[:60]!r} is no name: {problem}")
@@ -78,7 +84,7 @@ class GroupTable:
                 names.setdefault(group, []).append(tuple(name.split()))
         if not names:
             raise GroupTableError(
-                f"{file}: the file {'is empty' if not raw else 'holds no name'}; expected name<TAB>group lines"
+                f"{file}: the file {'is empty' if not lines else 'holds no name'}; expected name<TAB>group lines"
             )
         if len(names) < 2:
             raise GroupTableError(f"{file}: every name is in group {next(iter(names))!r}; a table needs two groups")
@@ -125,8 +131,11 @@ def disparate_impact(counts: Mapping[str, int]) -> float | None:
 
 def split_group_spec(spec: str) -> tuple[str, str, str | None]:
     """``TYPE=FILE`` or ``TYPE=FILE:GROUP=SHARE,...`` as the type, the file and the shares' text (``None``)."""
-    entity_type, sep, rest = spec.partition("=")
-    if not sep or not entity_type or not rest:
+    try:
+        entity_type, rest = split_type_spec(spec)
+    except ValueError:
+        entity_type = None
+    if entity_type is None:
         raise GroupTableError(f"{spec!r}: expected TYPE=FILE or TYPE=FILE:GROUP=SHARE,...")
     head, colon, tail = rest.rpartition(":")
     if colon and "=" in tail and not Path(rest).exists():
@@ -173,16 +182,7 @@ class Balance:
         table = GroupTable.read(entity_type, path)
         if shares_text is None:
             return cls(table)
-        shares: dict[str, float] = {}
-        for part in shares_text.split(","):
-            group, eq, value = part.partition("=")
-            try:
-                share = float(value)
-            except ValueError:
-                share = -1.0
-            if not eq or group not in table.names or not 0 < share < math.inf or group in shares:
-                raise GroupTableError(
-                    f"{spec!r}: {part!r} is not GROUP=SHARE with a group of {path} (each once) and a share > 0"
-                )
-            shares[group] = share
-        return cls(table, shares)
+        try:
+            return cls(table, parse_shares(shares_text, what=spec, known=table.groups))
+        except ValueError as error:
+            raise GroupTableError(str(error)) from None

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from pathlib import Path
 
-from .corpus import no_sentences_error, not_text_error
+from ..runtime.text_files import TextFileError, read_lines
+from .corpus import CorpusFormatError, no_sentences_error
 
 __all__ = ["WORD_PATTERN", "read_text_lines"]
 
@@ -18,16 +18,15 @@ __all__ = ["WORD_PATTERN", "read_text_lines"]
 WORD_PATTERN = re.compile(r"\w+|[^\w\s]")
 
 
-def read_text_lines(path: str | os.PathLike, *, encoding: str = "utf-8-sig") -> list[tuple[str, ...]]:
-    """The sentences of a plain-text file, one per non-blank line, each split into words (:data:`WORD_PATTERN`,
-    Unicode NFC): a user's unlabelled text. A file that is not text names its line."""
+def read_text_lines(path: str | os.PathLike, *, encoding: str = "utf-8") -> list[tuple[str, ...]]:
+    """The sentences of a plain-text file, one per non-blank line, each split into words (:data:`WORD_PATTERN`): a
+    user's unlabelled text, read as every user's text file is (:mod:`~hf_ecg.runtime.text_files`)."""
     file = Path(path)
     try:
-        lines = file.read_text(encoding=encoding).splitlines()
-    except UnicodeDecodeError as error:
-        raise not_text_error(file, encoding, error) from None
-    sentences = [tuple(WORD_PATTERN.findall(unicodedata.normalize("NFC", line))) for line in lines]
-    sentences = [words for words in sentences if words]
+        lines = read_lines(file, expected="unlabelled text, one sentence a line", encoding=encoding)
+    except TextFileError as error:
+        raise CorpusFormatError(str(error)) from None
+    sentences = [words for line in lines if (words := tuple(WORD_PATTERN.findall(line)))]
     if not sentences:
         raise no_sentences_error(file, "unlabelled text, one sentence per line")
     return sentences

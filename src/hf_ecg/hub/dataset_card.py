@@ -23,7 +23,7 @@ from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, m
 if TYPE_CHECKING:
     from ..data.manifest import MentionsRecord
 
-__all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "ECGDatasetCardData", "write_dataset_card"]
+__all__ = ["CARD_EXAMPLES", "DATASET_CARD_TEMPLATE", "DatasetCardFields", "ECGDatasetCardData", "write_dataset_card"]
 
 DATASET_CARD_TEMPLATE = Path(__file__).parent / "templates" / "dataset_card.md"
 
@@ -60,6 +60,22 @@ def _examples(tokens: list[list[str]], tags: list[list[int]], names: list[str]) 
 def _size_category(n: int) -> str:
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
     return next((label for bound, label in bounds if n < bound), "1M<n<10M" if n < 10_000_000 else "n>10M")
+
+
+@dataclass(frozen=True)
+class DatasetCardFields:
+    """What a user says of a dataset for its card, beyond what its folder tells (``None``: not said; the card
+    then says what it knows): its ``license``, ``language`` codes, the ``source_datasets`` it came from, its
+    ``pretty_name``."""
+
+    license: str | None = None
+    language: list[str] | None = None
+    source_datasets: list[str] | None = None
+    pretty_name: str | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The fields said, as :class:`ECGDatasetCardData` keywords."""
+        return {key: value for key, value in vars(self).items() if value is not None}
 
 
 @dataclass
@@ -308,10 +324,10 @@ class ECGDatasetCardData:
         )
 
 
-def write_dataset_card(data_dir: str | os.PathLike, **card_fields: Any) -> Path:
+def write_dataset_card(data_dir: str | os.PathLike, fields: DatasetCardFields | None = None) -> Path:
     """Write the dataset card of a finished folder as its ``README.md`` (YAML header included, so that
-    ``load_dataset``, the Hub viewer and a colleague opening the folder see what it is); ``card_fields``
-    set :class:`ECGDatasetCardData` fields (``license``, ``language``, ``source_datasets``, ...)."""
+    ``load_dataset``, the Hub viewer and a colleague opening the folder see what it is); ``fields`` are what the
+    user said of it (:class:`DatasetCardFields`)."""
     path = Path(data_dir) / "README.md"
-    ECGDatasetCardData.from_generated(data_dir, **card_fields).to_dataset_card().save(path)
+    ECGDatasetCardData.from_generated(data_dir, **(fields or DatasetCardFields()).given()).to_dataset_card().save(path)
     return path

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus
+from ..data.specs import split_type_spec
 from ..runtime.mention_sources import NamesAsMentions
 from ..runtime.mentions import MentionBank, mention_list_files
 from ..runtime.tags import Span, spans_to_tags
@@ -101,9 +102,10 @@ class Dictionary:
         """A dictionary from ``TYPE=FILE`` strings, folders of ``TYPE.txt`` lists, JSON files ``{type: [names]}``,
         or a ``{type: file}`` mapping. ``TYPE=FILE.obo`` (or ``.owl``, read by ``pronto``) takes an ontology's
         term names and exact synonyms, ``TYPE=FILE.obo#ID`` those of the term ``ID`` and the terms under it.
-        :class:`DictionaryError` names the file (and line) of an empty list, a file that is not text in
-        ``encoding``, a byte-order mark, a name the mention check refuses, a folder with a file that is no list,
-        an ontology without named terms, or a name under two types."""
+        Files are read as every user's text file is (:mod:`~hf_ecg.runtime.text_files`). :class:`DictionaryError`
+        names the file (and line) of an empty list, a file that policy refuses (not text in ``encoding``, a control
+        character), a name the mention check refuses, a folder with a file that is no list, an ontology without
+        named terms, or a name under two types."""
         files: dict[str, list[Path]] = {}
         inline: dict[str, list[tuple[str, ...]]] = {}
         origins: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -111,8 +113,11 @@ class Dictionary:
         if not items:
             raise DictionaryError("no dictionary given")
         for label, source in items:
-            if label is None and isinstance(source, str) and "=" in source and not Path(source).exists():
-                label, source = source.split("=", 1)
+            if label is None and isinstance(source, str):
+                try:
+                    label, source = split_type_spec(source)
+                except ValueError as error:
+                    raise DictionaryError(str(error)) from None
             path = Path(source)
             ontology = ontology_source(str(source))
             if label is not None and ontology is not None:

@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..runtime.mentions import mention_problem, read_mention_list
+from ..runtime.mentions import mention_problem, read_mention_entries
+from ..runtime.text_files import read_user_json
 
 __all__ = [
     "ONTOLOGY_SUFFIXES",
@@ -24,27 +24,12 @@ class DictionaryError(ValueError):
 
 
 def read_name_list(path: Path, encoding: str) -> dict[tuple[str, ...], int]:
-    """The names of a plain-text list with the line each was first read on."""
+    """The names of a plain-text list (the mention-list format) with the line each is first on."""
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise DictionaryError(f"{path}: cannot read it: {error.strerror or error}") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise DictionaryError(f"{path}:1: starts with a byte-order mark; save it as {encoding} without one")
-    try:
-        counts = read_mention_list(path, encoding=encoding)
+        entries = read_mention_entries(path, encoding=encoding, noun="name")
     except ValueError as error:
-        raise DictionaryError(
-            str(error).replace(
-                "no mentions in the list (one mention per line)", "no names in the list (one name a line)"
-            )
-        ) from None
-    lines: dict[tuple[str, ...], int] = {}
-    for number, line in enumerate(raw.decode(encoding).splitlines(), 1):
-        name = tuple(line.partition("\t")[0].split())
-        if name in counts and name not in lines:
-            lines[name] = number
-    return lines
+        raise DictionaryError(str(error)) from None
+    return {name: line for name, (_, line) in entries.items()}
 
 
 #: Ontology files ``TYPE=FILE`` reads through ``pronto`` rather than as a name list.
@@ -88,12 +73,11 @@ def read_ontology(path: Path, root: str | None) -> list[tuple[str, ...]]:
 
 
 def read_json_names(path: Path, encoding: str) -> dict[str, list[tuple[str, ...]]]:
+    """The names of a JSON file ``{type: [names]}``, read as every user's text file is."""
     try:
-        loaded = json.loads(path.read_text(encoding=encoding))
-    except UnicodeDecodeError:
-        raise DictionaryError(f"{path}: not {encoding} text; save it as {encoding}") from None
-    except json.JSONDecodeError as error:
-        raise DictionaryError(f"{path}:{error.lineno}: not JSON ({error.msg})") from None
+        loaded = read_user_json(path, expected="a JSON object {type: [names]}", encoding=encoding)
+    except ValueError as error:
+        raise DictionaryError(str(error)) from None
     if not isinstance(loaded, dict) or not loaded:
         raise DictionaryError(f"{path}: expected a JSON object {{type: [names]}} with at least one type")
     names: dict[str, list[tuple[str, ...]]] = {}

@@ -19,6 +19,7 @@ REMOTE_CODE_MODULES = (
     "filling.py",
     "mention_sources.py",
     "mentions.py",
+    "text_files.py",
     "mention_writer.py",
     "mention_prompts.py",
     "mention_runner.py",

@@ -1,4 +1,4 @@
-"""Entity templates, block decomposition and the contextual Q&A layout (DESIGN §1).
+"""Entity templates, block decomposition and the contextual Q&A layout.
 
 A sentence becomes a *template* by collapsing each entity span into one tag token
 (``<Chemical>``). The template is cut after every tag into *blocks*; what follows the

@@ -2,7 +2,7 @@
 
 For the sequence ``[t1 … tn]`` the model answers question ``<t1>`` with an empty context, the
 block is appended to the context, question ``<t2>`` follows, … and finally ``<ENDTEXT>``
-(DESIGN §1). Prompts are built by :mod:`hf_ecg.runtime.layout`, like the training rows::
+(docs/how-it-works.md). Prompts are built by :mod:`hf_ecg.runtime.layout`, like the training rows::
 
     <|context|> context ids <|question|> tag id <|answer|>
 

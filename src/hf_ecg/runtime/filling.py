@@ -19,7 +19,6 @@ from typing import Any
 from .blocks import recompose
 from .decoding import DecodedTemplate
 from .ecg_config import ECGConfig
-from .files import read_json
 from .mention_sources import (
     GENERATED,
     MENTION_ORIGINS,
@@ -31,6 +30,7 @@ from .mention_sources import (
 )
 from .mentions import FILL_STRATEGIES, MentionBank
 from .tags import spans_to_tags, text_spans
+from .text_files import read_user_json
 from .words import WordSplitter
 
 __all__ = ["MentionFiller", "default_mentions", "training_bank"]
@@ -105,7 +105,7 @@ class MentionFiller:
                 return cls(resolved.bank, "weighted", origin=MentionOrigin.USER)
             return cls(_user_bank(resolved.given, ecg_config, "mentions="), origin=MentionOrigin.USER)
         if kind is MentionSource.FILE:
-            data = read_json(resolved.path, "a JSON object {type: [mention, ...]}")
+            data = read_user_json(resolved.path, expected="a JSON object {type: [mention, ...]}")
             if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
                 raise ValueError(f"{resolved.path}: expected a JSON object {{type: [mention, ...]}}")
             return cls(_user_bank(data, ecg_config, f"{resolved.path}:"), origin=MentionOrigin.USER)

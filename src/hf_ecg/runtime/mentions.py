@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from .text_files import read_lines, visible_text
 from .words import INVISIBLE_CATEGORIES, REPLACEMENT_CHARACTER
 
 __all__ = [
@@ -65,43 +66,30 @@ def mention_problem(tokens: Sequence[str]) -> str | None:
     return None
 
 
-def _normalized(text: str) -> str:
-    """A mention as the corpus reader normalizes text: NFC, without a byte-order mark."""
-    return unicodedata.normalize("NFC", text.replace("\ufeff", ""))
-
-
 #: The file name ending of a mention list in a folder of them: ``Disease.txt`` holds the Disease mentions.
 MENTION_LIST_SUFFIX = ".txt"
 
 
-def read_mention_list(
-    path: str | os.PathLike, split: Callable[[str], list[str]] = str.split, *, encoding: str = "utf-8"
-) -> Counter[tuple[str, ...]]:
-    """The mentions of a plain-text list: one mention per line, optionally followed by a tab and a count (its
-    weight for ``weighted`` draws; 1 without one). Blank lines are skipped; a byte-order mark is dropped and
-    the text NFC-normalized as the corpus reader does; each mention is split into tokens by ``split`` (the
-    generator's corpus rules: :class:`~hf_ecg.runtime.words.WordSplitter`). ``ValueError`` naming the file
-    (and line) for an undecodable file, a bad count, a mention :func:`mention_problem` refuses, or a list
-    with no mention."""
+def read_mention_entries(
+    path: str | os.PathLike,
+    split: Callable[[str], list[str]] = str.split,
+    *,
+    encoding: str = "utf-8",
+    noun: str = "mention",
+) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Each mention of a plain-text list with its count and the line it is first on (see
+    :func:`read_mention_list`); ``noun`` names an entry in the messages (``name`` for a dictionary's list)."""
     path = Path(path)
-    try:
-        text = _normalized(path.read_text(encoding=encoding))
-    except UnicodeDecodeError as error:
-        line = path.read_bytes()[: error.start].count(b"\n") + 1
-        raise ValueError(
-            f"{path}:{line}: not {encoding} text (byte {error.object[error.start]:#04x}); save the list as {encoding}"
-        ) from None
-    except OSError as error:
-        raise ValueError(f"cannot read the mention list {path}: {error.strerror or error}") from None
-    mentions: Counter[tuple[str, ...]] = Counter()
-    for number, line in enumerate(text.splitlines(), 1):
-        mention, tab, count = line.partition("\t")
-        tokens = tuple(split(mention.strip()))
+    lines = read_lines(path, expected=f"a list of {noun}s, one a line", encoding=encoding)
+    entries: dict[tuple[str, ...], tuple[int, int]] = {}
+    for number, line in enumerate(lines, 1):
+        entry, tab, count = line.partition("\t")
+        tokens = tuple(split(entry.strip()))
         if not tokens:
             continue
         problem = mention_problem(tokens)
         if problem:
-            raise ValueError(f"{path}:{number}: {mention.strip()[:60]!r} is no mention: {problem}")
+            raise ValueError(f"{path}:{number}: {entry.strip()[:60]!r} is no {noun}: {problem}")
         try:
             weight = int(count) if tab else 1
         except ValueError:
@@ -110,10 +98,24 @@ def read_mention_list(
             raise ValueError(
                 f"{path}:{number}: {count.strip()!r} after the tab is not a count (a whole number, 1 or more)"
             )
-        mentions[tokens] += weight
-    if not mentions:
-        raise ValueError(f"{path}: no mentions in the list (one mention per line)")
-    return mentions
+        total, first = entries.get(tokens, (0, number))
+        entries[tokens] = (total + weight, first)
+    if not entries:
+        raise ValueError(f"{path}: no {noun}s in the list (one {noun} per line)")
+    return entries
+
+
+def read_mention_list(
+    path: str | os.PathLike, split: Callable[[str], list[str]] = str.split, *, encoding: str = "utf-8"
+) -> Counter[tuple[str, ...]]:
+    """The mentions of a plain-text list: one mention per line, optionally followed by a tab and a count (its
+    weight for ``weighted`` draws; 1 without one). The file is read as every user's text file is
+    (:mod:`~hf_ecg.runtime.text_files`); blank lines are skipped; each mention is split into tokens by ``split``
+    (the generator's corpus rules: :class:`~hf_ecg.runtime.words.WordSplitter`). ``ValueError`` naming the file
+    (and line) for a file the text policy refuses, a bad count, a mention :func:`mention_problem` refuses, or a
+    list with no mention."""
+    entries = read_mention_entries(path, split, encoding=encoding)
+    return Counter({tokens: count for tokens, (count, _) in entries.items()})
 
 
 def mention_list_files(source: str | os.PathLike | Mapping[str, str | os.PathLike]) -> dict[str, Path]:
@@ -161,9 +163,9 @@ class MentionBank:
 
     @classmethod
     def from_lists(cls, mentions: Mapping[str, Sequence[str | Sequence[str]]]) -> MentionBank:
-        """A bank from a user dict ``{type: [mention, ...]}``; a string mention is split on whitespace, NFC
-        normalized. ``ValueError`` naming the type for an empty list or a mention :func:`mention_problem`
-        refuses."""
+        """A bank from a user dict ``{type: [mention, ...]}``; a string mention is split on whitespace, each word
+        read as a user's text file is (:func:`~hf_ecg.runtime.text_files.visible_text`). ``ValueError`` naming the
+        type for an empty list or a mention :func:`mention_problem` refuses."""
         counts: dict[str, Counter[tuple[str, ...]]] = {}
         for label, items in mentions.items():
             bank = counts.setdefault(label, Counter())
@@ -175,7 +177,7 @@ class MentionBank:
                         f"the mention {item!r} of {label!r} is no mention: give a string, or a list of its words"
                     )
                 words = item.split() if isinstance(item, str) else item
-                tokens = tuple(_normalized(word) if isinstance(word, str) else word for word in words)
+                tokens = tuple(visible_text(word) if isinstance(word, str) else word for word in words)
                 problem = mention_problem(tokens)
                 if problem:
                     raise ValueError(f"the mention {str(item)[:60]!r} of {label!r} is no mention: {problem}")

@@ -169,7 +169,7 @@ class EntityControlledGenerationPipeline(Pipeline):
         tensors, so the requests are chunked here rather than by a ``DataLoader``; chunk ``k`` is seeded as
         :func:`~hf_ecg.generate_dataset` seeds its shard ``k`` (:class:`~hf_ecg.runtime.decoding_config.ShardSeeds`),
         so that equal requests in two chunks differ, and the chunks are filled in the groups that
-        ``generate_dataset`` writes its shards' mentions in (:func:`~hf_ecg.runtime.filling.shards_per_writer_call`)."""
+        ``generate_dataset`` writes its shards' mentions in (:func:`~hf_ecg.runtime.engine.shards_per_writer_call`)."""
         group = shards_per_writer_call(batch_size * preprocess_params.get("num_return_sequences", 1))
         for index, taken in enumerate(_chunks(_chunks(inputs, batch_size), group)):
             prepared = [

@@ -5,7 +5,6 @@ finished run records and says."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from ..data.dataset_format import UNFINISHED_DIR, finish_folder
 from ..data.groups import Balance
 from ..data.manifest import GenerationManifest, write_manifest
 from ..data.silver import write_silver
+from ..hub.dataset_card import DatasetCardFields
 from ..hub.training_record import undertrained_advice
 from ..runtime.filling import training_bank
 from ..runtime.mention_writer import WrittenMentions
@@ -30,7 +30,7 @@ def finish_run(
     writing: WrittenMentions,
     resumed: bool,
     model: Any,
-    card_fields: Mapping[str, Any] | None,
+    card_fields: DatasetCardFields | None,
     silver: Corpus | None,
     balance: Balance | None,
     log: logging.Logger,
@@ -78,4 +78,4 @@ def finish_run(
             cost["blocks"],
             undertrained_advice(model),
         )
-    write_dataset_card(output_dir, **(card_fields or {}))
+    write_dataset_card(output_dir, card_fields)

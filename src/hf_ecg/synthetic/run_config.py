@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..hub.dataset_card import DatasetCardFields
 
 __all__ = ["DatasetRunConfig"]
 
@@ -25,8 +28,8 @@ class DatasetRunConfig:
         label_names: the ``ner_tags`` ClassLabel names in the order of the gold dataset the samples are to be
             mixed with (:func:`~hf_ecg.data.dataset_format.ner_label_names`); default: the order the generator's
             training corpus had when it was a ``ClassLabel`` dataset, else sorted BIO labels.
-        card_fields: :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields for the ``README.md`` card written
-            when the run completes (``license``, ``language``, ``source_datasets``, ``pretty_name``).
+        card_fields: what the ``README.md`` card written when the run completes says of the set beyond what its
+            folder tells (:class:`~hf_ecg.hub.dataset_card.DatasetCardFields`: license, language, source, title).
         resume_command: how to resume the run, shown by the readers of an unfinished folder (the CLI gives its
             command line; default: "the same generate_dataset call").
     """
@@ -37,7 +40,7 @@ class DatasetRunConfig:
     dtype: str = "auto"
     trust_remote_code: bool = False
     label_names: Sequence[str] | None = None
-    card_fields: Mapping[str, Any] | None = None
+    card_fields: DatasetCardFields | None = None
     resume_command: str | None = None
 
     def __post_init__(self) -> None:

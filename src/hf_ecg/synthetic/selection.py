@@ -51,7 +51,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ from ..data.corpus import Corpus
 from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
 from ..data.silver import SILVER_DIR
 from ..data.sources import FLAG_COLUMNS
+from ..hub.dataset_card import DatasetCardFields
 from ..labelling.dictionary import Dictionary
 from ..labelling.ensemble import train_gold_taggers
 from ..runtime.ecg_config import ECGConfig
@@ -94,7 +95,7 @@ def filter_generated(
     overwrite: bool = False,
     progress_bar: bool = True,
     label_names: Sequence[str] | None = None,
-    card_fields: Mapping[str, Any] | None = None,
+    card_fields: DatasetCardFields | None = None,
     unlabelled: Sequence[Sequence[str]] = (),
     dictionary: Dictionary | None = None,
 ) -> Path:
@@ -104,8 +105,8 @@ def filter_generated(
     their own (:func:`~hf_ecg.labelling.ensemble.train_gold_taggers`, self-trained on the user's ``unlabelled``
     sentences when given).
     ``label_names`` re-numbers the kept ``ner_tags`` to a gold dataset's ClassLabel order
-    (:func:`~hf_ecg.synthetic.generate.align_labels`). The folder gets its dataset card (``README.md``;
-    ``card_fields`` set its license, language, source).
+    (:func:`~hf_ecg.data.dataset_format.align_labels`). The folder gets its dataset card (``README.md``;
+    ``card_fields`` say its license, language, source: :class:`~hf_ecg.hub.dataset_card.DatasetCardFields`).
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
     with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
@@ -160,7 +161,7 @@ def filter_generated(
     write_manifest(
         output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"], selection=record)
     )
-    write_dataset_card(output, **(card_fields or {}))
+    write_dataset_card(output, card_fields)
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
 

@@ -30,7 +30,7 @@ RECIPES = ("concat", "oversample", "two-stage")
 
 @dataclass
 class NERConfig:
-    """How the token classifier is trained (defaults: the offline baseline of DESIGN §5)."""
+    """How the token classifier is trained (defaults: the offline protocol of docs/benchmarks.md)."""
 
     model: str = field(
         default="minilm-l6",

@@ -121,7 +121,7 @@ class ECGTrainer(Trainer):
 
     ``args.push_to_hub`` does not push checkpoints during training: a model is only usable with its
     merged weights, ``ecg_config.json``, the pipeline code and its card, so :meth:`push_to_hub` pushes
-    what ``hf-ecg push-model`` pushes (:func:`hf_ecg.hub.push_model`) to ``args.hub_model_id``, and
+    what ``hf-ecg push-model`` pushes (:func:`hf_ecg.hub.push.push_model`) to ``args.hub_model_id``, and
     :func:`train_ecg_model` calls it once training is done.
     """
 
