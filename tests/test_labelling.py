@@ -142,3 +142,21 @@ def test_evaluate_ner_on_a_generated_folder_trains_on_its_silver_split_too(model
     config = NERConfig(model=str(save_tiny_bert(tmp_path / "bert")), epochs=1, batch_size=4, seeds=[1])
     report = evaluate_ner([corpus], corpus, config, synthetic=[out])
     assert report["synthetic"] == [{"name": "set", "sentences": 4}, {"name": "set (silver)", "sentences": 2}]
+
+
+def test_a_token_no_labeller_vouches_for_is_left_out_of_the_loss(tmp_path):
+    from transformers import AutoTokenizer
+
+    from hf_ecg.data.corpus import Sentence
+    from hf_ecg.taggers.tagger import encode_words
+
+    sentence = Sentence(("aspirin", "cures", "fever"), (Span(0, 1, "Chemical"),), unknown=(2,))
+    assert sentence.tags == ["B-Chemical", "O", "O"] and sentence.training_tags == ["B-Chemical", "O", None]
+    tokenizer = AutoTokenizer.from_pretrained(str(save_tiny_bert(tmp_path / "bert")))
+    label_ids = {"O": 0, "B-Chemical": 1, "I-Chemical": 2}
+    batch = {"tokens": [list(sentence.tokens)], "tags": [sentence.training_tags]}
+    encoded = encode_words(batch, tokenizer, label_ids, max_length=32)
+    words = encoded.word_ids(0)
+    labels = encoded["labels"][0]
+    first = {word: labels[k] for k, word in enumerate(words) if word is not None and (k == 0 or words[k - 1] != word)}
+    assert first == {0: 1, 1: 0, 2: -100}  # the unknown word: no label, so no loss

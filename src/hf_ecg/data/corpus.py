@@ -53,6 +53,9 @@ class Sentence:
     source: str = ""
     #: Where tags that did not fit the scheme were repaired (see :func:`~hf_ecg.runtime.tags.tags_to_spans`).
     repaired_at: tuple[str, ...] = ()
+    #: The tokens whose label no labeller vouches for (weak labels: a name the dictionary may have missed): a tagger
+    #: leaves them out of its loss (label -100) rather than learning them as ``O``.
+    unknown: tuple[int, ...] = ()
 
     @classmethod
     def from_tags(cls, tokens: Sequence[str], tags: Sequence[str], source: str = "") -> Sentence:
@@ -64,6 +67,14 @@ class Sentence:
     def tags(self) -> list[str]:
         """The IOB2 tags of the sentence."""
         return spans_to_tags(self.spans, len(self.tokens))
+
+    @property
+    def training_tags(self) -> list[str | None]:
+        """The IOB2 tags a tagger learns, ``None`` for the :attr:`unknown` tokens (out of the loss)."""
+        tags: list[str | None] = list(self.tags)
+        for index in self.unknown:
+            tags[index] = None
+        return tags
 
     @property
     def entity_types(self) -> tuple[str, ...]:

@@ -101,14 +101,16 @@ TAGGER_RECORD = "hf_ecg_tagger.json"
 
 
 def encode_words(batch: dict[str, list], tokenizer: Any, label_ids: dict[str, int], max_length: int) -> dict[str, list]:
-    """Sub-word inputs; each word's label on its first sub-word, -100 on the rest."""
+    """Sub-word inputs; each word's label on its first sub-word, -100 on the rest and on a word whose tag is
+    ``None`` (unknown: out of the loss)."""
     encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=max_length)
     encoded["labels"] = []
     for row, tags in enumerate(batch["tags"]):
         previous = None
         labels = []
         for word in encoded.word_ids(row):
-            labels.append(label_ids[tags[word]] if word is not None and word != previous else -100)
+            known = word is not None and word != previous and tags[word] is not None
+            labels.append(label_ids[tags[word]] if known else -100)
             previous = word
         encoded["labels"].append(labels)
     return encoded

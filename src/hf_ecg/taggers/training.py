@@ -139,7 +139,7 @@ def train_tagger(
         raise ValueError(f"{config.model} has no fast tokenizer: word alignment needs one")
 
     def encoded(sentences: Sequence[Sentence]) -> datasets.Dataset:
-        rows = {"tokens": [list(s.tokens) for s in sentences], "tags": [s.tags for s in sentences]}
+        rows = {"tokens": [list(s.tokens) for s in sentences], "tags": [s.training_tags for s in sentences]}
         return datasets.Dataset.from_dict(rows).map(
             encode_words,
             batched=True,

@@ -1,0 +1,125 @@
+"""Weak labels a tagger can trust: the user's text labelled by their dictionary, with the tokens no labeller vouches
+for left out of the loss (``Sentence.unknown``) by one of several rules, then a tagger trained on it and gold
+(two-stage) and scored on the test split, beside the silver labels' precision and recall against the pool's own gold
+labels (a measure only: nothing in the silver uses them).
+
+Rules for the tokens the dictionary leaves unmatched:
+
+- ``distant``: every one is ``O`` (distant supervision as it is);
+- ``negatives:P``: each is ``O`` with probability P (seeded), else unknown (negative sampling, Li et al. 2021);
+- ``frequent:N``: a word the text uses at least N times outside the dictionary's names is ``O``, another unknown
+  (names are rare words; the words a text repeats are its ordinary ones);
+- ``taggers:T``: a word that taggers trained on the gold sentences read as ``O`` with probability T or more is
+  ``O``, another unknown (confident ``O`` only).
+
+Usage::
+
+    python dev/silver_recipes.py --gold bc5cdr/train.tsv:45 --unlabelled bc5cdr/train.tsv:45:4560 \\
+        --test bc5cdr/test.tsv --dictionary DICT --rule negatives:0.3 -o report.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+from hf_ecg.data.corpus import Corpus, Sentence
+from hf_ecg.data.sources import load_source
+from hf_ecg.evaluation.ner import evaluate_ner
+from hf_ecg.labelling.dictionary import Dictionary
+from hf_ecg.taggers.tagger import NERConfig
+
+
+def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: NERConfig) -> Corpus:
+    """``corpus`` (the text labelled by the dictionary) with each sentence's ``unknown`` tokens as ``rule`` says."""
+    kind, _, value = rule.partition(":")
+    if kind == "distant":
+        return corpus
+    outside = [
+        [i for i in range(len(s.tokens)) if not any(span.start <= i < span.end for span in s.spans)] for s in corpus
+    ]
+    if kind == "negatives":
+        rng = random.Random(f"negatives:{seed}")
+        keep = float(value)
+        unknown = [[i for i in free if rng.random() >= keep] for free in outside]
+    elif kind == "frequent":
+        counts = Counter(s.tokens[i].lower() for s, free in zip(corpus, outside, strict=True) for i in free)
+        least = int(value)
+        unknown = [
+            [i for i in free if counts[s.tokens[i].lower()] < least] for s, free in zip(corpus, outside, strict=True)
+        ]
+    elif kind == "taggers":
+        from hf_ecg.labelling.ensemble import ensemble_proba, train_gold_taggers
+
+        taggers = train_gold_taggers(gold, config, [1, 2, 3])
+        threshold = float(value)
+        outside_label = taggers[0].labels.index("O")
+        probabilities = ensemble_proba(taggers, [s.tokens for s in corpus])
+        unknown = [
+            [i for i in free if p[i][outside_label] < threshold] for free, p in zip(outside, probabilities, strict=True)
+        ]
+    else:
+        raise SystemExit(f"unknown rule {rule!r}")
+    sentences = [Sentence(s.tokens, s.spans, s.source, unknown=tuple(u)) for s, u in zip(corpus, unknown, strict=True)]
+    return Corpus(sentences, name=f"{corpus.name}, unknown by {rule}")
+
+
+def silver_quality(silver: Corpus, truth: Corpus) -> dict[str, float]:
+    """The silver labels against the pool's gold labels: entity precision and recall, and the share of the gold
+    entity tokens the silver teaches as ``O`` (neither labelled nor unknown)."""
+    found = {(k, s.start, s.end, s.label) for k, sentence in enumerate(silver) for s in sentence.spans}
+    gold = {(k, s.start, s.end, s.label) for k, sentence in enumerate(truth) for s in sentence.spans}
+    taught_o = total = 0
+    for labelled, true in zip(silver, truth, strict=True):
+        covered = {i for s in labelled.spans for i in range(s.start, s.end)} | set(labelled.unknown)
+        for span in true.spans:
+            for i in range(span.start, span.end):
+                total += 1
+                taught_o += i not in covered
+    unknown = sum(len(s.unknown) for s in silver)
+    tokens = sum(len(s.tokens) for s in silver)
+    return {
+        "precision": len(found & gold) / len(found) if found else 0.0,
+        "recall": len(found & gold) / len(gold) if gold else 0.0,
+        "entity_tokens_taught_o": taught_o / total if total else 0.0,
+        "unknown_share": unknown / tokens if tokens else 0.0,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gold", required=True, help="the gold sentences, DATA:N")
+    parser.add_argument("--unlabelled", required=True, help="the text, DATA:START:STOP of a labelled pool")
+    parser.add_argument("--test", required=True)
+    parser.add_argument("--dictionary", action="append", required=True)
+    parser.add_argument("--rule", default="distant", help="distant, negatives:P, frequent:N or taggers:T")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args()
+    if args.output.exists():
+        parser.error(f"{args.output} exists")
+    gold, pool, test = load_source(args.gold), load_source(args.unlabelled), load_source(args.test)
+    dictionary = Dictionary.read(args.dictionary)
+    config = NERConfig(
+        seeds=[int(s) for s in args.seeds.split(",")], learning_rate=args.learning_rate, recipe="two-stage"
+    )
+    silver = unknown_tokens(dictionary.label([s.tokens for s in pool]), args.rule, 1, gold, config)
+    quality = silver_quality(silver, pool)
+    print(json.dumps(quality))
+    report = evaluate_ner([gold], test, config, synthetic=[silver], dictionary=dictionary)
+    report["silver"] = {"rule": args.rule, **quality}
+    args.output.write_text(json.dumps(report, indent=1))
+    print(
+        f"{args.rule}: F1 {report['entity_f1_mean']:.3f} ± {report['entity_f1_std']:.3f}, "
+        f"P {sum(r['entity_precision'] for r in report['runs']) / len(report['runs']):.3f}, "
+        f"R {sum(r['entity_recall'] for r in report['runs']) / len(report['runs']):.3f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
