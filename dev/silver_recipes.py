@@ -10,7 +10,10 @@ Rules for the tokens the dictionary leaves unmatched:
 - ``frequent:N``: a word the text uses at least N times outside the dictionary's names is ``O``, another unknown
   (names are rare words; the words a text repeats are its ordinary ones);
 - ``taggers:T``: a word that taggers trained on the gold sentences read as ``O`` with probability T or more is
-  ``O``, another unknown (confident ``O`` only).
+  ``O``, another unknown (confident ``O`` only);
+- ``complete:T``: a teacher trained on gold and the text as the dictionary labels it (two-stage) reads the text; its
+  entities whose every word it reads as an entity with probability T or more join the dictionary's where they
+  overlap none (completion, NEEDLE's step 2, with a teacher that has seen the silver sentences).
 
 Usage::
 
@@ -61,10 +64,62 @@ def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: N
         unknown = [
             [i for i in free if p[i][outside_label] < threshold] for free, p in zip(outside, probabilities, strict=True)
         ]
+    elif kind == "complete":
+        return completed(corpus, float(value), gold, config)
     else:
         raise SystemExit(f"unknown rule {rule!r}")
     sentences = [Sentence(s.tokens, s.spans, s.source, unknown=tuple(u)) for s, u in zip(corpus, unknown, strict=True)]
     return Corpus(sentences, name=f"{corpus.name}, unknown by {rule}")
+
+
+class ConfidentSpans:
+    """A tagger's entity-like spans whose every word it reads as an entity with probability ``threshold`` or more:
+    a labeller (``spans_many``) for :func:`~hf_ecg.labelling.labeller.label_sentences`."""
+
+    def __init__(self, tagger, threshold: float) -> None:
+        self.tagger, self.threshold = tagger, threshold
+
+    def spans_many(self, sentences):
+        from hf_ecg.labelling.ensemble import entity_like
+        from hf_ecg.runtime.tags import tags_to_spans
+
+        labels = self.tagger.labels
+        outside = labels.index("O")
+        found = []
+        for tokens, p in zip(sentences, self.tagger.predict_proba(sentences), strict=True):
+            tags = [labels[k] for k in p.argmax(-1)]
+            found.append(
+                [
+                    s
+                    for s in tags_to_spans(tags, "IOB2")[0]
+                    if entity_like(tokens[s.start : s.end], tags[s.start])
+                    and all(1.0 - p[i][outside] >= self.threshold for i in range(s.start, s.end))
+                ]
+            )
+        return found
+
+    def spans(self, tokens):
+        return self.spans_many([tokens])[0]
+
+
+def completed(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig) -> Corpus:
+    """``corpus`` (the dictionary's labels) completed by a teacher trained on gold and it (see ``complete:T``)."""
+    from hf_ecg.labelling.labeller import label_sentences
+    from hf_ecg.taggers.training import train_tagger
+
+    teacher = train_tagger([gold], config, 1, synthetic=[corpus], entity_types=gold.entity_types)
+    joined = label_sentences([s.tokens for s in corpus], [_Fixed(corpus), ConfidentSpans(teacher, threshold)])
+    return Corpus(joined.sentences, name=f"{corpus.name}, completed at {threshold}")
+
+
+class _Fixed:
+    """The spans a corpus already has, as a labeller (the dictionary's, looked up once)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.found = {tuple(s.tokens): list(s.spans) for s in corpus}
+
+    def spans(self, tokens):
+        return self.found[tuple(tokens)]
 
 
 def silver_quality(silver: Corpus, truth: Corpus) -> dict[str, float]:
@@ -98,6 +153,8 @@ def main() -> int:
     parser.add_argument("--rule", default="distant", help="distant, negatives:P, frequent:N or taggers:T")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--synthetic-epochs", type=float, default=None, help="the silver stage's epochs")
+    parser.add_argument("--recipe", default="two-stage", help="how silver and gold are mixed (default two-stage)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
     if args.output.exists():
@@ -105,7 +162,10 @@ def main() -> int:
     gold, pool, test = load_source(args.gold), load_source(args.unlabelled), load_source(args.test)
     dictionary = Dictionary.read(args.dictionary)
     config = NERConfig(
-        seeds=[int(s) for s in args.seeds.split(",")], learning_rate=args.learning_rate, recipe="two-stage"
+        seeds=[int(s) for s in args.seeds.split(",")],
+        learning_rate=args.learning_rate,
+        recipe=args.recipe,
+        synthetic_epochs=args.synthetic_epochs,
     )
     silver = unknown_tokens(dictionary.label([s.tokens for s in pool]), args.rule, 1, gold, config)
     quality = silver_quality(silver, pool)

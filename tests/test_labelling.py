@@ -13,7 +13,7 @@ from hf_ecg.labelling.dictionary import Dictionary, DictionaryNames
 from hf_ecg.labelling.ensemble import TaggerEnsemble
 from hf_ecg.labelling.labeller import Labeller, joined_spans, label_sentences
 from hf_ecg.runtime.decoding import DecodingConfig
-from hf_ecg.runtime.tags import Span
+from hf_ecg.runtime.tags import Span, tags_to_spans
 from hf_ecg.synthetic.generate import generate_dataset
 from tiny import save_tiny_bert, toy_corpus
 
@@ -160,3 +160,50 @@ def test_a_token_no_labeller_vouches_for_is_left_out_of_the_loss(tmp_path):
     labels = encoded["labels"][0]
     first = {word: labels[k] for k, word in enumerate(words) if word is not None and (k == 0 or words[k - 1] != word)}
     assert first == {0: 1, 1: 0, 2: -100}  # the unknown word: no label, so no loss
+
+
+def test_the_silver_split_keeps_which_labels_are_known_for_load_dataset_and_the_tagger(tmp_path):
+    import datasets
+
+    from hf_ecg.data.corpus import Corpus, Sentence
+    from hf_ecg.data.silver import load_silver, silver_record, write_silver
+
+    sentences = [
+        Sentence(("aspirin", "cures", "lumbago"), (Span(0, 1, "Chemical"),), unknown=(2,)),
+        Sentence(("no", "names"), ()),
+    ]
+    labels = ["O", "B-Chemical", "I-Chemical"]
+    write_silver(tmp_path, Corpus(sentences, name="text"), labels)
+    rows = datasets.load_dataset("parquet", data_files=str(tmp_path / "silver" / "*.parquet"), split="train")
+    assert rows["label_weights"] == [[1.0, 1.0, 0.0], [1.0, 1.0]]
+    back = load_silver(tmp_path)
+    assert [s.unknown for s in back] == [(2,), ()] and [s.spans for s in back] == [s.spans for s in sentences]
+    # another rule for the unknown tokens is another recipe: a resume with it is refused by the digest
+    known = Corpus([Sentence(s.tokens, s.spans) for s in sentences], name="text")
+    assert silver_record(known, "dictionary")["digest"] != silver_record(Corpus(sentences, name="t"), "d")["digest"]
+
+
+def test_a_set_written_from_a_raw_dictionary_labels_no_common_word_and_no_short_name(tmp_path, model_dir, capsys):
+    from hf_ecg.cli import main
+    from hf_ecg.data.silver import load_silver
+
+    (tmp_path / "Disease.txt").write_text("fever\nheadache\nwith\nparents\nI\na\nsevere pain\n")
+    gold = tmp_path / "gold.tsv"  # the gold sentences hold `with` and `parents` as ordinary words
+    gold.write_text("Patients\tO\nwith\tO\nfever\tB-Disease\n.\tO\n\nparents\tO\nwith\tO\nheadache\tB-Disease\n.\tO\n")
+    text = tmp_path / "text.txt"
+    text.write_text("I saw parents with fever .\nA headache with severe pain .\nparents of a child with fever .\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "30", "-o", str(out), "--entities", "Disease,Disease"]
+    argv += ["--dictionary", f"Disease={tmp_path / 'Disease.txt'}", "--unlabelled", str(text), "--gold", str(gold)]
+    assert main([*argv, "--max-block-tokens", "4"]) == 0
+    assert "2 names your sentences use as ordinary words left out (parents, with)" in capsys.readouterr().err
+    rows = load_data_folder(out)
+    labels = rows.features["ner_tags"].feature.names
+    mentions = {
+        " ".join(row["tokens"][s.start : s.end])
+        for row in rows
+        for s in tags_to_spans([labels[k] for k in row["ner_tags"]], "IOB2")[0]
+    }
+    assert mentions <= {"fever", "headache", "severe pain"}  # no `with`, `parents`, `I`, `a` in a slot
+    silver = {" ".join(s.tokens[span.start : span.end]) for s in load_silver(out) for span in s.spans}
+    assert silver == {"fever", "headache", "severe pain"}

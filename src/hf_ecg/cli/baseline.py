@@ -60,7 +60,8 @@ def _run_mention_replacement(args: argparse.Namespace) -> int:
     lists = None
     if args.mentions:
         from ..runtime.mention_sources import MentionSource, resolve_mentions
-        from .common import CLIError, mention_source
+        from .common import CLIError
+        from .mention_options import mention_source
 
         resolved = resolve_mentions(mention_source(args.mentions))
         if resolved.kind is not MentionSource.LISTS or resolved.strategy != "random":

@@ -11,11 +11,11 @@ from ..taggers.tagger import NERConfig
 from .common import (
     CLIError,
     add_config_options,
-    add_dictionary_option,
     add_seeds_option,
     config_values,
     parse_seeds,
 )
+from .mention_options import add_dictionary_option, read_dictionary
 
 #: The NERConfig fields ``evaluate ner``, ``evaluate fairness`` and ``mine-names`` take as options (--seeds is
 #: parsed apart: a list).
@@ -291,7 +291,6 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
 def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..data.sources import load_source, load_synthetic, load_unlabelled_source
     from ..evaluation.ner import evaluate_ner
-    from ..labelling.dictionary import Dictionary
 
     sources = [*args.train, *args.synthetic, args.test, args.dev, args.unlabelled, *(args.dictionary or ())]
     _check_report(args, *(spec.split("=", 1)[-1] for spec in sources if spec))
@@ -306,7 +305,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     except ValueError as error:
         raise CLIError(f"--unlabelled {error}") from None
-    dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
+    dictionary = read_dictionary(args.dictionary, labelled=train) if args.dictionary else None
     report = evaluate_ner(
         train,
         load_source(args.test),

@@ -12,7 +12,6 @@ from .common import (
     LABEL_NAMES_HELP,
     CLIError,
     add_dataset_card_options,
-    add_dictionary_option,
     add_overwrite_option,
     add_selection_options,
     dataset_card_fields,
@@ -20,6 +19,7 @@ from .common import (
     report_selection,
     selection_config,
 )
+from .mention_options import add_dictionary_option, read_dictionary
 
 
 def add_parser(sub: Any) -> None:
@@ -67,7 +67,6 @@ def add_parser(sub: Any) -> None:
 
 def _run_filter(args: argparse.Namespace) -> int:
     from ..data.sources import load_source, load_unlabelled_source
-    from ..labelling.dictionary import Dictionary
     from ..synthetic.selection import filter_generated
 
     config = selection_config(args)
@@ -83,10 +82,11 @@ def _run_filter(args: argparse.Namespace) -> int:
                 "train taggers"
             )
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
-    dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
+    gold = load_source(args.gold)
+    dictionary = read_dictionary(args.dictionary, labelled=[gold]) if args.dictionary else None
     output = filter_generated(
         args.generated,
-        load_source(args.gold),
+        gold,
         args.output,
         config,
         overwrite=args.overwrite,

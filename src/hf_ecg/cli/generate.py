@@ -19,17 +19,15 @@ from .common import (
     CLIError,
     add_config_options,
     add_dataset_card_options,
-    add_dictionary_option,
     add_overwrite_option,
     add_selection_options,
     config_values,
     dataset_card_fields,
     label_names_option,
-    mention_mixture,
-    mention_source,
     report_selection,
     selection_config,
 )
+from .mention_options import add_dictionary_option, mention_mixture, mention_source, read_dictionary
 
 #: The DecodingConfig fields ``hf-ecg generate`` takes as options, from the dataclass: all but ``seed`` (its
 #: --seed is the generation's, each shard's derived from it) and ``max_entities`` (a limit on requests, not a choice).
@@ -185,17 +183,17 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
     dictionary = silver = None
     if args.dictionary:
-        from ..labelling.dictionary import Dictionary, DictionaryNames
+        from ..data.sources import load_source, load_unlabelled_source
+        from ..labelling.dictionary import DictionaryNames
 
-        dictionary = Dictionary.read(args.dictionary)  # refused in one line, before anything is written
         if args.mentions and args.mention_shares is None:
             raise CLIError(
                 "--dictionary fills the tags with its names: give --mention-shares to mix it with --mentions"
             )
+        text = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
+        gold = [load_source(spec) for spec in (args.gold, args.corpus) if spec]  # the sentences it learned from
+        dictionary = read_dictionary(args.dictionary, labelled=gold)
         if args.unlabelled:
-            from ..data.sources import load_unlabelled_source
-
-            text = load_unlabelled_source(args.unlabelled)
             if not dictionary.names_in(text):
                 raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names")
             dictionary = DictionaryNames(dictionary, text)

@@ -10,12 +10,12 @@ from ..taggers.tagger import NERConfig
 from .common import (
     CLIError,
     add_config_options,
-    add_dictionary_option,
     add_seeds_option,
     config_values,
     parse_seeds,
 )
 from .evaluate import NER_OPTIONS
+from .mention_options import add_dictionary_option, read_dictionary
 
 
 def add_parser(sub: Any) -> None:
@@ -57,7 +57,6 @@ def add_parser(sub: Any) -> None:
 
 def _run_mine_names(args: argparse.Namespace) -> int:
     from ..data.sources import load_source, load_synthetic, load_unlabelled_source
-    from ..labelling.dictionary import Dictionary
     from ..labelling.mining import mine_names, write_name_lists
     from ..taggers.training import train_tagger
 
@@ -75,7 +74,7 @@ def _run_mine_names(args: argparse.Namespace) -> int:
         text = load_unlabelled_source(args.unlabelled)
     except ValueError as error:
         raise CLIError(f"--unlabelled {error}") from None
-    dictionary = Dictionary.read(args.dictionary) if args.dictionary else None
+    dictionary = read_dictionary(args.dictionary, labelled=[gold]) if args.dictionary else None
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     taggers = [
         train_tagger([gold], config, seed, synthetic=synthetic, entity_types=gold.entity_types, progress_bar=True)

@@ -4,10 +4,16 @@ generated samples as the folder's ``silver`` split, so that the folder holds a r
 ::
 
     DIR/data/train-*.parquet     the generated samples (split ``train``)
-    DIR/silver/silver-*.parquet  the silver sentences (split ``silver``): id, tokens, ner_tags, text, spans
+    DIR/silver/silver-*.parquet  the silver sentences (split ``silver``): id, tokens, ner_tags, label_weights,
+                                 text, spans
 
 The split is the row's origin: ``datasets.load_dataset(DIR)`` gives both, ``hf-ecg evaluate ner --synthetic DIR``
 trains on both, and the manifest's ``silver`` record says how many there are and what labelled them.
+
+``label_weights`` says, per token, whether its label is known: 1.0 where a labeller vouches for it, 0.0 where none
+does (a word the dictionary does not match may still be a name it lacks). A tagger leaves the unknown tokens out of
+its loss: ``hf-ecg evaluate ner`` does; with a plain ``Trainer``, set their label to -100 before aligning the labels
+to sub-words (``[t if w else -100 for t, w in zip(row["ner_tags"], row["label_weights"])]``).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +45,7 @@ def silver_features(label_names: list[str]) -> datasets.Features:
             "id": datasets.Value("int64"),
             "tokens": datasets.Sequence(datasets.Value("string")),
             "ner_tags": datasets.Sequence(datasets.ClassLabel(names=label_names)),
+            "label_weights": datasets.Sequence(datasets.Value("float32")),
             "text": datasets.Value("string"),
             "spans": datasets.List(
                 {"start": datasets.Value("int32"), "end": datasets.Value("int32"), "label": datasets.Value("string")}
@@ -49,7 +57,8 @@ def silver_features(label_names: list[str]) -> datasets.Features:
 def silver_record(corpus: Corpus, labelled_by: str) -> dict[str, Any]:
     """The manifest's ``silver`` record: how many sentences and entities, what labelled them, and a digest of the
     sentences and their labels (a resumed run with other text or another dictionary is refused)."""
-    content = json.dumps([[list(s.tokens), s.tags] for s in corpus], ensure_ascii=False).encode("utf-8")
+    labelled = [[list(s.tokens), s.tags, *([list(s.unknown)] if s.unknown else [])] for s in corpus]
+    content = json.dumps(labelled, ensure_ascii=False).encode("utf-8")
     return {
         "sentences": len(corpus),
         "entities": sum(len(s.spans) for s in corpus),
@@ -67,21 +76,25 @@ def write_silver(output_dir: str | os.PathLike, corpus: Corpus, label_names: lis
     for old in folder.glob("*.parquet"):
         old.unlink()
     ids = {name: i for i, name in enumerate(label_names)}
-    rows = [
-        {
-            "id": i,
-            "tokens": list(s.tokens),
-            "ner_tags": [ids[tag] for tag in s.tags],
-            "text": " ".join(s.tokens),
-            "spans": text_spans(s.tokens, s.spans),
-        }
-        for i, s in enumerate(corpus)
-    ]
+    rows = [_silver_row(i, sentence, ids) for i, sentence in enumerate(corpus)]
     features = silver_features(label_names)
     for shard, start in enumerate(range(0, len(rows), SILVER_ROWS_PER_SHARD)):
         part = datasets.Dataset.from_list(rows[start : start + SILVER_ROWS_PER_SHARD], features=features)
         pq.write_table(part.data.table, folder / SILVER_PATTERN.format(shard))
     return folder
+
+
+def _silver_row(index: int, sentence: Any, ids: dict[str, int]) -> dict[str, Any]:
+    """One silver row: its ``label_weights`` 0.0 on the sentence's unknown tokens, 1.0 elsewhere."""
+    unknown = set(sentence.unknown)
+    return {
+        "id": index,
+        "tokens": list(sentence.tokens),
+        "ner_tags": [ids[tag] for tag in sentence.tags],
+        "label_weights": [0.0 if k in unknown else 1.0 for k in range(len(sentence.tokens))],
+        "text": " ".join(sentence.tokens),
+        "spans": text_spans(sentence.tokens, sentence.spans),
+    }
 
 
 def load_silver(folder: str | os.PathLike) -> Corpus | None:
@@ -92,4 +105,14 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     if not shards:
         return None
     rows = datasets.load_dataset("parquet", data_files=shards, split="train")
-    return load_corpus(rows, name=f"{Path(folder).name} (silver)")
+    weighted = "label_weights" in rows.column_names
+    name = f"{Path(folder).name} (silver)"
+    corpus = load_corpus(rows.remove_columns(["label_weights"]) if weighted else rows, name=name)
+    if not weighted:  # a split written before the weights: every label known
+        return corpus
+    weights = rows["label_weights"]
+    sentences = [
+        replace(sentence, unknown=tuple(k for k, weight in enumerate(row) if weight == 0))
+        for sentence, row in zip(corpus.sentences, weights, strict=True)
+    ]
+    return replace(corpus, sentences=sentences)

@@ -287,8 +287,10 @@ class Dictionary:
 
     def names_as_mentions(self) -> NamesAsMentions:
         """Its names as slot mentions (``generate_dataset(mentions=dictionary)``): each drawn alike, split the
-        generator's corpus's way; the types it lacks come from the training bank."""
-        return NamesAsMentions(MentionBank({label: dict.fromkeys(self.names[label], 1) for label in self.types}))
+        generator's corpus's way, but those the lookup ignores (under :data:`MIN_NAME_LENGTH` characters); the types
+        it lacks come from the training bank."""
+        names = {label: [n for n in self.names[label] if len(name_key(n)) >= MIN_NAME_LENGTH] for label in self.types}
+        return NamesAsMentions(MentionBank({label: dict.fromkeys(found, 1) for label, found in names.items() if found}))
 
     def to_dict(self) -> dict[str, list[str]]:
         """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""
