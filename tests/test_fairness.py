@@ -279,6 +279,8 @@ def test_a_balance_type_the_model_does_not_write_is_refused_before_anything_is_w
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the generator does not write person" in err[0] and not out.exists()
+    assert main([*argv, "--balance", f"person={tmp_path / 'groups.tsv'}"]) == 2  # a second balance: refused, not lost
+    assert "--balance is given 2 times" in capsys.readouterr().err and not out.exists()
     refused = {
         "female=2,nobody=1": "'nobody' is none of female, male",
         "female=nan,male=1": "the share of 'female' must be a positive number, got 'nan'",

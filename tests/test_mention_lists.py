@@ -309,6 +309,17 @@ def test_a_control_character_is_refused_and_a_zero_width_one_dropped_from_every_
     assert set(MentionFiller.from_source(str(json_file), config).bank.counts("Disease")) == {("fever",), ("pain",)}
 
 
+def test_a_mention_given_as_words_with_a_space_inside_one_is_refused(tiny, tmp_path):
+    config = tiny[2]
+    json_file = tmp_path / "m.json"
+    json_file.write_text(json.dumps({"Disease": [["sev ere", "pain"], "fever"]}))
+    with pytest.raises(
+        ValueError, match=r"m\.json: the mention .* of 'Disease' is no mention: a word with a space inside"
+    ):
+        MentionFiller.from_source(str(json_file), config)
+    assert MentionFiller.from_source({"Disease": [["severe", "pain"]]}, config).bank.counts("Disease")
+
+
 def test_a_byte_order_mark_never_reaches_a_mention(tmp_path):
     path = tmp_path / "Disease.txt"
     path.write_bytes("\ufefffever\nmigraine\n".encode())  # what Notepad writes as "UTF-8"

@@ -123,6 +123,7 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
     )
     generate.add_argument(
         "--balance",
+        action="append",
         default=None,
         metavar="TYPE=FILE[:GROUP=SHARE,...]",
         help="refill the finished set's TYPE mentions so that each group of your name<TAB>group file gets its share "
@@ -228,7 +229,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
     mentions, silver = _mentions(args)
-    balance = Balance.read(args.balance) if args.balance else None  # refused in one line, nothing written
+    if args.balance and len(args.balance) > 1:  # one type is balanced; a second would silently replace the first
+        raise CLIError(f"--balance is given {len(args.balance)} times: one run balances one type's mentions")
+    balance = Balance.read(args.balance[0]) if args.balance else None  # refused in one line, nothing written
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = _decoding(args)

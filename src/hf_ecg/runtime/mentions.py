@@ -41,7 +41,8 @@ MAX_MENTION_CHARACTERS = 300
 def mention_problem(tokens: Sequence[str]) -> str | None:
     """Why ``tokens`` cannot be an entity mention, or ``None``: the one check that every mention source passes
     (lists, JSON files, the pipeline's dicts, the baseline's lists, the generator's written mentions). No
-    words; a control or invisible character (a byte-order mark, a zero-width space, NUL); no letter or digit
+    words; a word with a space inside (``["sev ere"]``: one word of a mention given as words); a control or invisible
+    character (a byte-order mark, a zero-width space, NUL); no letter or digit
     (``...``, ``--``); more than :data:`MAX_MENTION_WORDS` words or :data:`MAX_MENTION_CHARACTERS` characters."""
     if not tokens:
         return "no words"
@@ -49,6 +50,8 @@ def mention_problem(tokens: Sequence[str]) -> str | None:
         return "a word that is not text (give each mention as a string, or a list of strings)"
     if any(not token.strip() for token in tokens):
         return "an empty word"
+    if any(any(ch.isspace() for ch in token) for token in tokens):
+        return "a word with a space inside (give the mention as a string, or each of its words apart)"
     text = " ".join(tokens)
     bad = next((ch for ch in text if unicodedata.category(ch) in INVISIBLE_CATEGORIES), None)
     if bad is not None:
