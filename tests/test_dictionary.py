@@ -213,6 +213,7 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     assert record["sentences"] == 3 and record["entities"] == 3 and record["labelled_by"].endswith("dictionary")
     splits = datasets.load_dataset(str(out))
     assert splits["train"].num_rows == 6 and splits["silver"].num_rows == 3
+    assert splits["silver"]["label_weights"][0] == [1.0] * 5  # the dictionary's labels, every one vouched for
     silver = splits["silver"]
     names = silver.features["ner_tags"].feature.names
     assert names == splits["train"].features["ner_tags"].feature.names  # one label order: they concatenate
@@ -231,6 +232,11 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     assert [(c.name, len(c)) for c in load_synthetic([f"{out}:4"])] == [("set", 4), ("set (silver)", 3)]
     assert "silver" in (out / "README.md").read_text()
 
+    exported = tmp_path / "set.tsv"  # export writes the samples and says where the silver split stays
+    assert main(["export", "--data", str(out), "-o", str(exported)]) == 0
+    assert f"the silver split (3 sentences of your text, labelled by your dictionary) is not in {exported}" in (
+        capsys.readouterr().out
+    )
     pushed = tmp_path / "pushed"  # push-dataset's folder carries the split its card declares
     assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed)]) == 0
     assert datasets.load_dataset(str(pushed))["silver"].num_rows == 3

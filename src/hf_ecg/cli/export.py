@@ -36,4 +36,14 @@ def _run_export(args: argparse.Namespace) -> int:
     output = export_generated(args.data, args.output, args.format, scheme=args.scheme, overwrite=args.overwrite)
     lines = sum(1 for _ in output.open(encoding="utf-8"))
     print(f"wrote {output} ({args.format}, {lines} lines)")
+    from pathlib import Path
+
+    from ..data.manifest import MANIFEST_NAME, read_manifest
+
+    silver = read_manifest(args.data).silver if (Path(args.data) / MANIFEST_NAME).is_file() else None
+    if silver:  # half of the recipe: say where it stays rather than leave it out without a word
+        print(
+            f"the silver split ({silver['sentences']} sentences of your text, labelled by your dictionary) is not in "
+            f"{output}: it stays in {args.data}/silver/ (datasets.load_dataset({str(args.data)!r}, split='silver'))"
+        )
     return 0

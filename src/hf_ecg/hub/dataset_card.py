@@ -306,6 +306,8 @@ class ECGDatasetCardData:
             for name in self.columns:  # a step's own column (selection's relabelled): the card must declare it
                 if name in STEP_COLUMNS:
                     features[name] = datasets.Value(STEP_COLUMNS[name])
+        if self.silver:  # the silver split's own column: declared, so that one schema reads both splits
+            features["label_weights"] = datasets.Sequence(datasets.Value("float32"))
         info = datasets.DatasetInfo(features=features, splits=splits)
         DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
         return card_data
