@@ -155,6 +155,7 @@ def main() -> int:
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--synthetic-epochs", type=float, default=None, help="the silver stage's epochs")
     parser.add_argument("--recipe", default="two-stage", help="how silver and gold are mixed (default two-stage)")
+    parser.add_argument("--epochs", type=float, default=20.0, help="the gold (or the one) stage's epochs (20)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
     if args.output.exists():
@@ -166,6 +167,7 @@ def main() -> int:
         learning_rate=args.learning_rate,
         recipe=args.recipe,
         synthetic_epochs=args.synthetic_epochs,
+        epochs=args.epochs,
     )
     silver = unknown_tokens(dictionary.label([s.tokens for s in pool]), args.rule, 1, gold, config)
     quality = silver_quality(silver, pool)
