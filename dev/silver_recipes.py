@@ -27,6 +27,7 @@ import argparse
 import json
 import random
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from hf_ecg.data.corpus import Corpus, Sentence
@@ -57,7 +58,7 @@ def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: N
     elif kind == "taggers":
         from hf_ecg.labelling.ensemble import ensemble_proba, train_gold_taggers
 
-        taggers = train_gold_taggers(gold, config, [1, 2, 3])
+        taggers = train_gold_taggers(gold, replace(config, epochs=20.0), [1, 2, 3])  # the protocol's gold taggers
         threshold = float(value)
         outside_label = taggers[0].labels.index("O")
         probabilities = ensemble_proba(taggers, [s.tokens for s in corpus])
