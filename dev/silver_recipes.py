@@ -73,54 +73,22 @@ def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: N
     return Corpus(sentences, name=f"{corpus.name}, unknown by {rule}")
 
 
-class ConfidentSpans:
-    """A tagger's entity-like spans whose every word it reads as an entity with probability ``threshold`` or more:
-    a labeller (``spans_many``) for :func:`~hf_ecg.labelling.labeller.label_sentences`."""
-
-    def __init__(self, tagger, threshold: float) -> None:
-        self.tagger, self.threshold = tagger, threshold
-
-    def spans_many(self, sentences):
-        from hf_ecg.labelling.ensemble import entity_like
-        from hf_ecg.runtime.tags import tags_to_spans
-
-        labels = self.tagger.labels
-        outside = labels.index("O")
-        found = []
-        for tokens, p in zip(sentences, self.tagger.predict_proba(sentences), strict=True):
-            tags = [labels[k] for k in p.argmax(-1)]
-            found.append(
-                [
-                    s
-                    for s in tags_to_spans(tags, "IOB2")[0]
-                    if entity_like(tokens[s.start : s.end], tags[s.start])
-                    and all(1.0 - p[i][outside] >= self.threshold for i in range(s.start, s.end))
-                ]
-            )
-        return found
-
-    def spans(self, tokens):
-        return self.spans_many([tokens])[0]
-
-
 def completed(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig) -> Corpus:
-    """``corpus`` (the dictionary's labels) completed by a teacher trained on gold and it (see ``complete:T``)."""
-    from hf_ecg.labelling.labeller import label_sentences
+    """``corpus`` (the dictionary's labels) completed by a teacher trained on gold and it (see ``complete:T``): its
+    confident entities join the dictionary's where they overlap none."""
+    from hf_ecg.labelling.ensemble import TaggerEnsemble
+    from hf_ecg.labelling.labeller import joined_spans
     from hf_ecg.taggers.training import train_tagger
 
-    teacher = train_tagger([gold], config, 1, synthetic=[corpus], entity_types=gold.entity_types)
-    joined = label_sentences([s.tokens for s in corpus], [_Fixed(corpus), ConfidentSpans(teacher, threshold)])
-    return Corpus(joined.sentences, name=f"{corpus.name}, completed at {threshold}")
-
-
-class _Fixed:
-    """The spans a corpus already has, as a labeller (the dictionary's, looked up once)."""
-
-    def __init__(self, corpus: Corpus) -> None:
-        self.found = {tuple(s.tokens): list(s.spans) for s in corpus}
-
-    def spans(self, tokens):
-        return self.found[tuple(tokens)]
+    teacher = TaggerEnsemble(
+        [train_tagger([gold], config, 1, synthetic=[corpus], entity_types=gold.entity_types)], threshold
+    )
+    found = teacher.spans_many([s.tokens for s in corpus])
+    sentences = [
+        Sentence(s.tokens, tuple(joined_spans(s.spans, spans)), s.source)
+        for s, spans in zip(corpus, found, strict=True)
+    ]
+    return Corpus(sentences, name=f"{corpus.name}, completed at {threshold}")
 
 
 def silver_quality(silver: Corpus, truth: Corpus) -> dict[str, float]:

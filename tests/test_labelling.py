@@ -54,6 +54,8 @@ def test_a_dictionary_a_tagger_and_an_ensemble_are_labellers(tmp_path):
     dictionary = Dictionary({"Disease": ["fever"]})
     for labeller in (dictionary, tagger, TaggerEnsemble([tagger])):
         assert isinstance(labeller, Labeller)
+    # a teacher that completes weak labels keeps only the spans it is sure of: none above certainty
+    assert TaggerEnsemble([tagger], min_probability=1.01).spans_many([s.tokens for s in corpus]) == [[]] * len(corpus)
     sentences = [sentence.tokens for sentence in corpus]
     # a tagger's spans are its predictions as seqeval reads them, one sentence or many at once
     predicted = [list(s.spans) for s in tagger.label(sentences)]

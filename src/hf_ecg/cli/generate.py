@@ -195,10 +195,12 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
         gold = [load_source(spec) for spec in (args.gold, args.corpus) if spec]  # the sentences it learned from
         dictionary = read_dictionary(args.dictionary, labelled=gold)
         if args.unlabelled:
-            if not dictionary.names_in(text):
-                raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names")
             dictionary = DictionaryNames(dictionary, text)
-            silver = dictionary.dictionary.label(text) if args.silver else None
+            try:
+                dictionary.names_as_mentions()  # the one lookup of the text: the names and the silver split
+            except ValueError:
+                raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names") from None
+            silver = dictionary.labelled if args.silver else None
     if args.mention_shares is not None:
         return mention_mixture(args.mention_shares, args.mentions, lists=dictionary), silver
     if dictionary is not None:

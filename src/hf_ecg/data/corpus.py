@@ -13,15 +13,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..runtime.tags import Span, TagError, detect_scheme, normalize_scheme, parse_tag, spans_to_tags, tags_to_spans
-from ..runtime.text_files import TextFileError, read_lines, visible_text
-from ..runtime.words import INVISIBLE_CATEGORIES
+from ..runtime.text_files import TextFileError, clean_line, read_lines
 
 __all__ = [
     "Corpus",
@@ -166,13 +164,13 @@ def no_sentences_error(path: Path, expected: str) -> CorpusFormatError:
 
 
 def _visible_token(token: str, where: str) -> str:
-    """``token`` without invisible format characters (zero-width spaces and joiners, soft hyphens: Unicode
-    ``Cf``), which a reader cannot see and a name list would not hold; a control character (``NUL``), a
-    surrogate or a private-use character is refused naming the line, an empty token or one with a space too."""
-    bad = next((ch for ch in token if unicodedata.category(ch) in INVISIBLE_CATEGORIES - {"Cf"}), None)
-    if bad is not None:
-        raise CorpusFormatError(f"{where}: token {token!r} holds a control character (U+{ord(bad):04X}); remove it")
-    token = visible_text(token)
+    """``token`` as every user's text is read (:func:`~hf_ecg.runtime.text_files.clean_line`: NFC, without invisible
+    format characters; a control, surrogate or private-use character refused naming the line); an empty token or
+    one with a space is refused too."""
+    try:
+        token = clean_line(token, where)
+    except TextFileError as error:
+        raise CorpusFormatError(str(error)) from None
     if not token:
         raise CorpusFormatError(f"{where}: empty token")
     if any(ch.isspace() for ch in token):

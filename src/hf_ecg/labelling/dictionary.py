@@ -21,6 +21,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,7 @@ class Dictionary:
                     )
                 self._types_of_key[key] = label
         self._automaton: Any = None
+        self._as_mentions: NamesAsMentions | None = None
 
     def _where(self, label: str, name: tuple[str, ...] | None, key: str | None = None) -> str:
         if name is None:
@@ -209,15 +211,6 @@ class Dictionary:
         """IOB2 tags of ``tokens`` by lookup (:meth:`spans`)."""
         return spans_to_tags(self.spans(tokens), len(tokens))
 
-    def names_in(self, text: Iterable[Sequence[str]]) -> dict[str, Counter[tuple[str, ...]]]:
-        """The dictionary's names that ``text`` (tokenized sentences: the user's unlabelled text) holds, as it
-        writes them, with how often: ``{type: Counter(name tokens)}``; the names a domain uses, in its spelling."""
-        found: dict[str, Counter[tuple[str, ...]]] = {}
-        for tokens in text:
-            for span in self.spans(tokens):
-                found.setdefault(span.label, Counter())[tuple(tokens[span.start : span.end])] += 1
-        return found
-
     def without_common_words(
         self,
         labelled: Iterable[tuple[Sequence[str], Sequence[str]]] = (),
@@ -289,8 +282,11 @@ class Dictionary:
         """Its names as slot mentions (``generate_dataset(mentions=dictionary)``): each drawn alike, split the
         generator's corpus's way, but those the lookup ignores (under :data:`MIN_NAME_LENGTH` characters); the types
         it lacks come from the training bank."""
-        names = {label: [n for n in self.names[label] if len(name_key(n)) >= MIN_NAME_LENGTH] for label in self.types}
-        return NamesAsMentions(MentionBank({label: dict.fromkeys(found, 1) for label, found in names.items() if found}))
+        if self._as_mentions is None:  # resolved wherever the mentions are (engine, manifest, mixture): built once
+            names = {t: [n for n in self.names[t] if len(name_key(n)) >= MIN_NAME_LENGTH] for t in self.types}
+            bank = MentionBank({label: dict.fromkeys(found, 1) for label, found in names.items() if found})
+            self._as_mentions = NamesAsMentions(bank)
+        return self._as_mentions
 
     def to_dict(self) -> dict[str, list[str]]:
         """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""
@@ -307,8 +303,22 @@ class DictionaryNames:
     dictionary: Dictionary
     text: Sequence[Sequence[str]]
 
-    def names_as_mentions(self) -> NamesAsMentions:
-        found = self.dictionary.names_in(self.text)
+    @cached_property
+    def labelled(self) -> Corpus:
+        """The text as the dictionary labels it (:meth:`Dictionary.label`: the silver split), looked up once; the
+        names come from its entities."""
+        return self.dictionary.label(self.text)
+
+    @cached_property
+    def _as_mentions(self) -> NamesAsMentions:
+        found: dict[str, Counter[tuple[str, ...]]] = {}
+        for sentence in self.labelled:
+            for label, words in sentence.mentions:
+                found.setdefault(label, Counter())[words] += 1
         if not found:
             raise ValueError(f"the {len(self.text):,} sentences of text hold none of the dictionary's names")
         return NamesAsMentions(MentionBank(found), "weighted", split=False, text_sentences=len(self.text))
+
+    def names_as_mentions(self) -> NamesAsMentions:
+        """The names the text holds, with how often (built once, whoever resolves the mentions)."""
+        return self._as_mentions

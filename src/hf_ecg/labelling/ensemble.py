@@ -92,24 +92,33 @@ def relabel(
 
 class TaggerEnsemble:
     """Taggers that share their labels, read together: each word's most probable label under their mean
-    probabilities, and of the spans that makes only the entity-like ones (:func:`entity_like`)."""
+    probabilities, and of the spans that makes only the entity-like ones (:func:`entity_like`) whose every word the
+    ensemble reads as an entity with probability ``min_probability`` or more (0: every one; a teacher that
+    completes weak labels keeps only its confident ones)."""
 
-    def __init__(self, taggers: Sequence[Tagger]) -> None:
+    def __init__(self, taggers: Sequence[Tagger], min_probability: float = 0.0) -> None:
         if not taggers:
             raise ValueError("an ensemble needs at least one tagger")
         self.taggers = list(taggers)
         self.labels = list(self.taggers[0].labels)
+        self.min_probability = min_probability
 
     def spans_many(self, sentences: Sequence[Sequence[str]]) -> list[list[Span]]:
-        """The entity-like spans of the ensemble's reading of each sentence."""
+        """The entity-like, confident spans of the ensemble's reading of each sentence."""
+        outside = self.labels.index("O")
         found = []
         for tokens, probabilities in zip(sentences, ensemble_proba(self.taggers, sentences), strict=True):
             tags = [self.labels[k] for k in probabilities.argmax(-1)]
             found.append(
-                [s for s in tags_to_spans(tags, "IOB2")[0] if entity_like(tokens[s.start : s.end], tags[s.start])]
+                [
+                    s
+                    for s in tags_to_spans(tags, "IOB2")[0]
+                    if entity_like(tokens[s.start : s.end], tags[s.start])
+                    and all(1.0 - probabilities[i][outside] >= self.min_probability for i in range(s.start, s.end))
+                ]
             )
         return found
 
     def spans(self, tokens: Sequence[str]) -> list[Span]:
-        """The entity-like spans of the ensemble's reading of ``tokens``."""
+        """The entity-like, confident spans of the ensemble's reading of ``tokens``."""
         return self.spans_many([tokens])[0]
