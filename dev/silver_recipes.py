@@ -13,7 +13,12 @@ Rules for the tokens the dictionary leaves unmatched:
   ``O``, another unknown (confident ``O`` only);
 - ``complete:T``: a teacher trained on gold and the text as the dictionary labels it (two-stage) reads the text; its
   entities whose every word it reads as an entity with probability T or more join the dictionary's where they
-  overlap none (completion, NEEDLE's step 2, with a teacher that has seen the silver sentences).
+  overlap none (completion, NEEDLE's step 2, with a teacher that has seen the silver sentences);
+- ``weighted``: each unmatched word weighs on the loss as much as taggers trained on the gold sentences read it as
+  ``O`` (its mean ``O`` probability; a noise-aware loss), the dictionary's names 1.0;
+- ``selftrain:T``: a teacher trained on gold and the text as the dictionary labels it, with the run's recipe, reads
+  the text (BOND's self-training, one round): its entities confident at T join the dictionary's, and the unmatched
+  words it does not read as ``O`` at T are unknown.
 
 Usage::
 
@@ -67,6 +72,10 @@ def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: N
         ]
     elif kind == "complete":
         return completed(corpus, float(value), gold, config)
+    elif kind == "weighted":
+        return o_weighted(corpus, outside, gold, config)
+    elif kind == "selftrain":
+        return self_trained(corpus, float(value), gold, config)
     else:
         raise SystemExit(f"unknown rule {rule!r}")
     sentences = [Sentence(s.tokens, s.spans, s.source, unknown=tuple(u)) for s, u in zip(corpus, unknown, strict=True)]
@@ -89,6 +98,41 @@ def completed(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig)
         for s, spans in zip(corpus, found, strict=True)
     ]
     return Corpus(sentences, name=f"{corpus.name}, completed at {threshold}")
+
+
+def o_weighted(corpus: Corpus, outside: list[list[int]], gold: Corpus, config: NERConfig) -> Corpus:
+    """``corpus`` with each unmatched word weighted by the gold taggers' mean ``O`` probability (see ``weighted``)."""
+    from hf_ecg.labelling.ensemble import ensemble_proba, train_gold_taggers
+
+    taggers = train_gold_taggers(gold, replace(config, epochs=20.0, recipe="two-stage"), [1, 2, 3])
+    outside_label = taggers[0].labels.index("O")
+    probabilities = ensemble_proba(taggers, [s.tokens for s in corpus])
+    sentences = []
+    for s, free, p in zip(corpus, outside, probabilities, strict=True):
+        weights = [1.0] * len(s.tokens)
+        for i in free:
+            weights[i] = max(float(p[i][outside_label]), 1e-3)  # a weight of 0 would read back as unknown
+        sentences.append(replace(s, weights=tuple(weights)))
+    return Corpus(sentences, name=f"{corpus.name}, O weighted by gold taggers")
+
+
+def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig) -> Corpus:
+    """``corpus`` relabelled by one round of self-training (see ``selftrain:T``)."""
+    from hf_ecg.labelling.ensemble import TaggerEnsemble, ensemble_proba
+    from hf_ecg.labelling.labeller import joined_spans
+    from hf_ecg.taggers.training import train_tagger
+
+    teacher = train_tagger([gold], config, 1, synthetic=[corpus], entity_types=gold.entity_types)
+    tokens = [s.tokens for s in corpus]
+    found = TaggerEnsemble([teacher], threshold).spans_many(tokens)
+    outside_label = teacher.labels.index("O")
+    sentences = []
+    for s, spans, p in zip(corpus, found, ensemble_proba([teacher], tokens), strict=True):
+        joined = tuple(joined_spans(s.spans, spans))
+        covered = {i for span in joined for i in range(span.start, span.end)}
+        unknown = tuple(i for i in range(len(s.tokens)) if i not in covered and p[i][outside_label] < threshold)
+        sentences.append(Sentence(s.tokens, joined, s.source, unknown=unknown))
+    return Corpus(sentences, name=f"{corpus.name}, self-trained at {threshold}")
 
 
 def silver_quality(silver: Corpus, truth: Corpus) -> dict[str, float]:
@@ -119,7 +163,7 @@ def main() -> int:
     parser.add_argument("--unlabelled", required=True, help="the text, DATA:START:STOP of a labelled pool")
     parser.add_argument("--test", required=True)
     parser.add_argument("--dictionary", action="append", required=True)
-    parser.add_argument("--rule", default="distant", help="distant, negatives:P, frequent:N or taggers:T")
+    parser.add_argument("--rule", default="distant", help="the rule (see above)")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--synthetic-epochs", type=float, default=None, help="the silver stage's epochs")

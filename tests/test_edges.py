@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -902,6 +903,47 @@ def test_evaluate_reports_never_replace_a_file_or_an_input(command, generated, t
     if command == "quality":  # with --overwrite the user's file is replaced by the report
         assert main([*argv, "-o", str(mine), "--overwrite"]) == 0
         assert "rouge_l_mean" in json.loads(mine.read_text())
+
+
+@pytest.mark.parametrize("command", ["ner", "quality", "fairness"])
+def test_a_report_is_never_written_over_the_model_it_reads_a_hard_link_or_the_saved_taggers(
+    command, generated, tmp_path, capsys
+):
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}\n")
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("fever\tA\n")
+    argv = {
+        "ner": ["evaluate", "ner", "--train", f"{gold}:4", "--test", str(gold), "--seeds", "1", "--model", str(model)],
+        "quality": ["evaluate", "quality", "--generated", str(generated), "--reference", str(gold)],
+        "fairness": [
+            "evaluate",
+            "fairness",
+            "--data",
+            str(gold),
+            "--groups",
+            f"Disease={groups}",
+            "--model",
+            str(model),
+        ],
+    }[command]
+    if command == "quality":
+        argv += ["--ref-model", str(model)]
+    linked = tmp_path / "linked.tsv"
+    os.link(gold, linked)
+    before = {path: md5(path) for path in (model / "config.json", gold)}
+    for output in (model / "config.json", linked):
+        assert main([*argv, "-o", str(output), "--overwrite"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is or is inside the input" in err[0], err
+    assert {path: md5(path) for path in before} == before
+    if command == "ner":
+        saved = [*argv[:-2], "--save-taggers", str(tmp_path / "st"), "-o", str(tmp_path / "st" / "seed-1" / "c.json")]
+        assert main(saved) == 2
+        assert "inside the --save-taggers folder" in capsys.readouterr().err
+        assert not (tmp_path / "st").exists()
 
 
 def test_evaluate_ner_refuses_a_file_as_the_taggers_folder_before_training(tmp_path, capsys):

@@ -232,7 +232,7 @@ def _run_evaluate_fairness(args: argparse.Namespace) -> int:
         raise CLIError(f"--groups {error}") from None
     if shares is not None:
         raise CLIError(f"--groups takes TYPE=FILE (shares are generate --balance's), got {args.groups!r}")
-    _check_report(args, args.data, args.gold, path)
+    _check_report(args, args.data, args.gold, path, _local(args.model))
     table = GroupTable.read(entity_type, path)
     seeds = parse_seeds(args.seeds, "--seeds")
     if not seeds:
@@ -251,9 +251,16 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
 
 
-def _check_report(args: argparse.Namespace, *inputs: str | None) -> None:
+def _local(model: str | None) -> str | None:
+    """``model`` when it is a path here (a folder the report must not be written into), else ``None`` (a Hub id or
+    an offline alias)."""
+    return model if model and Path(model).exists() else None
+
+
+def _check_report(args: argparse.Namespace, *inputs: str | None, saved: str | None = None) -> None:
     """Refuse ``--output`` before any work (:func:`~hf_ecg.data.outputs.check_output_file`): an existing file
-    without ``--overwrite``, a folder, or one of the command's ``inputs`` (sources as given, ``DATA:N`` too)."""
+    without ``--overwrite``, a folder, one of the command's ``inputs`` (sources as given, ``DATA:N`` too, models)
+    or a file inside one, or a file inside the folder the command ``saved`` its taggers to."""
     from ..data.outputs import check_output_file
     from ..data.sources import source_path
 
@@ -263,6 +270,8 @@ def _check_report(args: argparse.Namespace, *inputs: str | None) -> None:
         check_output_file(args.output, overwrite=args.overwrite, inputs=[source_path(spec) for spec in inputs if spec])
     except (ValueError, FileExistsError) as error:
         raise CLIError(f"--output {error}") from None
+    if saved and Path(saved).resolve() in Path(args.output).resolve().parents:
+        raise CLIError(f"--output {args.output} is inside the --save-taggers folder {saved}: write it elsewhere")
 
 
 def _run_evaluate_labels(args: argparse.Namespace) -> int:
@@ -293,7 +302,9 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..evaluation.ner import evaluate_ner
 
     sources = [*args.train, *args.synthetic, args.test, args.dev, args.unlabelled, *(args.dictionary or ())]
-    _check_report(args, *(spec.split("=", 1)[-1] for spec in sources if spec))
+    _check_report(
+        args, *(spec.split("=", 1)[-1] for spec in sources if spec), _local(args.model), saved=args.save_taggers
+    )
     seeds = parse_seeds(args.seeds, "--seeds")
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
@@ -337,7 +348,7 @@ def _run_evaluate_quality(args: argparse.Namespace) -> int:
     from ..data.sources import load_flags, load_labelled
     from ..evaluation.quality import quality_report
 
-    _check_report(args, args.generated, args.reference)
+    _check_report(args, args.generated, args.reference, _local(args.ref_model))
     generated = load_labelled(args.generated)
     reference = load_labelled(args.reference, first_n=args.first_n)
     report = quality_report(

@@ -54,6 +54,9 @@ class Sentence:
     #: The tokens whose label no labeller vouches for (weak labels: a name the dictionary may have missed): a tagger
     #: leaves them out of its loss (label -100) rather than learning them as ``O``.
     unknown: tuple[int, ...] = ()
+    #: Each token's label confidence between 0 and 1, a weight on its loss (a noise-aware loss); empty: every label
+    #: known, weight 1. The :attr:`unknown` tokens weigh 0 whatever this says.
+    weights: tuple[float, ...] = ()
 
     @classmethod
     def from_tags(cls, tokens: Sequence[str], tags: Sequence[str], source: str = "") -> Sentence:
@@ -73,6 +76,15 @@ class Sentence:
         for index in self.unknown:
             tags[index] = None
         return tags
+
+    @property
+    def training_weights(self) -> list[float]:
+        """Each token's weight on a tagger's loss: :attr:`weights` (1.0 when empty), 0.0 on the :attr:`unknown`
+        tokens."""
+        weights = list(self.weights) if self.weights else [1.0] * len(self.tokens)
+        for index in self.unknown:
+            weights[index] = 0.0
+        return weights
 
     @property
     def entity_types(self) -> tuple[str, ...]:

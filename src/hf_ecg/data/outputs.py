@@ -201,16 +201,24 @@ def check_output_file(
 
 
 def _refuse_inputs(path: Path, inputs: Iterable[str | os.PathLike], *, holding: bool) -> Path:
-    """``ValueError`` when ``path`` is one of ``inputs`` or inside one (or, with ``holding``, a folder that holds
-    one); its resolved path otherwise."""
+    """``ValueError`` when ``path`` is one of ``inputs`` (a hard link to one too) or inside one (or, with
+    ``holding``, a folder that holds one); its resolved path otherwise."""
     resolved = path.resolve()
     for source in inputs:
         source_path = Path(source).resolve()
-        inside = resolved == source_path or source_path in resolved.parents
+        inside = resolved == source_path or source_path in resolved.parents or _same_file(resolved, source_path)
         if inside or (holding and resolved in source_path.parents):
             what = "is, holds or is inside" if holding else "is or is inside"
             raise ValueError(f"{path} {what} the input {source}: write the output somewhere else")
     return resolved
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    """Whether two existing paths are one file under two names (a hard link)."""
+    try:
+        return path.is_file() and other.is_file() and os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 def _shown(names: list[str]) -> str:

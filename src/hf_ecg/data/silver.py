@@ -85,13 +85,12 @@ def write_silver(output_dir: str | os.PathLike, corpus: Corpus, label_names: lis
 
 
 def _silver_row(index: int, sentence: Any, ids: dict[str, int]) -> dict[str, Any]:
-    """One silver row: its ``label_weights`` 0.0 on the sentence's unknown tokens, 1.0 elsewhere."""
-    unknown = set(sentence.unknown)
+    """One silver row: its ``label_weights`` the sentence's training weights (0.0 on its unknown tokens)."""
     return {
         "id": index,
         "tokens": list(sentence.tokens),
         "ner_tags": [ids[tag] for tag in sentence.tags],
-        "label_weights": [0.0 if k in unknown else 1.0 for k in range(len(sentence.tokens))],
+        "label_weights": sentence.training_weights,
         "text": " ".join(sentence.tokens),
         "spans": text_spans(sentence.tokens, sentence.spans),
     }
@@ -112,7 +111,11 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
         return corpus
     weights = rows["label_weights"]
     sentences = [
-        replace(sentence, unknown=tuple(k for k, weight in enumerate(row) if weight == 0))
+        replace(
+            sentence,
+            unknown=tuple(k for k, weight in enumerate(row) if weight == 0),
+            weights=tuple(row) if any(0 < weight < 1 for weight in row) else (),
+        )
         for sentence, row in zip(corpus.sentences, weights, strict=True)
     ]
     return replace(corpus, sentences=sentences)

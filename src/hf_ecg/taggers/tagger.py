@@ -102,8 +102,15 @@ TAGGER_RECORD = "hf_ecg_tagger.json"
 
 def encode_words(batch: dict[str, list], tokenizer: Any, label_ids: dict[str, int], max_length: int) -> dict[str, list]:
     """Sub-word inputs; each word's label on its first sub-word, -100 on the rest and on a word whose tag is
-    ``None`` (unknown: out of the loss)."""
+    ``None`` (unknown: out of the loss); with a ``weights`` column (each word's loss weight), ``label_weights``
+    aligned the same way (:func:`~hf_ecg.taggers.weighted.align_label_weights`)."""
+    from .weighted import WEIGHTS, align_label_weights
+
     encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=max_length)
+    if "weights" in batch:
+        encoded[WEIGHTS] = [
+            align_label_weights(encoded.word_ids(row), weights) for row, weights in enumerate(batch["weights"])
+        ]
     encoded["labels"] = []
     for row, tags in enumerate(batch["tags"]):
         previous = None

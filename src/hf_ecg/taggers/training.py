@@ -123,6 +123,7 @@ def train_tagger(
 
     from ..data.dataset_format import bio_labels
     from ..modeling import model_load_error, resolve_model
+    from .weighted import LabelWeightCollator, WeightedLossTrainer
 
     stages = [(sentences, epochs) for sentences, epochs in training_stages(train, synthetic, config) if sentences]
     if not stages:
@@ -138,12 +139,14 @@ def train_tagger(
     if not tokenizer.is_fast:
         raise ValueError(f"{config.model} has no fast tokenizer: word alignment needs one")
 
-    def encoded(sentences: Sequence[Sentence]) -> datasets.Dataset:
+    def encoded(sentences: Sequence[Sentence], weighted: bool) -> datasets.Dataset:
         rows = {"tokens": [list(s.tokens) for s in sentences], "tags": [s.training_tags for s in sentences]}
+        if weighted:
+            rows["weights"] = [s.training_weights for s in sentences]
         return datasets.Dataset.from_dict(rows).map(
             encode_words,
             batched=True,
-            remove_columns=["tokens", "tags"],
+            remove_columns=list(rows),
             fn_kwargs={"tokenizer": tokenizer, "label_ids": label_ids, "max_length": config.max_length},
         )
 
@@ -153,11 +156,13 @@ def train_tagger(
         selection = _dev_selection(tagger, dev, config.patience) if dev is not None and len(dev) else None
         with tempfile.TemporaryDirectory(prefix="hf-ecg-ner-") as output_dir:
             args = _stage_arguments(config, output_dir, epochs, seed, progress_bar)
-            trainer = Trainer(
+            # Fractional weights (a noise-aware loss) need the weighted loss; -100 alone leaves unknown tokens out.
+            weighted = any(s.weights for s in sentences)
+            trainer = (WeightedLossTrainer if weighted else Trainer)(
                 model=model,
                 args=args,
-                train_dataset=encoded(sentences),
-                data_collator=DataCollatorForTokenClassification(tokenizer),
+                train_dataset=encoded(sentences, weighted),
+                data_collator=(LabelWeightCollator if weighted else DataCollatorForTokenClassification)(tokenizer),
                 processing_class=tokenizer,
                 callbacks=[selection] if selection is not None else None,
             )
