@@ -240,6 +240,13 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     pushed = tmp_path / "pushed"  # push-dataset's folder carries the split its card declares
     assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed)]) == 0
     assert datasets.load_dataset(str(pushed))["silver"].num_rows == 3
+    assert "silver split" in capsys.readouterr().err  # said, with the option that leaves it out
+    shared = tmp_path / "shared"  # --no-silver: not one sentence of the text, and no split declared
+    push = ["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(shared), "--no-silver"]
+    assert main(push) == 0
+    assert not (shared / "silver").exists() and "silver" not in (shared / "README.md").read_text()
+    assert list(datasets.load_dataset(str(shared))) == ["train"] and read_manifest(shared).silver is None
+    assert "acute hepatitis" not in "".join(p.read_text(errors="ignore") for p in shared.rglob("*") if p.is_file())
 
     text.write_text("fever again .\n")  # the same folder, other text: another recipe
     assert main([*argv, "--unlabelled", str(text)]) == 2
@@ -265,6 +272,30 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     argv[argv.index(str(out))] = str(plain)
     assert main([*argv, "--unlabelled", str(text), "--no-silver"]) == 0
     assert not (plain / "silver").exists() and read_manifest(plain).silver is None
+
+
+def test_a_set_whose_silver_split_was_deleted_is_neither_trained_on_nor_published(tmp_path, model_dir, capsys):
+    import shutil
+
+    (tmp_path / "Disease.txt").write_text("hepatitis\n")
+    text = tmp_path / "text.txt"
+    text.write_text("acute hepatitis was seen .\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "2", "-o", str(out), "--entities", "Disease"]
+    argv += ["--dictionary", f"Disease={tmp_path / 'Disease.txt'}", "--unlabelled", str(text)]
+    assert main([*argv, "--max-block-tokens", "4"]) == 0
+    shutil.rmtree(out / "silver")
+    capsys.readouterr()
+    pushed = tmp_path / "pushed"
+    assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "records a silver split of 1 sentences" in err[0] and "--no-silver" in err[0]
+    assert not pushed.exists()
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    assert main(["evaluate", "ner", "--train", str(gold), "--test", str(gold), "--synthetic", str(out)]) == 2
+    assert "records a silver split" in capsys.readouterr().err
+    push = ["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed), "--no-silver"]
+    assert main(push) == 0 and not (pushed / "silver").exists()
 
 
 def test_generate_refuses_unlabelled_text_without_a_dictionary_or_with_none_of_its_names(tmp_path, model_dir, capsys):

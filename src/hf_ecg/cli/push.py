@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,11 @@ def add_parser(sub: Any) -> None:
     )
     push_dataset.add_argument(
         "--quality", default=None, metavar="FILE.json", help="quality metrics to show in the card ({name: value})"
+    )
+    push_dataset.add_argument(
+        "--no-silver",
+        action="store_true",
+        help="leave out the silver split (your own text, labelled by your dictionary); default: publish it",
     )
     _add_push_options(push_dataset)
     push_dataset.set_defaults(func=_run_push_dataset)
@@ -103,7 +109,7 @@ def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
 
 
 def _run_push_dataset(args: argparse.Namespace) -> int:
-
+    from ..data.silver import has_silver
     from ..hub.push import push_dataset
 
     quality = None
@@ -123,8 +129,14 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
         language=args.language,
         pretty_name=args.pretty_name,
         quality=quality,
+        without_silver=args.no_silver,
         **({"generator": args.generator} if args.generator else {}),
     )
+    if not args.no_silver and has_silver(args.data):
+        print(
+            f"the silver split of {args.data} (your own text, labelled) went with it; --no-silver leaves it out",
+            file=sys.stderr,
+        )
     _report_push(args, where, "dataset")
     if args.local_dir is not None:
         print(f"load it with: datasets.load_dataset({where!r}, split='train')")

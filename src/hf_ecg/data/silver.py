@@ -30,7 +30,7 @@ import datasets
 from ..runtime.tags import text_spans
 from .corpus import Corpus
 
-__all__ = ["SILVER_DIR", "SILVER_PATTERN", "load_silver", "silver_record", "write_silver"]
+__all__ = ["SILVER_DIR", "SILVER_PATTERN", "has_silver", "load_silver", "silver_record", "write_silver"]
 
 SILVER_DIR = "silver"
 SILVER_PATTERN = "silver-{:05d}.parquet"
@@ -57,7 +57,10 @@ def silver_features(label_names: list[str]) -> datasets.Features:
 def silver_record(corpus: Corpus, labelled_by: str) -> dict[str, Any]:
     """The manifest's ``silver`` record: how many sentences and entities, what labelled them, and a digest of the
     sentences and their labels (a resumed run with other text or another dictionary is refused)."""
-    labelled = [[list(s.tokens), s.tags, *([list(s.unknown)] if s.unknown else [])] for s in corpus]
+    labelled = [
+        [list(s.tokens), s.tags, *([list(s.unknown)] if s.unknown else []), *([list(s.weights)] if s.weights else [])]
+        for s in corpus
+    ]
     content = json.dumps(labelled, ensure_ascii=False).encode("utf-8")
     return {
         "sentences": len(corpus),
@@ -96,13 +99,32 @@ def _silver_row(index: int, sentence: Any, ids: dict[str, int]) -> dict[str, Any
     }
 
 
+def has_silver(folder: str | os.PathLike) -> bool:
+    """Whether a generated folder holds its silver split; ``ValueError`` when its manifest records one that is not
+    there (deleted: the folder would train and publish a recipe it no longer holds)."""
+    from .dataset_format import MANIFEST_NAME
+
+    if any(Path(folder, SILVER_DIR).glob("*.parquet")):
+        return True
+    manifest = Path(folder, MANIFEST_NAME)
+    record = json.loads(manifest.read_text(encoding="utf-8")).get("silver") if manifest.is_file() else None
+    if record and record.get("sentences"):
+        raise ValueError(
+            f"{manifest} records a silver split of {record['sentences']} sentences that {Path(folder, SILVER_DIR)}/ "
+            "does not hold: restore it, or write the set again (hf-ecg push-dataset --no-silver publishes a set "
+            "without it)"
+        )
+    return False
+
+
 def load_silver(folder: str | os.PathLike) -> Corpus | None:
-    """A generated folder's silver split as a corpus named ``FOLDER (silver)``; ``None`` when it has none."""
+    """A generated folder's silver split as a corpus named ``FOLDER (silver)``; ``None`` when it has none
+    (``ValueError`` when its manifest records one it lacks: :func:`has_silver`)."""
     from .corpus import load_corpus
 
-    shards = sorted(str(shard) for shard in Path(folder, SILVER_DIR).glob("*.parquet"))
-    if not shards:
+    if not has_silver(folder):
         return None
+    shards = sorted(str(shard) for shard in Path(folder, SILVER_DIR).glob("*.parquet"))
     rows = datasets.load_dataset("parquet", data_files=shards, split="train")
     weighted = "label_weights" in rows.column_names
     name = f"{Path(folder).name} (silver)"

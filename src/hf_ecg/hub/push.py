@@ -8,6 +8,7 @@ temporary folder and upload it with ``huggingface_hub``. The token comes from th
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -65,11 +66,13 @@ def prepare_dataset_folder(
     *,
     repo_id: str | None = None,
     overwrite: bool = False,
+    without_silver: bool = False,
     **card_fields: Any,
 ) -> Path:
     """Write the dataset repo for a folder that :func:`~hf_ecg.generate_dataset` wrote.
 
-    ``local_dir`` gets ``data/train-*.parquet`` (and the ``silver/`` split: the user's own text, labelled),
+    ``local_dir`` gets ``data/train-*.parquet`` (and the ``silver/`` split: the user's own text, labelled, unless
+    ``without_silver``: then neither the split nor its record in the manifest and card),
     ``ecg_generation.json`` and a ``README.md``
     dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
     names). ``card_fields`` set :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields (``license``,
@@ -77,19 +80,25 @@ def prepare_dataset_folder(
     """
     from ..data.dataset_format import MANIFEST_NAME
     from ..data.outputs import DATASET, prepare_output
-    from ..data.silver import SILVER_DIR
+    from ..data.silver import SILVER_DIR, has_silver
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     if repo_id is not None:
         check_repo_id(repo_id)
+    silver = not without_silver and has_silver(data_dir)  # a recorded split that is gone: refused here
+    if without_silver:
+        card_fields = {**card_fields, "silver": None}
     card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first
     prepare_output(local_dir, DATASET, overwrite=overwrite, inputs=[data_dir])
     (local_dir / "data").mkdir()
     for shard in sorted((data_dir / "data").glob("*.parquet")):
         shutil.copy2(shard, local_dir / "data" / shard.name)
-    if (data_dir / SILVER_DIR).is_dir():  # the card declares the split: its files go with it
+    if silver:  # the card declares the split: its files go with it
         shutil.copytree(data_dir / SILVER_DIR, local_dir / SILVER_DIR)
-    shutil.copy2(data_dir / MANIFEST_NAME, local_dir / MANIFEST_NAME)
+    manifest = read_json(data_dir / MANIFEST_NAME, "the generated set's manifest")
+    if manifest.get("silver") and not silver:
+        manifest["silver"] = None
+    (local_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     card.to_dataset_card().save(local_dir / "README.md")
     return local_dir
 
@@ -200,18 +209,21 @@ def push_dataset(
     local_dir: str | os.PathLike | None = None,
     token: str | None = None,
     overwrite: bool = False,
+    without_silver: bool = False,
     **card_fields: Any,
 ) -> str:
-    """Upload a generated dataset with its card to ``repo_id`` (a dataset repo, created if needed).
+    """Upload a generated dataset with its card to ``repo_id`` (a dataset repo, created if needed);
+    ``without_silver`` leaves its silver split (the user's own text) out.
 
     With ``local_dir``, only write the folder that would be uploaded there and return its path.
     Otherwise return the repo URL.
     """
+    options = {"repo_id": repo_id, "without_silver": without_silver, **card_fields}
     if local_dir is not None:
-        prepare_dataset_folder(data_dir, local_dir, repo_id=repo_id, overwrite=overwrite, **card_fields)
+        prepare_dataset_folder(data_dir, local_dir, overwrite=overwrite, **options)
         return str(local_dir)
     with tempfile.TemporaryDirectory(prefix="hf-ecg-dataset-") as folder:
-        prepare_dataset_folder(data_dir, folder, repo_id=repo_id, overwrite=True, **card_fields)
+        prepare_dataset_folder(data_dir, folder, overwrite=True, **options)
         return _upload(Path(folder), repo_id, "dataset", private, token)
 
 
