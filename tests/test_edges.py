@@ -993,12 +993,23 @@ def test_options_that_would_do_nothing_are_refused_not_recorded(models, generate
     gen = ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(tmp_path / "g"), "--no-do-sample"]
     train = ["train", "--data", str(corpus), "--model", str(models["base"]), "-o", str(tmp_path / "m")]
     filt = ["filter", "--generated", str(generated), "--gold", str(corpus), "-o", str(tmp_path / "f")]
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("fever\tA\nheadache\tB\n")
+    yaml = tmp_path / "args.yaml"
+    yaml.write_text("learning_rate: 1e-4\nmax_steps: [2\n")
     cases = [
         ([*gen, "--temperature", "0.7"], "--no-do-sample decodes greedily: --temperature would do nothing"),
         ([*gen, "--top-p", "0.9", "--top-k", "5"], "--top-k, --top-p would do nothing"),
         ([*train, "--no-mention-samples", "--mention-layout", "in-sentence"], "with --no-mention-samples"),
         ([*filt, "--rule", "near-copy", "--unlabelled", str(corpus)], "--unlabelled would do nothing"),
         ([*filt, "--rule", "near-copy", "--teacher-folds", "3"], "--teacher-folds would do nothing"),
+        ([*filt, "--rule", "near-copy", "--dictionary", f"Disease={corpus}"], "--dictionary would do nothing"),
+        ([*gen, "--no-silver"], "--no-silver would do nothing: the silver split is your --unlabelled text"),
+        (
+            ["evaluate", "fairness", "--data", str(generated), "--groups", f"Disease={groups}", "--counterfactual"],
+            "--counterfactual would do nothing: the counterfactual test trains its taggers on --gold",
+        ),
+        ([*train, "--config", str(yaml)], f"{yaml}:2: not YAML"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv

@@ -208,7 +208,7 @@ def _add_fairness_parser(evaluate_sub: Any) -> None:
     fairness.add_argument(
         "--counterfactual",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="with --gold, train a tagger on gold and the set per seed and swap each sample's mention (default: on)",
     )
     add_config_options(
@@ -233,6 +233,9 @@ def _run_evaluate_fairness(args: argparse.Namespace) -> int:
     if shares is not None:
         raise CLIError(f"--groups takes TYPE=FILE (shares are generate --balance's), got {args.groups!r}")
     _check_report(args, args.data, args.gold, path, _local(args.model))
+    if args.counterfactual is not None and not args.gold:
+        flag = "--counterfactual" if args.counterfactual else "--no-counterfactual"
+        raise CLIError(f"{flag} would do nothing: the counterfactual test trains its taggers on --gold")
     table = GroupTable.read(entity_type, path)
     seeds = parse_seeds(args.seeds, "--seeds")
     if not seeds:
@@ -240,7 +243,12 @@ def _run_evaluate_fairness(args: argparse.Namespace) -> int:
     config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     gold = load_source(args.gold) if args.gold else None
     report = evaluate_fairness(
-        load_source(args.data), table, gold=gold, config=config, counterfactual=args.counterfactual, progress_bar=True
+        load_source(args.data),
+        table,
+        gold=gold,
+        config=config,
+        counterfactual=args.counterfactual is not False,
+        progress_bar=True,
     )
     _print_json(report, args)
     return 0

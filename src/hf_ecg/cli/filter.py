@@ -81,6 +81,8 @@ def _run_filter(args: argparse.Namespace) -> int:
                 f"{', '.join(unused)} would do nothing: only the tagger rules ({', '.join(sorted(TAGGER_RULES))}) "
                 "train taggers"
             )
+    if args.dictionary and "dictionary" not in config.rules:
+        raise CLIError("--dictionary would do nothing: only the dictionary rule reads it (--rule dictionary)")
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     gold = load_source(args.gold)
     dictionary = read_dictionary(args.dictionary, labelled=[gold]) if args.dictionary else None

@@ -132,7 +132,7 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
     generate.add_argument(
         "--silver",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="with --dictionary and --unlabelled, write your text labelled by the dictionary as the folder's silver "
         "split, which evaluate ner --synthetic trains on too (default: on)",
     )
@@ -182,6 +182,9 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
     dictionary, unless ``--no-silver``); a dictionary is read, and refused, before anything is written."""
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
+    if args.silver is not None and not args.unlabelled:
+        flag = "--silver" if args.silver else "--no-silver"
+        raise CLIError(f"{flag} would do nothing: the silver split is your --unlabelled text, labelled by --dictionary")
     dictionary = silver = None
     if args.dictionary:
         from ..data.sources import load_source, load_unlabelled_source
@@ -200,7 +203,7 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
                 dictionary.names_as_mentions()  # the one lookup of the text: the names and the silver split
             except ValueError:
                 raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names") from None
-            silver = dictionary.labelled if args.silver else None
+            silver = dictionary.labelled if args.silver is not False else None
     if args.mention_shares is not None:
         return mention_mixture(args.mention_shares, args.mentions, lists=dictionary), silver
     if dictionary is not None:

@@ -144,7 +144,13 @@ def _training_arguments(args: argparse.Namespace, extra: Sequence[str]) -> Any:
 
     values: dict[str, Any] = {}
     if args.config:
-        loaded = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        try:
+            loaded = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as error:
+            # where the broken construct begins (the problem is often found only at the end of the file)
+            mark = getattr(error, "context_mark", None) or getattr(error, "problem_mark", None)
+            where = f"{args.config}:{mark.line + 1}" if mark is not None else args.config
+            raise CLIError(f"{where}: not YAML ({getattr(error, 'problem', None) or error})") from None
         if not isinstance(loaded, dict):
             raise CLIError(f"{args.config}: expected a mapping of ECGTrainingArguments fields")
         values.update(loaded)
