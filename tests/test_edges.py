@@ -1028,3 +1028,21 @@ def test_train_on_an_interrupted_folder_says_resume_first(models, tmp_path, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "holds an interrupted training (checkpoint-100): resume=True (--resume)" in err[0]
     assert snapshot(out) == before
+
+
+def test_overwrite_starts_a_finished_set_again_and_says_what_it_removed(models, tmp_path, capsys, caplog):
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(models["ecg"]), "-n", "4", "-o", str(out), "--max-block-tokens", "4"]
+    assert main(argv) == 0
+    fresh = json.loads((out / "ecg_generation.json").read_text())
+    shutil.copy(out / "data" / "train-00000.parquet", out / "data" / "train-00001.parquet")  # a stray shard
+    before = snapshot(out)
+    assert main(argv) == 2
+    assert "has no place for (data/train-00001.parquet)" in capsys.readouterr().err and snapshot(out) == before
+    with caplog.at_level("WARNING"):
+        assert main([*argv, "--overwrite"]) == 0  # started again, not resumed over the stray shard
+    assert "overwrite: starting" in caplog.text and "data" in caplog.text
+    again = json.loads((out / "ecg_generation.json").read_text())
+    assert again["generation_cost"]["model_tokens"] == fresh["generation_cost"]["model_tokens"] > 0  # not doubled
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["train-00000.parquet"]
+    assert main(["export", "--data", str(out), "-o", str(tmp_path / "set.tsv")]) == 0

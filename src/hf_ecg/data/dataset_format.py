@@ -7,6 +7,7 @@ neither torch nor transformers.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Sequence
@@ -24,6 +25,8 @@ from .manifest import (
     read_manifest,
     write_manifest,
 )
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -322,27 +325,30 @@ def write_shard(rows: list[dict[str, Any]], features: datasets.Features, data_di
 
 def check_or_write_manifest(output_dir: Path, manifest: GenerationManifest, overwrite: bool) -> bool:
     """Check a folder's manifest against this run's (same settings: resume), or write it; ``True`` when this
-    run starts the folder (new, or overwritten)."""
-    if (output_dir / MANIFEST_NAME).is_file():
+    run starts the folder (new, or overwritten). ``overwrite`` starts again whatever the settings, never resumes:
+    every entry of the folder (a dataset hf_ecg wrote, checked before) is removed, and the log says which."""
+    if overwrite and (output_dir / MANIFEST_NAME).is_file():
+        removed = sorted(entry.name for entry in output_dir.iterdir())
+        for entry in output_dir.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        logger.warning("overwrite: starting %s again; removed %s", output_dir, ", ".join(removed))
+    elif (output_dir / MANIFEST_NAME).is_file():
         previous = read_manifest(output_dir)  # any version, read as this one
         if previous.model_fingerprint is None:  # folders begun before it was recorded: unchecked
             previous = replace(previous, model_fingerprint=manifest.model_fingerprint)
         before, now = previous.run_settings(), manifest.run_settings()
         if before == now:
             return False
-        if not overwrite and previous.model_fingerprint != manifest.model_fingerprint:
+        if previous.model_fingerprint != manifest.model_fingerprint:
             raise ValueError(
                 f"{output_dir} was begun with another model: {manifest.model} changed since (fingerprint "
                 f"{previous.model_fingerprint}, now {manifest.model_fingerprint}), and its samples would be "
                 "mixed with the earlier model's; use another folder, or overwrite=True (--overwrite) to start again"
             )
-        if not overwrite:
-            changed = sorted(k for k in now.keys() | before.keys() if now.get(k) != before.get(k))
-            raise ValueError(
-                f"{output_dir} holds a dataset generated with other settings (differing: {', '.join(changed)}); "
-                "use another folder, the same settings to resume, or overwrite=True (--overwrite)"
-            )
-        for folder in ("data", UNFINISHED_DIR):
-            shutil.rmtree(output_dir / folder, ignore_errors=True)
+        changed = sorted(k for k in now.keys() | before.keys() if now.get(k) != before.get(k))
+        raise ValueError(
+            f"{output_dir} holds a dataset generated with other settings (differing: {', '.join(changed)}); "
+            "use another folder, the same settings to resume, or overwrite=True (--overwrite)"
+        )
     write_manifest(output_dir, manifest)
     return True
