@@ -997,6 +997,9 @@ def test_options_that_would_do_nothing_are_refused_not_recorded(models, generate
     groups.write_text("fever\tA\nheadache\tB\n")
     yaml = tmp_path / "args.yaml"
     yaml.write_text("learning_rate: 1e-4\nmax_steps: [2\n")
+    lower = tmp_path / "lists"  # a type spelled otherwise than the data's
+    lower.mkdir()
+    (lower / "disease.txt").write_text("fever\n")
     cases = [
         ([*gen, "--temperature", "0.7"], "--no-do-sample decodes greedily: --temperature would do nothing"),
         ([*gen, "--top-p", "0.9", "--top-k", "5"], "--top-k, --top-p would do nothing"),
@@ -1005,6 +1008,14 @@ def test_options_that_would_do_nothing_are_refused_not_recorded(models, generate
         ([*filt, "--rule", "near-copy", "--teacher-folds", "3"], "--teacher-folds would do nothing"),
         ([*filt, "--rule", "near-copy", "--dictionary", f"Disease={corpus}"], "--dictionary would do nothing"),
         ([*gen, "--no-silver"], "--no-silver would do nothing: the silver split is your --unlabelled text"),
+        (
+            ["evaluate", "ner", "--train", str(corpus), "--test", str(corpus), "--dictionary", str(lower)],
+            "--dictionary has type(s) disease that the data does not have; its types: Chemical, Disease",
+        ),
+        (
+            [*filt, "--rule", "dictionary", "--dictionary", str(lower)],
+            "--dictionary has type(s) disease that the data does not have",
+        ),
         (
             ["evaluate", "fairness", "--data", str(generated), "--groups", f"Disease={groups}", "--counterfactual"],
             "--counterfactual would do nothing: the counterfactual test trains its taggers on --gold",

@@ -324,10 +324,12 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
         unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     except ValueError as error:
         raise CLIError(f"--unlabelled {error}") from None
-    dictionary = read_dictionary(args.dictionary, labelled=train) if args.dictionary else None
+    test = load_source(args.test)
+    types = {t for corpus in (*train, test) for t in corpus.entity_types}
+    dictionary = read_dictionary(args.dictionary, labelled=train, types=types) if args.dictionary else None
     report = evaluate_ner(
         train,
-        load_source(args.test),
+        test,
         config,
         synthetic=synthetic,
         dev=dev,

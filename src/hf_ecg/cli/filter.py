@@ -85,7 +85,12 @@ def _run_filter(args: argparse.Namespace) -> int:
         raise CLIError("--dictionary would do nothing: only the dictionary rule reads it (--rule dictionary)")
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     gold = load_source(args.gold)
-    dictionary = read_dictionary(args.dictionary, labelled=[gold]) if args.dictionary else None
+    dictionary = None
+    if args.dictionary:
+        from ..data.manifest import read_manifest
+
+        types = set(read_manifest(args.generated).entity_types or ()) | set(gold.entity_types)
+        dictionary = read_dictionary(args.dictionary, labelled=[gold], types=types)
     output = filter_generated(
         args.generated,
         gold,

@@ -15,14 +15,23 @@ from .common import CLIError
 __all__ = ["add_dictionary_option", "mention_mixture", "mention_source", "read_dictionary"]
 
 
-def read_dictionary(specs: Sequence[str], *, labelled: Any = ()) -> Any:
+def read_dictionary(specs: Sequence[str], *, labelled: Any = (), types: Sequence[str] | None = None) -> Any:
     """``--dictionary`` read, without the names the user's gold sentences (``labelled``: corpora) hold more often as
     ordinary ``O`` words than as names (:meth:`~hf_ecg.labelling.dictionary.Dictionary.without_common_words`; said
     on stderr): a dictionary's ``lead`` or ``was`` would label ordinary words as names. (Its frequency rule over
-    unlabelled text is left out: in domain text names are frequent words, and it lowered BC5CDR's lookup.)"""
+    unlabelled text is left out: in domain text names are frequent words, and it lowered BC5CDR's lookup.) With
+    ``types`` (the entity types of the data it labels), a dictionary type outside them is refused: its names would
+    be scored or written under a type the data does not have (``chemical`` against ``Chemical``)."""
     from ..labelling.dictionary import Dictionary
 
     dictionary = Dictionary.read(specs)  # refused in one line, before anything is written
+    if types is not None:
+        foreign = sorted(set(dictionary.names) - set(types))
+        if foreign:
+            raise CLIError(
+                f"--dictionary has type(s) {', '.join(foreign)} that the data does not have; its types: "
+                f"{', '.join(sorted(types)) or 'none'} (name each list TYPE=FILE, or its file TYPE.txt)"
+            )
     pairs = [(sentence.tokens, sentence.tags) for corpus in labelled for sentence in corpus]
     if not pairs:
         return dictionary
