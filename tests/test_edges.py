@@ -1029,6 +1029,21 @@ def test_options_that_would_do_nothing_are_refused_not_recorded(models, generate
     assert not any((tmp_path / name).exists() for name in ("g", "m", "f"))
 
 
+def test_train_killed_after_writing_its_record_is_its_own_folder_and_runs_again(models, tmp_path, capsys):
+    from hf_ecg.data.outputs import TRAINING_RECORD
+
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / TRAINING_RECORD).write_text('{"finished": false}\n')  # killed before its first step
+    argv = ["train", "--data", str(models["corpus"]), "--model", str(models["base"]), "-o", str(out)]
+    argv += ["--max-steps", "1", "--validation-split", "0"]
+    before = snapshot(out)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "did not write" not in err and "--overwrite" in err and snapshot(out) == before
+    assert main([*argv, "--overwrite"]) == 0 and (out / "ecg_config.json").is_file()
+
+
 def test_train_on_an_interrupted_folder_says_resume_first(models, tmp_path, capsys):
     out = tmp_path / "m"
     (out / "checkpoint-100").mkdir(parents=True)

@@ -87,7 +87,8 @@ TRAINING_RECORD = "ecg_training_run.json"
 #: A trained generator: what ``save_pretrained`` and the Trainer write, plus the ECG files and the card.
 MODEL = OutputKind(
     "model",
-    markers=(ECG_CONFIG_NAME, "checkpoint-*"),
+    # the training record is written before the first step: a run killed then has left only it
+    markers=(ECG_CONFIG_NAME, "checkpoint-*", TRAINING_RECORD),
     entries=(
         ECG_CONFIG_NAME,
         "ecg_card.json",
