@@ -140,6 +140,9 @@ def test_bad_input_is_refused_with_a_reason(gen):
             gen([["Chemical"]], batch_size=size)
     with pytest.raises(TypeError, match="unknown option"):
         gen(["Chemical"], temprature=0.5)
+    with pytest.raises(ValueError, match="do_sample=False decodes greedily: temperature, top_k would do nothing"):
+        gen(["Chemical"], do_sample=False, top_k=5, temperature=0.7)  # what the CLI refuses too
+    assert len(gen(["Chemical"], do_sample=False)) == 1
 
 
 def test_user_mentions_fill_the_tags(gen):

@@ -124,6 +124,9 @@ class EntityControlledGenerationPipeline(Pipeline):
         unknown = sorted(set(kwargs) - _DECODING_OPTIONS)
         if unknown:
             raise TypeError(f"unknown option(s) {unknown}; known: {sorted(_DECODING_OPTIONS | {'mentions', 'seed'})}")
+        unused = sorted({"temperature", "top_k", "top_p"} & set(kwargs)) if kwargs.get("do_sample") is False else []
+        if unused:  # as the CLI refuses them: greedy decoding draws nothing
+            raise ValueError(f"do_sample=False decodes greedily: {', '.join(unused)} would do nothing; leave it out")
         preprocess: dict[str, Any] = {}
         if num_return_sequences is not None:
             if not _is_count(num_return_sequences):
