@@ -213,6 +213,22 @@ def test_saved_pipeline_loads_with_remote_code_without_hf_ecg(model_dir, tmp_pat
     assert sample["entities"] == ["Chemical", "Disease"]
 
 
+def test_save_pretrained_keeps_the_model_card_of_the_folder_it_loaded(model_dir, tmp_path):
+    import shutil
+
+    source = tmp_path / "trained"
+    shutil.copytree(model_dir, source)
+    (source / "ecg_card.json").write_text('{"base_model": "tiny"}\n')
+    (source / "README.md").write_text("---\nlibrary_name: hf-ecg\n---\n# the card\n")
+    gen = pipeline("entity-controlled-generation", model=str(source))
+    gen.save_pretrained(str(tmp_path / "saved"))
+    for name in ("ecg_card.json", "README.md"):
+        assert (tmp_path / "saved" / name).read_text() == (source / name).read_text()
+    plain = pipeline("entity-controlled-generation", model=str(model_dir))  # no card: none invented
+    plain.save_pretrained(str(tmp_path / "plain"))
+    assert not (tmp_path / "plain" / "ecg_card.json").exists()
+
+
 def test_the_remote_code_set_is_the_documented_list_and_the_whole_runtime_package():
     """What transformers copies into a pushed model (pipeline.py and its relative imports, recursively) is
     exactly hf_ecg.runtime.REMOTE_CODE_MODULES, which is every module of the runtime package; the corpus

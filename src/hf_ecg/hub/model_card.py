@@ -17,6 +17,7 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from ..citation import CITATION
+from ..runtime.ecg_config import CARD_DATA_NAME
 from ..runtime.files import read_json
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 MODEL_CARD_TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
-CARD_DATA_NAME = "ecg_card.json"
 
 
 def method_name(layout: str | None) -> str:

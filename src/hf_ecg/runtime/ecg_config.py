@@ -14,6 +14,8 @@ from .files import read_json
 __all__ = ["ECG_CONFIG_NAME", "FORMAT_VERSION", "ECGConfig"]
 
 ECG_CONFIG_NAME = "ecg_config.json"
+#: The model card's fields beside the weights (written by training, read by the card and push-model).
+CARD_DATA_NAME = "ecg_card.json"
 FORMAT_VERSION = 1
 
 

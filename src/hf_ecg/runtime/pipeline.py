@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
@@ -31,7 +32,7 @@ from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig
 from .decoding_config import ShardSeeds
-from .ecg_config import ECG_CONFIG_NAME, ECGConfig
+from .ecg_config import CARD_DATA_NAME, ECG_CONFIG_NAME, ECGConfig
 from .engine import SampleEngine, shards_per_writer_call
 
 __all__ = ["REMOTE_TASK", "TASK", "EntityControlledGenerationPipeline", "register_pipeline", "save_pipeline_code"]
@@ -214,13 +215,20 @@ class EntityControlledGenerationPipeline(Pipeline):
         return [samples[i : i + k] for i in range(0, len(samples), k)]
 
     def save_pretrained(self, save_directory: str, **kwargs: Any) -> None:
-        """Save model, tokenizer, ``ecg_config.json`` and this pipeline's code (for ``trust_remote_code``)."""
+        """Save model, tokenizer, ``ecg_config.json`` and this pipeline's code (for ``trust_remote_code``), and the
+        model card (``README.md``, ``ecg_card.json``) of the folder the model was loaded from, when it has one."""
         # not Pipeline.save_pretrained: it writes custom_pipelines under TASK, which save_pipeline_code rewrites
         os.makedirs(save_directory, exist_ok=True)
         self.model.save_pretrained(save_directory, **kwargs)
         self.tokenizer.save_pretrained(save_directory, **kwargs)
         save_pipeline_code(save_directory)
         self.ecg_config.save(save_directory)
+        source = getattr(self.model, "name_or_path", "") or ""
+        card = os.path.join(source, CARD_DATA_NAME)  # hf_ecg's card: the README beside it is its rendering
+        if os.path.isfile(card) and not os.path.samefile(source, save_directory):
+            for name in (CARD_DATA_NAME, "README.md"):  # the card travels with the weights it describes
+                if os.path.isfile(os.path.join(source, name)):
+                    shutil.copyfile(os.path.join(source, name), os.path.join(save_directory, name))
 
 
 # The options as the dataclass has them, not a list kept by hand.
