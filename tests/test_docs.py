@@ -69,7 +69,7 @@ HISTORY = [
     re.compile(r"\bsession", re.IGNORECASE),
     re.compile(r"\bissues? #?\d+", re.IGNORECASE),
     re.compile(rf"\b({ORDINALS})[- ]session", re.IGNORECASE),
-    re.compile(r"previous version", re.IGNORECASE),
+    re.compile(r"previous version|an earlier version|\bthe \w+ of before\b", re.IGNORECASE),
 ]
 #: A commit hash in prose (a table's commit column may name the commit a figure was made at).
 COMMIT_IN_PROSE = re.compile(r"`[0-9a-f]{7,12}`")  # not a 16-digit fingerprint
@@ -104,12 +104,24 @@ def test_the_product_has_no_history_words():
     assert problems == []
 
 
+def test_the_results_say_what_they_hold_not_when_it_was_made():
+    """results/ READMEs name the commit behind each figure (provenance), never the work diary."""
+    problems = [
+        f"{path}:{number}: {line.strip()[:100]}"
+        for path in sorted((ROOT / "results").rglob("*.md"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(pattern.search(line) for pattern in HISTORY)
+    ]
+    assert problems == []
+
+
 @pytest.mark.parametrize(
     "line",
     [
         "Measured in the nineteenth session.",
         "This closes issue 48.",
         "as the previous version did",
+        "the writer of before",
         "fixed in `6ab5496`, the writer",
         "Session notes",
     ],
