@@ -41,6 +41,9 @@ from hf_ecg.evaluation.ner import evaluate_ner
 from hf_ecg.labelling.dictionary import Dictionary
 from hf_ecg.taggers.tagger import NERConfig
 
+#: Where the self-training rule saves its teacher (beside the report).
+TEACHER_DIR: Path | None = None
+
 
 def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: NERConfig) -> Corpus:
     """``corpus`` (the text labelled by the dictionary) with each sentence's ``unknown`` tokens as ``rule`` says."""
@@ -123,6 +126,8 @@ def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConf
     from hf_ecg.taggers.training import train_tagger
 
     teacher = train_tagger([gold], config, 1, synthetic=[corpus], entity_types=gold.entity_types)
+    if TEACHER_DIR is not None:  # kept for reading its errors on the test split
+        teacher.save_pretrained(TEACHER_DIR)
     tokens = [s.tokens for s in corpus]
     found = TaggerEnsemble([teacher], threshold).spans_many(tokens)
     outside_label = teacher.labels.index("O")
@@ -173,6 +178,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.output.exists():
         parser.error(f"{args.output} exists")
+    global TEACHER_DIR
+    TEACHER_DIR = args.output.with_suffix(".teacher")
     gold, pool, test = load_source(args.gold), load_source(args.unlabelled), load_source(args.test)
     dictionary = Dictionary.read(args.dictionary)
     config = NERConfig(
