@@ -82,7 +82,7 @@ def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: N
     else:
         raise SystemExit(f"unknown rule {rule!r}")
     sentences = [Sentence(s.tokens, s.spans, s.source, unknown=tuple(u)) for s, u in zip(corpus, unknown, strict=True)]
-    return Corpus(sentences, name=f"{corpus.name}, unknown by {rule}")
+    return Corpus(sentences, name=f"{corpus.name}, unknown by {rule}", weak=True)
 
 
 def completed(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig) -> Corpus:
@@ -100,7 +100,7 @@ def completed(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig)
         Sentence(s.tokens, tuple(joined_spans(s.spans, spans)), s.source)
         for s, spans in zip(corpus, found, strict=True)
     ]
-    return Corpus(sentences, name=f"{corpus.name}, completed at {threshold}")
+    return Corpus(sentences, name=f"{corpus.name}, completed at {threshold}", weak=True)
 
 
 def o_weighted(corpus: Corpus, outside: list[list[int]], gold: Corpus, config: NERConfig) -> Corpus:
@@ -116,7 +116,7 @@ def o_weighted(corpus: Corpus, outside: list[list[int]], gold: Corpus, config: N
         for i in free:
             weights[i] = max(float(p[i][outside_label]), 1e-3)  # a weight of 0 would read back as unknown
         sentences.append(replace(s, weights=tuple(weights)))
-    return Corpus(sentences, name=f"{corpus.name}, O weighted by gold taggers")
+    return Corpus(sentences, name=f"{corpus.name}, O weighted by gold taggers", weak=True)
 
 
 def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig) -> Corpus:
@@ -137,7 +137,7 @@ def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConf
         covered = {i for span in joined for i in range(span.start, span.end)}
         unknown = tuple(i for i in range(len(s.tokens)) if i not in covered and p[i][outside_label] < threshold)
         sentences.append(Sentence(s.tokens, joined, s.source, unknown=unknown))
-    return Corpus(sentences, name=f"{corpus.name}, self-trained at {threshold}")
+    return Corpus(sentences, name=f"{corpus.name}, self-trained at {threshold}", weak=True)
 
 
 def silver_quality(silver: Corpus, truth: Corpus) -> dict[str, float]:

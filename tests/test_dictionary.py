@@ -228,6 +228,7 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     ]
     corpus = load_silver(out)
     assert corpus.name == "set (silver)" and [len(s.spans) for s in corpus] == [1, 2, 0]
+    assert corpus.weak and not load_synthetic([str(out)])[0].weak  # the auto recipe oversamples the silver only
     # evaluate ner --synthetic SET trains on the samples and the silver sentences, SET:N cutting the samples only
     assert [(c.name, len(c)) for c in load_synthetic([f"{out}:4"])] == [("set", 4), ("set (silver)", 3)]
     assert "silver" in (out / "README.md").read_text()

@@ -258,6 +258,27 @@ def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gol
     assert repeats == 1 or fewer < share * (fewer + num_synthetic) - 1e-6
 
 
+@given(st.integers(1, 60), st.integers(1, 6000), st.booleans())
+def test_the_auto_recipe_oversamples_silver_for_the_synthetic_stage_epochs_and_stages_generated_data(
+    num_gold, num_synthetic, weak
+):
+    from dataclasses import replace
+
+    from hf_ecg.taggers.training import default_synthetic_epochs, resolved_recipe, training_stages
+
+    gold, synthetic = _corpus(num_gold, "g"), replace(_corpus(num_synthetic, "s"), weak=weak)
+    config = NERConfig()
+    assert config.recipe == "auto" and resolved_recipe([synthetic], config) == ("oversample" if weak else "two-stage")
+    stages = training_stages([gold], [synthetic], config)
+    if weak:  # one stage, gold at least half of it, the two-stage recipe's synthetic epochs
+        [(sentences, epochs)] = stages
+        assert epochs == default_synthetic_epochs(config.epochs, num_gold, num_synthetic)
+        assert sum(s.tokens[0] == "g0" for s in sentences) * num_gold >= len(sentences) / 2
+    else:
+        assert stages == training_stages([gold], [synthetic], NERConfig(recipe="two-stage"))
+    assert resolved_recipe([synthetic], NERConfig(recipe="concat")) == "concat"  # a recipe named is the recipe
+
+
 @given(st.integers(1, 200), st.integers(1, 5000), st.sampled_from([2.0, 5.0, 20.0]))
 def test_default_synthetic_epochs_give_more_updates_in_fewer_passes_as_data_grows(num_gold, num_synthetic, epochs):
     from hf_ecg.taggers.training import default_synthetic_epochs

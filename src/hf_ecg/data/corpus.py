@@ -110,6 +110,10 @@ class Corpus:
     name: str = "corpus"
     scheme: str = "IOB2"
     label_names: list[str] | None = None
+    #: Labels a labeller gave (the user's text labelled by their dictionary: a silver split), which miss names; a
+    #: tagger's ``auto`` recipe mixes gold into every batch of such data
+    #: (:func:`~hf_ecg.taggers.training.resolved_recipe`).
+    weak: bool = False
 
     def __len__(self) -> int:
         return len(self.sentences)

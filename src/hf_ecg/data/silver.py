@@ -129,6 +129,7 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     weighted = "label_weights" in rows.column_names
     name = f"{Path(folder).name} (silver)"
     corpus = load_corpus(rows.remove_columns(["label_weights"]) if weighted else rows, name=name)
+    corpus.weak = True  # the user's text labelled by their dictionary
     if not weighted:  # a split written before the weights: every label known
         return corpus
     weights = rows["label_weights"]

@@ -32,7 +32,7 @@ from ..labelling.dictionary import Dictionary
 from ..labelling.self_labelling import self_labelled
 from ..taggers.metrics import entity_scores, per_type_scores, token_macro_f1
 from ..taggers.tagger import NERConfig, Tagger
-from ..taggers.training import new_mention_share, train_tagger, training_stages
+from ..taggers.training import new_mention_share, resolved_recipe, train_tagger, training_stages
 
 __all__ = ["evaluate_ner", "lookup_scores", "score_tagger", "train_and_test"]
 
@@ -132,8 +132,9 @@ def evaluate_ner(
 
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``: corpora, or sources
     :func:`~hf_ecg.data.sources.load_synthetic` reads (a generated folder with its silver split, ``FOLDER:N``);
-    with the default recipe (``concat``) both are simply joined. With ``dev``, each run keeps its epoch with the best
-    dev F1."""
+    the default recipe (``auto``, :func:`~hf_ecg.taggers.training.resolved_recipe`) trains on generated samples
+    first, then gold, and mixes gold into every batch of a dictionary's silver sentences. With ``dev``, each run keeps
+    its epoch with the best dev F1."""
     config = config or NERConfig()
     synthetic = load_synthetic(synthetic)  # a generated folder brings its silver split along
     stages = training_stages(train, synthetic, config)
@@ -183,6 +184,7 @@ def evaluate_ner(
         "dev": {"name": dev.name, "sentences": len(dev)} if dev is not None else None,
         "test": {"name": test.name, "sentences": len(test)},
         "config": asdict(config),
+        "recipe": resolved_recipe([*synthetic, *([distant] if distant is not None else [])], config),
         # the stages every run trained, as training_stages made them (the synthetic stage's default epochs)
         "stages": [{"sentences": len(sentences), "epochs": epochs} for sentences, epochs in stages if sentences],
         "new_mention_share": new_mention_share([s for c in train for s in c], [s for c in synthetic for s in c]),

@@ -276,7 +276,9 @@ class Dictionary:
     def label(self, sentences: Sequence[Sequence[str]]) -> Corpus:
         """Distant supervision: ``sentences`` labelled by lookup (:meth:`spans`), sentence ``i`` pointing back at
         ``unlabelled[i]`` (:func:`~hf_ecg.labelling.labeller.label_sentences`)."""
-        return label_sentences(sentences, self, name="unlabelled, labelled by the dictionary")
+        corpus = label_sentences(sentences, self, name="unlabelled, labelled by the dictionary")
+        corpus.weak = True  # a dictionary misses names: its silver trains by the auto recipe's rule
+        return corpus
 
     def names_as_mentions(self) -> NamesAsMentions:
         """Its names as slot mentions (``generate_dataset(mentions=dictionary)``): each drawn alike, split the

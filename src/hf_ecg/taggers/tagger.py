@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["RECIPES", "TAGGER_RECORD", "NERConfig", "Tagger", "encode_words"]
 
 #: How synthetic data can enter a tagger's training (:func:`training_stages`).
-RECIPES = ("concat", "oversample", "two-stage")
+RECIPES = ("auto", "concat", "oversample", "two-stage")
 
 
 @dataclass
@@ -50,11 +50,10 @@ class NERConfig:
     )
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3], metadata={"help": "one run per seed"})
     recipe: str = field(
-        default="two-stage",
+        default="auto",
         metadata={
-            "help": "how synthetic data enters training: concat (one set), oversample (gold repeated to "
-            "gold_share of the "
-            "set) or two-stage (synthetic first, then gold; default)",
+            "help": "how synthetic data enters training: two-stage (synthetic first, then gold), oversample (gold "
+            "repeated to gold_share of the set), concat, or auto (default: oversample for silver, else two-stage)",
             "choices": list(RECIPES),
         },
     )
@@ -62,9 +61,9 @@ class NERConfig:
     synthetic_epochs: float | None = field(
         default=None,
         metadata={
-            "help": "two-stage: epochs of the synthetic stage; default: epochs × √(gold / synthetic "
-            "sentences), at most "
-            "epochs, or the updates of one times when no synthetic mention is new (see docs/guides/evaluate.md)"
+            "help": "two-stage: epochs of the synthetic stage (auto's oversampled stage too); default: epochs × "
+            "√(gold / synthetic sentences), at most epochs, or the updates of one times when no synthetic mention "
+            "is new (see docs/guides/evaluate.md)"
         },
     )
     patience: int = field(

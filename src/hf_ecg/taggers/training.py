@@ -7,13 +7,14 @@ from __future__ import annotations
 import math
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..data.corpus import Corpus, Sentence
 from .metrics import entity_scores
 from .tagger import NERConfig, Tagger, encode_words
 
-__all__ = ["default_synthetic_epochs", "new_mention_share", "train_tagger", "training_stages"]
+__all__ = ["default_synthetic_epochs", "new_mention_share", "resolved_recipe", "train_tagger", "training_stages"]
 
 
 def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *, recycled: bool = False) -> float:
@@ -42,10 +43,23 @@ def new_mention_share(gold: Sequence[Sentence], synthetic: Sequence[Sentence]) -
     return sum(mention not in known for mention in mentions) / len(mentions)
 
 
+def resolved_recipe(synthetic: Sequence[Corpus], config: NERConfig) -> str:
+    """The recipe ``config.recipe`` names; ``auto``: ``oversample`` when a synthetic corpus holds weak labels (the
+    user's text labelled by their dictionary: :attr:`~hf_ecg.data.corpus.Corpus.weak`), else ``two-stage``.
+
+    Weak labels miss names (a dictionary's recall), and a last stage on gold alone costs the tagger the precision
+    the dictionary's names gave it; gold mixed into every batch keeps both (the measurements are in
+    results/silver-recipes/)."""
+    if config.recipe != "auto":
+        return config.recipe
+    return "oversample" if any(corpus.weak for corpus in synthetic) else "two-stage"
+
+
 def training_stages(
     gold: Sequence[Corpus], synthetic: Sequence[Corpus], config: NERConfig
 ) -> list[tuple[list[Sentence], float]]:
-    """The training sentences of each stage and its epochs, as ``config.recipe`` mixes gold and synthetic data.
+    """The training sentences of each stage and its epochs, as ``config.recipe`` mixes gold and synthetic data
+    (``auto``: :func:`resolved_recipe`).
 
     - ``concat``: one stage, gold and synthetic together;
     - ``oversample``: one stage in which gold is repeated the fewest whole times that make it at least
@@ -53,11 +67,19 @@ def training_stages(
     - ``two-stage``: the synthetic sentences for ``synthetic_epochs``, then gold alone for ``epochs`` (the usual
       "pre-train on silver, fine-tune on gold"). Unset, ``synthetic_epochs`` is
       :func:`default_synthetic_epochs`, ``recycled`` when no synthetic mention is new
-      (:func:`new_mention_share` is 0: bank mentions, mention replacement with the gold mentions).
+      (:func:`new_mention_share` is 0: bank mentions, mention replacement with the gold mentions);
+    - ``auto`` with weak labels: ``oversample`` for ``synthetic_epochs`` (default: :func:`default_synthetic_epochs`),
+      so that the one stage makes about the updates of the two-stage recipe's synthetic stage.
     """
     gold_sentences = [s for corpus in gold for s in corpus]
     synthetic_sentences = [s for corpus in synthetic for s in corpus]
-    if config.recipe == "two-stage" and gold_sentences and synthetic_sentences:
+    recipe = resolved_recipe(synthetic, config)
+    if recipe == "oversample" and config.recipe == "auto" and gold_sentences and synthetic_sentences:
+        epochs = config.synthetic_epochs or default_synthetic_epochs(
+            config.epochs, len(gold_sentences), len(synthetic_sentences)
+        )
+        config = replace(config, recipe="oversample", epochs=epochs)
+    if recipe == "two-stage" and gold_sentences and synthetic_sentences:
         synthetic_epochs = config.synthetic_epochs or default_synthetic_epochs(
             config.epochs,
             len(gold_sentences),
@@ -65,7 +87,7 @@ def training_stages(
             recycled=new_mention_share(gold_sentences, synthetic_sentences) == 0,
         )
         return [(synthetic_sentences, synthetic_epochs), (gold_sentences, config.epochs)]
-    if config.recipe == "oversample" and gold_sentences and synthetic_sentences:
+    if recipe == "oversample" and gold_sentences and synthetic_sentences:
         wanted = config.gold_share * len(synthetic_sentences) / (1.0 - config.gold_share)
         repeats = max(1, math.ceil(wanted / len(gold_sentences) - 1e-9))
         return [(gold_sentences * repeats + synthetic_sentences, config.epochs)]
