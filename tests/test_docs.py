@@ -154,6 +154,14 @@ def test_the_benchmarks_dictionary_tables_are_the_reports():
     assert shown == dictionary_table.render(), "docs/benchmarks.md: run python dev/dictionary_table.py --write"
 
 
+def test_the_silver_recipes_tables_are_the_reports():
+    import silver_table
+
+    page = silver_table.S / "README.md"
+    shown = results_table.table_in(page, silver_table.BEGIN, silver_table.END)
+    assert shown == silver_table.render(), "results/silver-recipes/README.md: run python dev/silver_table.py --write"
+
+
 def test_the_fairness_guide_table_is_the_reports():
     import fairness_table
 

@@ -131,10 +131,8 @@ def evaluate_ner(
     ``unlabelled`` sentences are labelled by the dictionary instead (distant supervision), the same for every seed.
 
     ``train`` is the gold side and ``synthetic`` the generated side of ``config.recipe``: corpora, or sources
-    :func:`~hf_ecg.data.sources.load_synthetic` reads (a generated folder with its silver split, ``FOLDER:N``);
-    the default recipe (``auto``, :func:`~hf_ecg.taggers.training.resolved_recipe`) trains on generated samples
-    first, then gold, and mixes gold into every batch of a dictionary's silver sentences. With ``dev``, each run keeps
-    its epoch with the best dev F1."""
+    :func:`~hf_ecg.data.sources.load_synthetic` reads (a generated folder with its silver split, ``FOLDER:N``),
+    mixed as :func:`~hf_ecg.taggers.training.resolved_recipe` says. With ``dev``, each run keeps its best epoch."""
     config = config or NERConfig()
     synthetic = load_synthetic(synthetic)  # a generated folder brings its silver split along
     stages = training_stages(train, synthetic, config)
