@@ -140,6 +140,34 @@ def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConf
     return Corpus(sentences, name=f"{corpus.name}, self-trained at {threshold}", weak=True)
 
 
+def read_twenty(labelled: Corpus, silver: Corpus, truth: Corpus, rule: str, quality: dict) -> str:
+    """Twenty silver sentences (seed 46) marked: ``[Type: name]`` the dictionary's, ``+[Type: name]`` added by the
+    rule, ``?word`` unknown (out of the loss), ``word~0.42`` weighted; the pool's gold labels below each."""
+    lines = [
+        f"# Twenty silver sentences labelled by the dictionary under the rule {rule}: [Type: name] a dictionary name,",
+        "# +[Type: name] a name the rule added, ?word a token left out of the loss, word~w a token of weight w < 1.",
+        "# Below each, the pool's own gold labels (a measure only; no rule reads them).",
+        f"# silver vs the pool's gold: {json.dumps(quality)}",
+        "",
+    ]
+    for k in sorted(random.Random(46).sample(range(len(silver)), min(20, len(silver)))):
+        sentence, before = silver[k], {(s.start, s.end, s.label) for s in labelled[k].spans}
+        words = list(sentence.tokens)
+        for i in sentence.unknown:
+            words[i] = f"?{words[i]}"
+        for i, weight in enumerate(sentence.weights):
+            if 0 < weight < 1 and i not in sentence.unknown:
+                words[i] = f"{words[i]}~{weight:.2f}"
+        for span in sorted(sentence.spans, key=lambda s: -s.start):
+            mark = "" if (span.start, span.end, span.label) in before else "+"
+            words[span.start : span.end] = [f"{mark}[{span.label}: {' '.join(words[span.start : span.end])}]"]
+        gold = list(truth[k].tokens)
+        for span in sorted(truth[k].spans, key=lambda s: -s.start):
+            gold[span.start : span.end] = [f"[{span.label}: {' '.join(gold[span.start : span.end])}]"]
+        lines += [f"{k}: {' '.join(words)}", f"   gold: {' '.join(gold)}", ""]
+    return "\n".join(lines)
+
+
 def silver_quality(silver: Corpus, truth: Corpus) -> dict[str, float]:
     """The silver labels against the pool's gold labels: entity precision and recall, and the share of the gold
     entity tokens the silver teaches as ``O`` (neither labelled nor unknown)."""
@@ -189,9 +217,11 @@ def main() -> int:
         synthetic_epochs=args.synthetic_epochs,
         epochs=args.epochs,
     )
-    silver = unknown_tokens(dictionary.label([s.tokens for s in pool]), args.rule, 1, gold, config)
+    labelled = dictionary.label([s.tokens for s in pool])
+    silver = unknown_tokens(labelled, args.rule, 1, gold, config)
     quality = silver_quality(silver, pool)
     print(json.dumps(quality))
+    args.output.with_suffix(".read-20.txt").write_text(read_twenty(labelled, silver, pool, args.rule, quality))
     report = evaluate_ner([gold], test, config, synthetic=[silver], dictionary=dictionary)
     report["silver"] = {"rule": args.rule, **quality}
     args.output.write_text(json.dumps(report, indent=1))
