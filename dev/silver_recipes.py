@@ -142,10 +142,10 @@ def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConf
 
 def read_twenty(labelled: Corpus, silver: Corpus, truth: Corpus, rule: str, quality: dict) -> str:
     """Twenty silver sentences (seed 46) marked: ``[Type: name]`` the dictionary's, ``+[Type: name]`` added by the
-    rule, ``?word`` unknown (out of the loss), ``word~0.42`` weighted; the pool's gold labels below each."""
+    rule, ``?word`` unknown (out of the loss), ``word~0.42`` weighted under 0.9; the pool's gold labels below each."""
     lines = [
         f"# Twenty silver sentences labelled by the dictionary under the rule {rule}: [Type: name] a dictionary name,",
-        "# +[Type: name] a name the rule added, ?word a token left out of the loss, word~w a token of weight w < 1.",
+        "# +[Type: name] a name the rule added, ?word a token left out of the loss, word~w a token of weight w < 0.9.",
         "# Below each, the pool's own gold labels (a measure only; no rule reads them).",
         f"# silver vs the pool's gold: {json.dumps(quality)}",
         "",
@@ -156,7 +156,7 @@ def read_twenty(labelled: Corpus, silver: Corpus, truth: Corpus, rule: str, qual
         for i in sentence.unknown:
             words[i] = f"?{words[i]}"
         for i, weight in enumerate(sentence.weights):
-            if 0 < weight < 1 and i not in sentence.unknown:
+            if 0 < weight < 0.9 and i not in sentence.unknown:
                 words[i] = f"{words[i]}~{weight:.2f}"
         for span in sorted(sentence.spans, key=lambda s: -s.start):
             mark = "" if (span.start, span.end, span.label) in before else "+"
