@@ -32,6 +32,14 @@ def test_the_lookup_finds_whole_tokens_case_and_spaces_aside_longest_first():
     assert DICTIONARY.tags(["Hypotension"]) == ["B-Disease"]
 
 
+def test_a_name_cut_at_its_comma_labels_no_comma_and_fills_no_slot():
+    from hf_ecg.labelling.dictionary import Dictionary
+
+    dictionary = Dictionary({"Chemical": ["alcohol,", "; ethanol", "caffeine"]})  # artifacts of a heading list
+    assert dictionary.tags("consumption of alcohol , ethanol ; caffeine".split()) == ["O"] * 6 + ["B-Chemical"]
+    assert [m["mention"] for m in dictionary.names_as_mentions().names.to_dict()["Chemical"]] == ["caffeine"]
+
+
 @given(
     st.lists(
         st.sampled_from(

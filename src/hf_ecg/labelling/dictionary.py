@@ -53,6 +53,17 @@ def _joined(tokens: Sequence[str]) -> tuple[str, list[int]]:
     return text, starts
 
 
+#: A name that starts or ends with one of these is a list's artifact (a CSV cell, an inverted heading cut at its
+#: comma: ``alcohol,``), never written so in text: it would label the comma after a name as part of it.
+_SEPARATORS = ",;:"
+
+
+def looked_up(key: str) -> bool:
+    """Whether a name with this :func:`name_key` is looked up (and fills slots): :data:`MIN_NAME_LENGTH` characters
+    or more, and no separator at either end."""
+    return len(key) >= MIN_NAME_LENGTH and key[0] not in _SEPARATORS and key[-1] not in _SEPARATORS
+
+
 def name_key(tokens: Sequence[str]) -> str:
     """What a name and a stretch of text are matched on (:func:`_joined`)."""
     return _joined([part for token in tokens for part in token.split()])[0]
@@ -80,7 +91,7 @@ class Dictionary:
         for label in sorted(self.names):
             for name in sorted(self.names[label]):
                 key = name_key(name)
-                if len(key) < MIN_NAME_LENGTH:
+                if not looked_up(key):
                     continue
                 other = self._types_of_key.get(key)
                 if other is not None and other != label:
@@ -285,7 +296,7 @@ class Dictionary:
         generator's corpus's way, but those the lookup ignores (under :data:`MIN_NAME_LENGTH` characters); the types
         it lacks come from the training bank."""
         if self._as_mentions is None:  # resolved wherever the mentions are (engine, manifest, mixture): built once
-            names = {t: [n for n in self.names[t] if len(name_key(n)) >= MIN_NAME_LENGTH] for t in self.types}
+            names = {t: [n for n in self.names[t] if looked_up(name_key(n))] for t in self.types}
             bank = MentionBank({label: dict.fromkeys(found, 1) for label, found in names.items() if found})
             self._as_mentions = NamesAsMentions(bank)
         return self._as_mentions
