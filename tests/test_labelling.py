@@ -209,3 +209,4 @@ def test_a_set_written_from_a_raw_dictionary_labels_no_common_word_and_no_short_
     assert mentions <= {"fever", "headache", "severe pain"}  # no `with`, `parents`, `I`, `a` in a slot
     silver = {" ".join(s.tokens[span.start : span.end]) for s in load_silver(out) for span in s.spans}
     assert silver == {"fever", "headache", "severe pain"}
+    assert load_silver(out).labeller_recall == 1.0  # the dictionary finds both gold names: auto oversamples it

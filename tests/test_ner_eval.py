@@ -258,25 +258,58 @@ def test_oversampling_repeats_gold_the_fewest_times_that_reach_its_share(num_gol
     assert repeats == 1 or fewer < share * (fewer + num_synthetic) - 1e-6
 
 
-@given(st.integers(1, 60), st.integers(1, 6000), st.booleans())
-def test_the_auto_recipe_oversamples_silver_for_the_synthetic_stage_epochs_and_stages_generated_data(
-    num_gold, num_synthetic, weak
+@given(st.integers(1, 60), st.integers(1, 6000), st.booleans(), st.one_of(st.none(), st.floats(0, 1)))
+def test_the_auto_recipe_oversamples_silver_whose_labeller_finds_most_gold_names_and_stages_the_rest(
+    num_gold, num_synthetic, weak, recall
 ):
     from dataclasses import replace
 
-    from hf_ecg.taggers.training import default_synthetic_epochs, resolved_recipe, training_stages
+    from hf_ecg.taggers.training import (
+        OVERSAMPLE_RECALL,
+        default_synthetic_epochs,
+        resolved_recipe,
+        training_stages,
+    )
 
-    gold, synthetic = _corpus(num_gold, "g"), replace(_corpus(num_synthetic, "s"), weak=weak)
+    gold = _corpus(num_gold, "g")
+    synthetic = replace(_corpus(num_synthetic, "s"), weak=weak, labeller_recall=recall)
     config = NERConfig()
-    assert config.recipe == "auto" and resolved_recipe([synthetic], config) == ("oversample" if weak else "two-stage")
+    trusted = weak and recall is not None and recall >= OVERSAMPLE_RECALL
+    assert config.recipe == "auto" and resolved_recipe([synthetic], config) == (
+        "oversample" if trusted else "two-stage"
+    )
     stages = training_stages([gold], [synthetic], config)
-    if weak:  # one stage, gold at least half of it, the two-stage recipe's synthetic epochs
+    if trusted:  # one stage, gold at least half of it, the two-stage recipe's synthetic epochs
         [(sentences, epochs)] = stages
         assert epochs == default_synthetic_epochs(config.epochs, num_gold, num_synthetic)
         assert sum(s.tokens[0] == "g0" for s in sentences) * num_gold >= len(sentences) / 2
     else:
         assert stages == training_stages([gold], [synthetic], NERConfig(recipe="two-stage"))
     assert resolved_recipe([synthetic], NERConfig(recipe="concat")) == "concat"  # a recipe named is the recipe
+
+
+def test_a_dictionary_s_recall_on_gold_travels_with_its_silver_sentences(tmp_path):
+    from hf_ecg.data.corpus import Corpus, Sentence
+    from hf_ecg.data.silver import load_silver, silver_record, write_silver
+    from hf_ecg.labelling.dictionary import Dictionary
+    from hf_ecg.runtime.tags import Span
+
+    gold = Corpus(
+        [
+            Sentence(
+                ("aspirin", "and", "ibuprofen", "for", "fever"),
+                (Span(0, 1, "Chemical"), Span(2, 3, "Chemical"), Span(4, 5, "Disease")),
+            )
+        ]
+    )
+    dictionary = Dictionary({"Chemical": ["aspirin"]})  # finds one of the two Chemical names; Disease is not its type
+    assert dictionary.recall_on([gold]) == 0.5
+    silver = dictionary.label([["aspirin", "helps"]], gold=[gold])
+    assert silver.weak and silver.labeller_recall == 0.5 and dictionary.label([["aspirin"]]).labeller_recall is None
+    write_silver(tmp_path, silver, ["O", "B-Chemical", "I-Chemical"])
+    (tmp_path / "ecg_generation.json").write_text(json.dumps({"silver": silver_record(silver, "dictionary")}))
+    back = load_silver(tmp_path)
+    assert back.weak and back.labeller_recall == 0.5
 
 
 @given(st.integers(1, 200), st.integers(1, 5000), st.sampled_from([2.0, 5.0, 20.0]))

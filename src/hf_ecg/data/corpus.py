@@ -110,10 +110,12 @@ class Corpus:
     name: str = "corpus"
     scheme: str = "IOB2"
     label_names: list[str] | None = None
-    #: Labels a labeller gave (the user's text labelled by their dictionary: a silver split), which miss names; a
-    #: tagger's ``auto`` recipe mixes gold into every batch of such data
-    #: (:func:`~hf_ecg.taggers.training.resolved_recipe`).
+    #: Labels a labeller gave (the user's text labelled by their dictionary: a silver split), which miss names.
     weak: bool = False
+    #: For weak labels, the labeller's entity recall on the user's gold sentences, when it was measured: how many
+    #: names it misses. A tagger's ``auto`` recipe mixes gold into every batch of data whose labeller finds most
+    #: names (:func:`~hf_ecg.taggers.training.resolved_recipe`).
+    labeller_recall: float | None = None
 
     def __len__(self) -> int:
         return len(self.sentences)

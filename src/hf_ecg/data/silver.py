@@ -62,12 +62,15 @@ def silver_record(corpus: Corpus, labelled_by: str) -> dict[str, Any]:
         for s in corpus
     ]
     content = json.dumps(labelled, ensure_ascii=False).encode("utf-8")
-    return {
+    record = {
         "sentences": len(corpus),
         "entities": sum(len(s.spans) for s in corpus),
         "labelled_by": labelled_by,
         "digest": hashlib.sha256(content).hexdigest()[:16],
     }
+    if corpus.labeller_recall is not None:  # the labeller's recall on the gold sentences: how a tagger trains on it
+        record["gold_recall"] = round(corpus.labeller_recall, 4)
+    return record
 
 
 def write_silver(output_dir: str | os.PathLike, corpus: Corpus, label_names: list[str]) -> Path:
@@ -117,6 +120,15 @@ def has_silver(folder: str | os.PathLike) -> bool:
     return False
 
 
+def _recorded_recall(folder: str | os.PathLike) -> float | None:
+    """The manifest's record of the dictionary's recall on the gold sentences, if it was measured."""
+    from .dataset_format import MANIFEST_NAME
+
+    manifest = Path(folder, MANIFEST_NAME)
+    record = json.loads(manifest.read_text(encoding="utf-8")).get("silver") if manifest.is_file() else None
+    return (record or {}).get("gold_recall")
+
+
 def load_silver(folder: str | os.PathLike) -> Corpus | None:
     """A generated folder's silver split as a corpus named ``FOLDER (silver)``; ``None`` when it has none
     (``ValueError`` when its manifest records one it lacks: :func:`has_silver`)."""
@@ -130,6 +142,7 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     name = f"{Path(folder).name} (silver)"
     corpus = load_corpus(rows.remove_columns(["label_weights"]) if weighted else rows, name=name)
     corpus.weak = True  # the user's text labelled by their dictionary
+    corpus.labeller_recall = _recorded_recall(folder)
     if not weighted:  # a split written before the weights: every label known
         return corpus
     weights = rows["label_weights"]

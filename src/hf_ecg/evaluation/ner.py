@@ -144,7 +144,7 @@ def evaluate_ner(
             "and their F1 of 0 lowers the micro F1",
             ", ".join(unseen),
         )
-    distant = dictionary.label(unlabelled) if dictionary is not None and unlabelled else None
+    distant = dictionary.label(unlabelled, gold=train) if dictionary is not None and unlabelled else None
     runs = []
     for seed in config.seeds:
         logger.info("NER run with seed %d", seed)

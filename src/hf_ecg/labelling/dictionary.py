@@ -284,11 +284,24 @@ class Dictionary:
         kept = [span for span in self.spans(tokens) if span.label in allowed]
         return spans_to_tags(joined_spans(kept, tags_to_spans(list(tags), "IOB2")[0]), len(tokens))
 
-    def label(self, sentences: Sequence[Sequence[str]]) -> Corpus:
+    def recall_on(self, gold: Sequence[Corpus]) -> float | None:
+        """The lookup's entity recall on the ``gold`` sentences, over the types it has (``None`` when they hold no
+        entity of them): how many names its silver sentences miss."""
+        from ..taggers.metrics import entity_scores
+
+        sentences = [s for corpus in gold for s in corpus]
+        truth = [[t if t == "O" or t[2:] in self.names else "O" for t in s.tags] for s in sentences]
+        if not any(t != "O" for tags in truth for t in tags):
+            return None
+        return entity_scores(truth, [self.tags(s.tokens) for s in sentences])["recall"]
+
+    def label(self, sentences: Sequence[Sequence[str]], gold: Sequence[Corpus] = ()) -> Corpus:
         """Distant supervision: ``sentences`` labelled by lookup (:meth:`spans`), sentence ``i`` pointing back at
-        ``unlabelled[i]`` (:func:`~hf_ecg.labelling.labeller.label_sentences`)."""
+        ``unlabelled[i]`` (:func:`~hf_ecg.labelling.labeller.label_sentences`); weak labels, with the lookup's recall
+        on the ``gold`` sentences when given (:meth:`recall_on`: how a tagger's ``auto`` recipe trains on them)."""
         corpus = label_sentences(sentences, self, name="unlabelled, labelled by the dictionary")
-        corpus.weak = True  # a dictionary misses names: its silver trains by the auto recipe's rule
+        corpus.weak = True
+        corpus.labeller_recall = self.recall_on(gold) if gold else None
         return corpus
 
     def names_as_mentions(self) -> NamesAsMentions:
