@@ -52,9 +52,16 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
-        "gold + your text labelled by your dictionary alone (distant supervision; JNLPBA: protein and mined names)",
+        "gold + your text labelled by your dictionary alone (distant supervision, the `auto` recipe; JNLPBA: protein "
+        "and mined names)",
         {
-            "BC5CDR 45": (["results/dictionaries/bc5cdr-45-distant-pool.ner.json"], "a309133"),
+            "BC5CDR 45": (
+                [
+                    "results/silver-recipes/bc45-distant-oversample.ner.json",
+                    "results/silver-recipes/bc45-distant-oversample-s23.ner.json",
+                ],
+                "81d6d2b",
+            ),
             "JNLPBA 186": (["results/dictionaries/jnlpba-186-distant-pool.ner.json"], "1c7b255"),
         },
     ),

@@ -55,7 +55,7 @@ def resolved_recipe(synthetic: Sequence[Corpus], config: NERConfig) -> str:
     :data:`OVERSAMPLE_RECALL`), else ``two-stage``.
 
     Where the dictionary finds most names, a last stage on gold alone costs the tagger the precision its names gave
-    it, and gold mixed into every batch keeps it (BC5CDR 45, MeSH, recall 0.64 on gold: 0.660 against 0.648); where
+    it, and gold mixed into every batch keeps it (BC5CDR 45, MeSH, recall 0.57 on gold: 0.660 against 0.648); where
     it finds few, the silver teaches most names as ``O`` and only a last stage on gold undoes it (JNLPBA 186, recall
     0.21: 0.353 against 0.470). The measurements are in results/silver-recipes/."""
     if config.recipe != "auto":
