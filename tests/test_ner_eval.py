@@ -391,8 +391,8 @@ def test_recipes_stages():
     fewer = training_stages(gold, [_corpus(2, "s")], NERConfig(epochs=3, recipe="two-stage"))
     assert fewer[0][1] == 3  # never more epochs than gold's
     assert len(training_stages(gold, [], NERConfig(recipe="two-stage"))) == 1  # nothing synthetic: gold alone
-    assert NERConfig().recipe == "two-stage"  # the default: the best measured (docs/ablations.md)
-    with pytest.raises(ValueError, match="unknown recipe 'mixed'; known: concat, oversample, two-stage"):
+    assert NERConfig().recipe == "auto"  # two-stage (the best measured, docs/ablations.md) but for trusted silver
+    with pytest.raises(ValueError, match="unknown recipe 'mixed'; known: auto, concat, oversample, two-stage"):
         NERConfig(recipe="mixed")
 
 

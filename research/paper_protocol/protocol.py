@@ -329,7 +329,14 @@ def run_protocol(
     rows = [
         row
         for row in [
-            *ner_rows(config.recipe, RECIPES, scales, config.over_generate, selection_variants),
+            # the concrete recipes: auto is two-stage for generated data
+            *ner_rows(
+                config.recipe,
+                tuple(r for r in RECIPES if r != "auto"),
+                scales,
+                config.over_generate,
+                selection_variants,
+            ),
             *mention_curve_rows(sources, scales, config.recipe),
         ]
         if (row.core or extended) and wanted(row, config.rows)

@@ -16,7 +16,12 @@ from .tagger import NERConfig, Tagger, encode_words
 
 __all__ = [
     "OVERSAMPLE_RECALL",
-    "default_synthetic_epochs", "new_mention_share", "resolved_recipe", "train_tagger", "training_stages"]
+    "default_synthetic_epochs",
+    "new_mention_share",
+    "resolved_recipe",
+    "train_tagger",
+    "training_stages",
+]
 
 
 def default_synthetic_epochs(epochs: float, num_gold: int, num_synthetic: int, *, recycled: bool = False) -> float:
