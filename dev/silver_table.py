@@ -46,6 +46,11 @@ BC5CDR = [
         [S / "bc45-weighted-oversample.ner.json"],
     ),
     (
+        "the product: `generate --dictionary --unlabelled --gold` (450 samples and the pool as silver split), then "
+        "`evaluate ner --synthetic SET` (`auto`: `oversample`)",
+        [S / "bc45-product.ner.json"],
+    ),
+    (
         "`selftrain:0.9` (one round: the `oversample` tagger relabels the text), `oversample`",
         [S / "bc45-selftrain-0.9-oversample.ner.json"],
     ),
