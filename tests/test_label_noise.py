@@ -180,6 +180,20 @@ def test_cli_evaluate_labels_and_its_named_errors(reference, tmp_path, capsys):
     assert main(["evaluate", "labels", "--data", str(tmp_path / "gene.tsv"), "--reference", str(reference)]) == 2
     err = capsys.readouterr().err
     assert "the reference does not label Gene" in err and "it labels Chemical, Disease" in err
+    # nor a test split with one (its ceiling would score the type at 0)
+    argv = [
+        "evaluate",
+        "labels",
+        "--data",
+        str(toy),
+        "--reference",
+        str(reference),
+        "--test",
+        str(tmp_path / "gene.tsv"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "does not label Gene, which gene.tsv has" in err[-1] and "the test split" in err[-1]
     # references that are no token classifier: a causal LM, a bare encoder, a folder that is not a model
     models = (save_tiny_model(tmp_path / "gpt2"), save_tiny_bert(tmp_path / "bert"))
     capsys.readouterr()

@@ -107,17 +107,18 @@ def _restricted(tags: Sequence[str], types: set[str]) -> list[str]:
     return [tag if tag == "O" or tag[2:] in types else "O" for tag in tags]
 
 
-def _check_reference(data: Corpus, reference: Tagger) -> list[str]:
-    """Refuse a set with a type the reference does not label, or no sentences; the set's types the reference was
-    trained on no entity of (warned: they all count as wrong)."""
+def _check_reference(data: Corpus, reference: Tagger, test: Corpus | None = None) -> list[str]:
+    """Refuse a set (or a ``test`` split, scored as the ceiling) with a type the reference does not label, or a set
+    with no sentences; the set's types the reference was trained on no entity of (warned: they all count as wrong)."""
     set_types = set(data.entity_types)
-    unknown = sorted(set_types - set(reference.entity_types))
-    if unknown:
-        raise ValueError(
-            f"the reference does not label {', '.join(unknown)}, which {data.name} has: it labels "
-            f"{', '.join(reference.entity_types) or 'nothing'}; use a reference trained on every "
-            f"type of the set"
-        )
+    for corpus in (data, *([test] if test is not None else [])):
+        unknown = sorted(set(corpus.entity_types) - set(reference.entity_types))
+        if unknown:
+            raise ValueError(
+                f"the reference does not label {', '.join(unknown)}, which {corpus.name} has: it labels "
+                f"{', '.join(reference.entity_types) or 'nothing'}; use a reference trained on every "
+                f"type of the {'set' if corpus is data else 'test split'}"
+            )
     if not len(data):
         raise ValueError(f"{data.name} has no sentences")
     trained = reference.record.get("trained_types")
@@ -169,7 +170,7 @@ def label_agreement(
     as wrong.
     """
     set_types = set(data.entity_types)
-    unlearnt = _check_reference(data, reference)
+    unlearnt = _check_reference(data, reference, test)
     labelled = [sentence.tags for sentence in data]
     predicted = [_restricted(tags, set_types) for tags in reference.predict([s.tokens for s in data])]
     scores = entity_scores(predicted, labelled)
