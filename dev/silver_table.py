@@ -43,7 +43,7 @@ BC5CDR = [
     ("`taggers:0.9`, `oversample`", [S / "bc45-taggers-0.9-oversample.ner.json"]),
     (
         "`weighted` (unmatched tokens weighted by the gold taggers' `O` probability), `oversample`",
-        [S / "bc45-weighted-oversample.ner.json"],
+        [S / "bc45-weighted-oversample.ner.json", S / "bc45-weighted-oversample-s23.ner.json"],
     ),
     (
         "the product: `generate --dictionary --unlabelled --gold` (450 samples and the pool as silver split), then "
@@ -95,7 +95,9 @@ def row(label: str, paths: list[Path], silver_from: Path | None = None) -> str:
     unknown = f"{100 * silver['unknown_share']:.1f}%" if silver else "0"
     first = [run["dictionary_first"]["entity_f1"] for run in runs if "dictionary_first" in run]
     names = ", ".join(
-        f"`{path.relative_to(S) if path.is_relative_to(S) else path.relative_to(ROOT)}`" for path in paths
+        f"`{path.relative_to(S) if path.is_relative_to(S) else path.relative_to(ROOT)}`"
+        for path in paths
+        if path.is_file()
     )
     return (
         f"| {label} | {quality} | {taught} | {unknown} | {_mean_std([r['entity_f1'] for r in runs])} | "
