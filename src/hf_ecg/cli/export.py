@@ -36,11 +36,9 @@ def _run_export(args: argparse.Namespace) -> int:
     output = export_generated(args.data, args.output, args.format, scheme=args.scheme, overwrite=args.overwrite)
     lines = sum(1 for _ in output.open(encoding="utf-8"))
     print(f"wrote {output} ({args.format}, {lines} lines)")
-    from pathlib import Path
+    from ..data.silver import recorded_silver
 
-    from ..data.manifest import MANIFEST_NAME, read_manifest
-
-    silver = read_manifest(args.data).silver if (Path(args.data) / MANIFEST_NAME).is_file() else None
+    silver = recorded_silver(args.data)
     if silver:  # half of the recipe: say where it stays rather than leave it out without a word
         print(
             f"the silver split ({silver['sentences']} sentences of your text, labelled by your dictionary) is not in "

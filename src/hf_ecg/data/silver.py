@@ -29,8 +29,17 @@ import datasets
 
 from ..runtime.tags import text_spans
 from .corpus import Corpus
+from .manifest import MANIFEST_NAME, read_manifest
 
-__all__ = ["SILVER_DIR", "SILVER_PATTERN", "has_silver", "load_silver", "silver_record", "write_silver"]
+__all__ = [
+    "SILVER_DIR",
+    "SILVER_PATTERN",
+    "has_silver",
+    "load_silver",
+    "recorded_silver",
+    "silver_record",
+    "write_silver",
+]
 
 SILVER_DIR = "silver"
 SILVER_PATTERN = "silver-{:05d}.parquet"
@@ -102,31 +111,28 @@ def _silver_row(index: int, sentence: Any, ids: dict[str, int]) -> dict[str, Any
     }
 
 
+def recorded_silver(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest's ``silver`` record of a generated folder (:func:`silver_record`); ``None`` without a manifest or
+    a split."""
+    return read_manifest(folder).silver if Path(folder, MANIFEST_NAME).is_file() else None
+
+
 def has_silver(folder: str | os.PathLike) -> bool:
     """Whether a generated folder holds its silver split; ``ValueError`` when its manifest records one that is not
     there (deleted: the folder would train and publish a recipe it no longer holds)."""
-    from .dataset_format import MANIFEST_NAME
+    return _holds_silver(folder, recorded_silver(folder))
 
+
+def _holds_silver(folder: str | os.PathLike, record: dict[str, Any] | None) -> bool:
     if any(Path(folder, SILVER_DIR).glob("*.parquet")):
         return True
-    manifest = Path(folder, MANIFEST_NAME)
-    record = json.loads(manifest.read_text(encoding="utf-8")).get("silver") if manifest.is_file() else None
     if record and record.get("sentences"):
         raise ValueError(
-            f"{manifest} records a silver split of {record['sentences']} sentences that {Path(folder, SILVER_DIR)}/ "
-            "does not hold: restore it, or write the set again (hf-ecg push-dataset --no-silver publishes a set "
-            "without it)"
+            f"{Path(folder, MANIFEST_NAME)} records a silver split of {record['sentences']} sentences that "
+            f"{Path(folder, SILVER_DIR)}/ does not hold: restore it, or write the set again (hf-ecg push-dataset "
+            "--no-silver publishes a set without it)"
         )
     return False
-
-
-def _recorded_recall(folder: str | os.PathLike) -> float | None:
-    """The manifest's record of the dictionary's recall on the gold sentences, if it was measured."""
-    from .dataset_format import MANIFEST_NAME
-
-    manifest = Path(folder, MANIFEST_NAME)
-    record = json.loads(manifest.read_text(encoding="utf-8")).get("silver") if manifest.is_file() else None
-    return (record or {}).get("gold_recall")
 
 
 def load_silver(folder: str | os.PathLike) -> Corpus | None:
@@ -134,7 +140,8 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     (``ValueError`` when its manifest records one it lacks: :func:`has_silver`)."""
     from .corpus import load_corpus
 
-    if not has_silver(folder):
+    record = recorded_silver(folder)  # read once: whether the split should be there, and its labeller's recall
+    if not _holds_silver(folder, record):
         return None
     shards = sorted(str(shard) for shard in Path(folder, SILVER_DIR).glob("*.parquet"))
     rows = datasets.load_dataset("parquet", data_files=shards, split="train")
@@ -142,7 +149,7 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     name = f"{Path(folder).name} (silver)"
     corpus = load_corpus(rows.remove_columns(["label_weights"]) if weighted else rows, name=name)
     corpus.weak = True  # the user's text labelled by their dictionary
-    corpus.labeller_recall = _recorded_recall(folder)
+    corpus.labeller_recall = (record or {}).get("gold_recall")
     if not weighted:  # a split written before the weights: every label known
         return corpus
     weights = rows["label_weights"]
