@@ -8,14 +8,13 @@ Markdown.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_table import with_table
+from results_table import print_or_write
 
 ROOT = Path(__file__).resolve().parents[1]
 R = ROOT / "results" / "dictionaries"
@@ -145,14 +144,7 @@ def render() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write", action="store_true", help="write the tables into docs/benchmarks.md")
-    args = parser.parse_args()
-    if not args.write:
-        print(render(), end="")
-        return
-    page = ROOT / "docs" / "benchmarks.md"
-    page.write_text(with_table(page.read_text(encoding="utf-8"), render(), BEGIN, END), encoding="utf-8")
+    print_or_write(__doc__, render(), ROOT / "docs" / "benchmarks.md", BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,12 @@ python dev/fairness_table.py --write    # put it between the markers of docs/gui
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_table import with_table
+from results_table import print_or_write
 
 ROOT = Path(__file__).resolve().parents[1]
 R = ROOT / "results" / "fairness"
@@ -56,14 +55,7 @@ def render() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write", action="store_true", help="write the table into docs/guides/fairness.md")
-    args = parser.parse_args()
-    table = render()
-    if args.write:
-        PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8"), table, BEGIN, END), encoding="utf-8")
-    else:
-        print(table, end="")
+    print_or_write(__doc__, render(), PAGE, BEGIN, END)
 
 
 if __name__ == "__main__":

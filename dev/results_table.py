@@ -144,6 +144,17 @@ def with_table(text: str, table: str, begin: str = BEGIN, end: str = END) -> str
     return before + block + rest.split(end, 1)[1]
 
 
+def print_or_write(description: str, table: str, page: Path, begin: str, end: str) -> None:
+    """The command line of a table script rendered into one page: print ``table``, or with ``--write`` put it between
+    ``page``'s markers."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help=f"write the table into {page.relative_to(ROOT)}")
+    if not parser.parse_args().write:
+        print(table, end="")
+        return
+    page.write_text(with_table(page.read_text(encoding="utf-8"), table, begin, end), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="write the table into README.md and the benchmarks page")
