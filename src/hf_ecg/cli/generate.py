@@ -197,7 +197,6 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
         text = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
         gold = [load_source(spec) for spec in (args.gold, args.corpus) if spec]  # the sentences it learned from
         dictionary = read_dictionary(args.dictionary, labelled=gold)
-        recall = dictionary.recall_on(gold) if gold else None  # how a tagger's auto recipe trains on the silver
         if args.unlabelled:
             dictionary = DictionaryNames(dictionary, text)
             try:
@@ -205,8 +204,8 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
             except ValueError:
                 raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names") from None
             silver = dictionary.labelled if args.silver is not False else None
-            if silver is not None:
-                silver.labeller_recall = recall
+            if silver is not None and gold:  # how a tagger's auto recipe trains on the silver
+                silver.labeller_recall = dictionary.dictionary.recall_on(gold)
     if args.mention_shares is not None:
         return mention_mixture(args.mention_shares, args.mentions, lists=dictionary), silver
     if dictionary is not None:
