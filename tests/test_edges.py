@@ -638,7 +638,7 @@ def test_outputs_inside_their_inputs_are_refused(models, generated, tmp_path, ca
     manifest = generated / "ecg_generation.json"
     before = snapshot(generated)
     assert main(["export", "--data", str(generated), "-o", str(manifest), "--overwrite"]) == 2
-    assert f"{manifest} is inside the input {generated}" in capsys.readouterr().err
+    assert f"--output {manifest} is or is inside the input {generated}" in capsys.readouterr().err
     inner = generated / "kept"
     assert (
         main(
@@ -656,7 +656,7 @@ def test_outputs_inside_their_inputs_are_refused(models, generated, tmp_path, ca
         )
         == 2
     )
-    assert "is, holds or is inside the input" in capsys.readouterr().err
+    assert f"--output {inner} is or is inside the input {generated}" in capsys.readouterr().err
     assert snapshot(generated) == before
 
 
@@ -978,7 +978,7 @@ def test_messages_name_the_option_the_file_and_what_is_wrong(models, tmp_path, c
         ([*ner, f"{corpus}:1:500"], "sentences, not up to 500"),
         (
             ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(models["ecg"])],
-            "holds a model hf_ecg wrote: the output is a dataset",
+            f"is or is inside the input {models['ecg']}: write the output somewhere else (--model)",
         ),
     ]
     for argv, message in cases:

@@ -12,7 +12,7 @@ from .. import __version__
 from ..data.corpus import CorpusFormatError
 from . import baseline, blocks, evaluate, export, generate, mine, push, train
 from . import filter as filter_command
-from .common import CLIError
+from .common import CLIError, refuse_outputs_over_inputs
 
 __all__ = ["main"]
 
@@ -49,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet = contextlib.redirect_stdout(sys.stderr) if getattr(args, "prints_json", False) else contextlib.nullcontext()
     input_errors = (CLIError, CorpusFormatError, FileNotFoundError, FileExistsError, ModelNotFoundError, ValueError)
     try:
+        refuse_outputs_over_inputs(args)
         with quiet:
             return args.func(args, extra) if extra else args.func(args)
     except (*input_errors, HubUploadError) as err:

@@ -16,6 +16,51 @@ class CLIError(Exception):
     """An error to report in one line and exit non-zero, without a traceback."""
 
 
+#: The options (``dest`` names) whose values name files or folders a command reads, and those it writes to. An
+#: output is never one of the inputs, a hard link to one, or inside one: :func:`refuse_outputs_over_inputs`.
+INPUT_OPTIONS = (
+    "data", "validation", "test", "train", "synthetic", "dev", "gold", "corpus", "generated", "reference",
+    "unlabelled", "dictionary", "mentions", "balance", "groups", "config", "quality", "ner_report",
+    "model", "ref_model", "tagger_model",
+)  # fmt: skip
+OUTPUT_OPTIONS = ("output", "local_dir", "save_taggers")
+
+
+def named_paths(value: str) -> list[Path]:
+    """The existing files and folders a command-line value names: the value itself, the ``FILE`` of
+    ``TYPE=FILE``, and either cut at a colon (``DATA:N``, ``DATA:START:STOP``, ``FILE:GROUP=SHARE,...``)."""
+    whole = [value, value.split("=", 1)[1]] if "=" in value else [value]
+    cut = [word[:i] for word in whole for i, ch in enumerate(word) if ch == ":"]
+    return [Path(word) for word in dict.fromkeys([*whole, *cut]) if word and Path(word).exists()]
+
+
+def refuse_outputs_over_inputs(args: argparse.Namespace) -> None:
+    """:class:`CLIError` naming the option when an output option names an input of the command line (a model
+    folder, a dictionary, a group table, a corpus), a hard link to one, or a path inside one; checked before
+    anything is read or written."""
+    from ..data.outputs import refuse_inputs
+
+    inputs: list[tuple[str, Path]] = []
+    for dest in INPUT_OPTIONS:
+        values = getattr(args, dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, (str, Path)):
+                inputs += [(dest, path) for path in named_paths(str(value))]
+    for dest in OUTPUT_OPTIONS:
+        output = getattr(args, dest, None)
+        if not isinstance(output, (str, Path)):
+            continue
+        for source_dest, source in inputs:
+            try:
+                refuse_inputs(Path(output), [source], holding=False)
+            except ValueError as error:
+                raise CLIError(f"{_flag(dest)} {error} ({_flag(source_dest)})") from None
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
 def corpus_file(path: str, flag: str = "") -> Path:
     """``path`` (given with ``flag``; none for a positional argument) as a corpus file, or
     :class:`CLIError` saying what it is instead (missing, a folder)."""

@@ -33,6 +33,7 @@ __all__ = [
     "check_output",
     "check_output_file",
     "prepare_output",
+    "refuse_inputs",
 ]
 
 
@@ -134,7 +135,7 @@ def check_output(output: str | os.PathLike, kind: OutputKind, *, inputs: Iterabl
     or not new, empty or hf_ecg's own ``kind`` of output (``FileExistsError`` naming what is in the way).
     Returns whether it holds an earlier output of the kind."""
     path = Path(output)
-    _refuse_inputs(path, inputs, holding=True)
+    refuse_inputs(path, inputs, holding=True)
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is a file: the output is a folder; give a new or empty folder")
     if not path.is_dir() or not any(path.iterdir()):
@@ -186,7 +187,7 @@ def check_output_file(
     whatever ``overwrite`` says (``ValueError``), that is a folder, or that exists unless ``overwrite``
     (``FileExistsError``). Checked before a command's work, so that nothing is lost and no run is wasted."""
     path = Path(output)
-    resolved = _refuse_inputs(path, inputs, holding=False)
+    resolved = refuse_inputs(path, inputs, holding=False)
     if path.is_dir():
         raise FileExistsError(f"{path} is a folder: the output is a file, e.g. {path / 'report.json'}")
     for folder in resolved.parents:
@@ -201,7 +202,7 @@ def check_output_file(
     return path
 
 
-def _refuse_inputs(path: Path, inputs: Iterable[str | os.PathLike], *, holding: bool) -> Path:
+def refuse_inputs(path: Path, inputs: Iterable[str | os.PathLike], *, holding: bool) -> Path:
     """``ValueError`` when ``path`` is one of ``inputs`` (a hard link to one too) or inside one (or, with
     ``holding``, a folder that holds one); its resolved path otherwise."""
     resolved = path.resolve()
