@@ -39,10 +39,15 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 )
 
 
+def package_files(src: Path) -> list[Path]:
+    """The package's modules, less the one file of remote code generated from them (``remote_code/``)."""
+    return [path for path in (src / "hf_ecg").rglob("*.py") if "remote_code" not in path.parts]
+
+
 def module_names(src: Path) -> dict[str, Path]:
     """``hf_ecg.x.y`` → its file, for every module under ``src/hf_ecg`` (a package by its ``__init__``)."""
     modules = {}
-    for path in (src / "hf_ecg").rglob("*.py"):
+    for path in package_files(src):
         name = ".".join(path.relative_to(src).with_suffix("").parts)
         modules[name.removesuffix(".__init__")] = path
     return modules
@@ -224,7 +229,7 @@ ENGINE_CLASSES = ("BlockDecoder", "ChainedDecoder", "TemplateLMDecoder", "Mentio
 def oversized(src: Path) -> list[str]:
     """``path: what (lines)`` for every module, function and engine class over its limit."""
     found = []
-    for path in sorted((src / "hf_ecg").rglob("*.py")):
+    for path in sorted(package_files(src)):
         text = path.read_text(encoding="utf-8")
         where = path.relative_to(src).as_posix()
         if len(text.splitlines()) > MAX_MODULE_LINES:
@@ -341,7 +346,7 @@ def test_every_cross_reference_in_a_docstring_names_what_exists():
     """A module moved or a name renamed leaves no reference behind that points nowhere."""
     dangling = sorted(
         f"{path.relative_to(SRC).as_posix()}: {match.group(1)}"
-        for path in (SRC / "hf_ecg").rglob("*.py")
+        for path in package_files(SRC)
         for match in REFERENCE.finditer(path.read_text(encoding="utf-8"))
         if not _resolves(match.group(1))
     )

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard, ModelCard
 
+import hf_ecg
 from card_patterns import (
     DATASET_CARD_METADATA,
     DATASET_CARD_PATTERN,
@@ -259,13 +260,15 @@ def test_trained_model_pushed_to_a_local_dir_serves_through_remote_code(tmp_path
     captured = capsys.readouterr()
     assert "nothing uploaded" in captured.out
 
-    from hf_ecg.runtime import REMOTE_CODE_MODULES
-
-    assert {f.name for f in local.glob("*.py")} == set(REMOTE_CODE_MODULES)  # the pinned set, nothing more
+    # one file of code, the package's generated one, in the folder train wrote and the one pushed
+    bundle = Path(hf_ecg.__file__).parent / "remote_code" / "ecg_pipeline.py"
+    for folder in (trained, local):
+        assert [f.name for f in folder.glob("*.py")] == ["ecg_pipeline.py"]
+        assert (folder / "ecg_pipeline.py").read_bytes() == bundle.read_bytes()
     config = json.loads((local / "config.json").read_text())
     assert (
         config["custom_pipelines"]["entity-controlled-generation-remote-code"]["impl"]
-        == "pipeline.EntityControlledGenerationPipeline"
+        == "ecg_pipeline.EntityControlledGenerationPipeline"
     )
     card = ModelCard.load(local / "README.md")
     assert card.data.pipeline_tag == "text-generation" and "ecg-qalm" in card.data.tags
@@ -345,7 +348,7 @@ def test_train_with_push_to_hub_pushes_what_push_model_pushes(tmp_path, monkeypa
     assert main(["push-model", "--model", str(trained), "--repo-id", "org/toy-ecg", "--local-dir", str(local)]) == 0
     expected = {p.relative_to(local).as_posix(): p.read_bytes() for p in local.rglob("*") if p.is_file()}
     assert uploaded["files"].keys() == expected.keys()  # merged weights, pipeline code, ECG files, our card
-    assert {"pipeline.py", "ecg_config.json", "README.md", "model.safetensors"} <= expected.keys()
+    assert {"ecg_pipeline.py", "ecg_config.json", "README.md", "model.safetensors"} <= expected.keys()
     assert uploaded["files"]["README.md"] == expected["README.md"]
     assert not any(name.startswith("adapter_") for name in uploaded["files"])  # LoRA merged, not an adapter
 

@@ -197,8 +197,9 @@ def test_saved_pipeline_loads_with_remote_code_without_hf_ecg(model_dir, tmp_pat
     gen.save_pretrained(str(tmp_path / "saved"))
     config = json.loads((tmp_path / "saved" / "config.json").read_text())
     assert config["custom_pipelines"]["entity-controlled-generation-remote-code"]["impl"] == (
-        "pipeline.EntityControlledGenerationPipeline"
+        "ecg_pipeline.EntityControlledGenerationPipeline"
     )
+    assert [path.name for path in (tmp_path / "saved").glob("*.py")] == ["ecg_pipeline.py"]
     script = (
         "import sys, json\n"
         "from transformers import pipeline\n"
@@ -244,6 +245,21 @@ def test_the_remote_code_set_is_the_documented_list_and_the_whole_runtime_packag
     assert len(REMOTE_CODE_MODULES) == len(set(REMOTE_CODE_MODULES))
     assert {p.name for p in folder.glob("*.py")} - {"__init__.py"} == shipped
     assert "corpus.py" not in shipped
+
+
+def test_the_one_file_of_remote_code_is_current_and_defines_each_name_once():
+    """The file a model folder carries is what scripts/bundle_remote_code.py joins from the runtime package now:
+    a change to a runtime module that is not bundled again fails here."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "bundle_remote_code.py"
+    spec = importlib.util.spec_from_file_location("bundle_remote_code", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    BUNDLE, bundle = script.BUNDLE, script.bundle
+    assert BUNDLE.read_text(encoding="utf-8") == bundle(), "run python scripts/bundle_remote_code.py"
+    text = BUNDLE.read_text(encoding="utf-8")
+    assert "from ." not in text and text.count("from __future__ import annotations") == 1
 
 
 def test_the_mention_writer_samples_at_the_decoders_temperature(gen):

@@ -1,16 +1,15 @@
 """What a trained ECG model runs to write samples, and nothing else: the tag and block format, the prompt
 layout, the model's :class:`ECGConfig`, the constrained decoders, mention filling and the pipeline.
 
-These modules are *remote code*: a pushed model folder carries them so that
-``pipeline(model=repo, trust_remote_code=True)`` works without hf_ecg installed. transformers copies
-``pipeline.py`` and, recursively, every module it reaches by a relative import, as flat files of one
-folder (``dynamic_module_utils.get_relative_import_files``); hence this package is flat, and its modules
-import nothing of hf_ecg outside it. The set is pinned below, and a test computes it the way transformers
-does and compares: a new relative import that pulls another module into every model repo fails that test
-until it is added here on purpose. This ``__init__`` is not shipped.
+These modules are *remote code*: a saved or pushed model folder carries them, joined into the one file
+``ecg_pipeline.py`` by ``scripts/bundle_remote_code.py`` (a test keeps the committed file current), so that
+``pipeline(model=repo, trust_remote_code=True)`` works without hf_ecg installed and a reader audits one file.
+The join needs a flat package whose modules import nothing of hf_ecg outside it and define each name once; the
+set is the pipeline and every module it reaches by a relative import, pinned below, and a test computes it the
+way transformers does and compares. This ``__init__`` is not shipped.
 """
 
-#: The files a pushed model folder carries (``pipeline.py`` and everything it imports), in import order
+#: The modules a model folder's one code file joins (``pipeline.py`` and everything it imports), in import order
 #: from the pipeline down.
 REMOTE_CODE_MODULES = (
     "pipeline.py",

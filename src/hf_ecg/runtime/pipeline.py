@@ -14,8 +14,9 @@
 Each sample is a dict with ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``,
 ``entities`` (exactly the request), and how it ended: ``complete`` (ends like the training
 sentences end), ``forced_tags`` and ``cut_blocks`` (blocks that ended anywhere but at the model's
-own choice of the requested tag). ``save_pretrained`` writes this code and a
-``custom_pipelines`` entry, so ``pipeline(model=folder, trust_remote_code=True)`` works without hf_ecg.
+own choice of the requested tag). ``save_pretrained`` writes this code, as the one file
+:data:`REMOTE_CODE_FILE`, and a ``custom_pipelines`` entry, so ``pipeline(model=folder, trust_remote_code=True)``
+works without hf_ecg.
 """
 
 from __future__ import annotations
@@ -35,13 +36,23 @@ from .decoding_config import ShardSeeds
 from .ecg_config import CARD_DATA_NAME, ECG_CONFIG_NAME, ECGConfig
 from .engine import SampleEngine, shards_per_writer_call
 
-__all__ = ["REMOTE_TASK", "TASK", "EntityControlledGenerationPipeline", "register_pipeline", "save_pipeline_code"]
+__all__ = [
+    "REMOTE_CODE_FILE",
+    "REMOTE_TASK",
+    "TASK",
+    "EntityControlledGenerationPipeline",
+    "register_pipeline",
+    "save_pipeline_code",
+]
 
 TASK = "entity-controlled-generation"
 #: The task a saved folder's ``custom_pipelines`` names: not :data:`TASK`, since transformers asks for
 #: ``trust_remote_code`` whenever the task requested is one a folder's config names, and a user with hf_ecg installed
 #: asks for :data:`TASK` with no remote code; ``pipeline(model=folder, trust_remote_code=True)`` finds this one alone.
 REMOTE_TASK = f"{TASK}-remote-code"
+#: The one file of code a saved folder carries: this package's modules joined by ``scripts/bundle_remote_code.py``
+#: into ``hf_ecg/remote_code/``, so that a reader audits one file before ``trust_remote_code=True``.
+REMOTE_CODE_FILE = "ecg_pipeline.py"
 _DECODING_OPTIONS = {f.name for f in fields(DecodingConfig)} - {"seed"}
 
 
@@ -249,13 +260,13 @@ def save_pipeline_code(save_directory: str | os.PathLike) -> None:
     """Write this pipeline's code into a saved model folder and its ``custom_pipelines`` entry into the folder's
     ``config.json``, as :meth:`EntityControlledGenerationPipeline.save_pretrained` does, so that
     ``pipeline(model=folder, trust_remote_code=True)`` works where hf_ecg is not installed."""
-    from transformers.dynamic_module_utils import custom_object_save
-
     register_pipeline()
     info = dict(EntityControlledGenerationPipeline._registered_impl[TASK])
-    info["impl"] = f"{__name__.rsplit('.', 1)[-1]}.{EntityControlledGenerationPipeline.__name__}"
+    info["impl"] = f"{REMOTE_CODE_FILE.removesuffix('.py')}.{EntityControlledGenerationPipeline.__name__}"
     info["pt"] = [model_class.__name__ for model_class in info["pt"]]
-    custom_object_save(EntityControlledGenerationPipeline, save_directory)
+    source, target = _remote_code_source(), os.path.join(save_directory, REMOTE_CODE_FILE)
+    if not (os.path.exists(target) and os.path.samefile(source, target)):
+        shutil.copyfile(source, target)
     config_file = os.path.join(save_directory, "config.json")
     with open(config_file, encoding="utf-8") as file:
         config = json.load(file)
@@ -263,6 +274,15 @@ def save_pipeline_code(save_directory: str | os.PathLike) -> None:
     with open(config_file, "w", encoding="utf-8") as file:
         json.dump(config, file, indent=2, sort_keys=True)
         file.write("\n")
+
+
+def _remote_code_source() -> str:
+    """The file :func:`save_pipeline_code` copies: this file itself where it runs as a model folder's code, the
+    package's generated one otherwise."""
+    here = os.path.abspath(__file__)
+    if os.path.basename(here) == REMOTE_CODE_FILE:
+        return here
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "remote_code", REMOTE_CODE_FILE)
 
 
 def register_pipeline() -> None:
