@@ -17,6 +17,7 @@ from hf_ecg.cli import build_parser
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "dev"))
 
+import figures  # noqa: E402
 import make_reference  # noqa: E402
 import results_table  # noqa: E402
 
@@ -113,6 +114,24 @@ def test_the_results_say_what_they_hold_not_when_it_was_made():
         if any(pattern.search(line) for pattern in HISTORY)
     ]
     assert problems == []
+
+
+def test_no_text_of_the_product_names_its_history_or_an_outside_document():
+    """What `grep -rniE 'session|issue [0-9]|of before|DESIGN §'` over the product's folders finds: nothing, in any
+    text file (reports and records under results/ included)."""
+    pattern = re.compile(r"session|issue [0-9]|of before|DESIGN §", re.IGNORECASE)
+    found = []
+    for top in ("README.md", "docs", "src", "scripts", "model_cards", "spaces", "results"):
+        paths = [ROOT / top] if (ROOT / top).is_file() else sorted((ROOT / top).rglob("*"))
+        for path in paths:
+            if not path.is_file() or path.suffix in {".parquet", ".png", ".arrow", ".safetensors", ".pyc", ".bin"}:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            found += [f"{path.relative_to(ROOT)}: {m.group()}" for m in pattern.finditer(text)]
+    assert found == []
 
 
 @pytest.mark.parametrize(
@@ -215,3 +234,19 @@ def anchors(page: Path) -> set[str]:
 def test_the_reference_script_runs_as_a_user_runs_it():
     done = subprocess.run([sys.executable, str(ROOT / "dev" / "make_reference.py"), "--check"], cwd=ROOT)
     assert done.returncode == 0
+
+
+def test_every_figure_in_the_readme_docs_and_cards_has_a_report_behind_it():
+    assert len(figures.pages()) > 15
+    assert [problem for page in figures.pages() for problem in figures.problems(page)] == []
+
+
+def test_the_figure_check_fails_on_a_changed_figure_and_an_uncited_one():
+    page = ROOT / "docs" / "guides" / "dictionaries.md"
+    text = page.read_text(encoding="utf-8")
+    cited = "0.470 (`results/dictionaries/jnlpba-186-distant-pool.ner.json`)"
+    assert cited in text and figures.problems(page, text) == []
+    changed = figures.problems(page, text.replace(cited, cited.replace("0.470", "0.987")))
+    assert len(changed) == 1 and "0.987: in none of " in changed[0]
+    uncited = figures.problems(page, text + "\n## More\n\nThe tagger then scores 0.912 on BC5CDR 45.\n")
+    assert len(uncited) == 1 and "0.912: no report cited" in uncited[0]
