@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -244,9 +245,43 @@ def test_every_figure_in_the_readme_docs_and_cards_has_a_report_behind_it():
 def test_the_figure_check_fails_on_a_changed_figure_and_an_uncited_one():
     page = ROOT / "docs" / "guides" / "dictionaries.md"
     text = page.read_text(encoding="utf-8")
-    cited = "0.470 (`results/dictionaries/jnlpba-186-distant-pool.ner.json`)"
+    cited = "0.470\n(`results/dictionaries/jnlpba-186-distant-pool.ner.json`)"
     assert cited in text and figures.problems(page, text) == []
     changed = figures.problems(page, text.replace(cited, cited.replace("0.470", "0.987")))
     assert len(changed) == 1 and "0.987: in none of " in changed[0]
     uncited = figures.problems(page, text + "\n## More\n\nThe tagger then scores 0.912 on BC5CDR 45.\n")
     assert len(uncited) == 1 and "0.912: no report cited" in uncited[0]
+
+
+def sentence_lengths(markdown: str) -> list[int]:
+    """Words per sentence of a page's prose: code blocks, tables, headings and rendered tables left out, inline code
+    one word, a link its text, a list item a unit of its own."""
+    text = re.sub(r"```.*?```|<!-- ([\w-]+):begin -->.*?<!-- \1:end -->", "", markdown, flags=re.S)
+    units: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith(("|", "#", "<!--")):
+            units.append([])
+        elif re.match(r"^\s*(?:[-*]|\d+\.) ", line) or not units:
+            units.append([line.strip()])
+        else:
+            units[-1].append(line.strip())
+    lengths = []
+    for unit in filter(None, units):
+        prose = re.sub(r"^(?:[-*]|\d+\.) ", "", " ".join(unit))
+        prose = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", re.sub(r"`[^`]*`", "X", prose))
+        lengths += [len(s.split()) for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(\[X*])", prose) if len(s.split()) > 1]
+    return lengths
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs" / "guides").glob("*.md")), ids=lambda p: p.name)
+def test_the_guides_speak_in_plain_sentences(page):
+    """A user guide's median sentence is 25 words or fewer; evidence and profiles live on the benchmarks,
+    ablations and performance pages."""
+    lengths = sentence_lengths(page.read_text(encoding="utf-8"))
+    if len(lengths) >= 5:
+        assert statistics.median(lengths) <= 25, f"{page.name}: median sentence {statistics.median(lengths)} words"
+
+
+def test_the_sentence_measure_counts_words_per_sentence():
+    assert sentence_lengths("One two three. Four `five six` seven.\n\n| a | b |\n\n- An item here.\n") == [3, 3, 3]
+    assert sentence_lengths("```\ncode here now\n```\nSee [the page](x.md) now.") == [4]
