@@ -65,3 +65,57 @@ def test_a_planted_copy_is_found_and_its_names_break_the_run():
 def test_the_distribution_counts_each_length_and_those_under_k():
     runs = [SharedRun(0, None, 0.0), SharedRun(5, 1, 0.5), SharedRun(5, 2, 0.4), SharedRun(9, 0, 0.9)]
     assert run_distribution(runs, 4) == {"<4": 1, "5": 2, "9": 1}
+
+
+def test_filter_text_copy_drops_a_planted_copy_and_reports_every_sample_s_run(tmp_path, capsys):
+    import json
+
+    import datasets
+
+    from hf_ecg.cli import main
+    from tiny import save_tiny_ecg_model, toy_corpus
+
+    gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
+    generated = tmp_path / "set"
+    model = save_tiny_ecg_model(tmp_path / "ecg")
+    assert main(["generate", "--model", str(model), "-n", "8", "-o", str(generated), "--max-block-tokens", "6"]) == 0
+    rows = datasets.load_dataset(str(generated), split="train")
+    names = rows.features["ner_tags"].feature.names
+
+    # the sample with the longest stretch of words outside its entities, copied into the "private" text
+    def stretch(row):
+        best = run = 0
+        for tag in row["ner_tags"]:
+            run = run + 1 if names[tag] == "O" else 0
+            best = max(best, run)
+        return best
+
+    planted = max(rows, key=stretch)
+    assert stretch(planted) >= 3
+    private = tmp_path / "private.txt"
+    private.write_text("No effect was seen .\n" + " ".join(planted["tokens"]) + "\n", encoding="utf-8")
+    kept_dir = tmp_path / "shareable"
+    argv = ["filter", "--generated", str(generated), "--gold", str(gold), "--rule", "text-copy"]
+    assert main([*argv, "--max-shared-run", "3", "-o", str(kept_dir)]) == 2  # the text is needed
+    assert "--rule text-copy needs --unlabelled TEXT" in capsys.readouterr().err
+    assert not kept_dir.exists()
+    assert main([*argv, "--unlabelled", str(private), "--max-shared-run", "3", "-o", str(kept_dir)]) == 0
+    kept_ids = datasets.load_dataset(str(kept_dir), split="train")["id"]
+    assert planted["id"] not in kept_ids
+    record = json.loads((kept_dir / "ecg_generation.json").read_text())["selection"]
+    runs = record["shared_runs"]
+    assert runs["max_shared_run"] == 3 and runs["text_sentences"] == 2
+    assert sum(runs["longest_run"].values()) == 8 and record["dropped"]["text-copy"] == 8 - len(kept_ids)
+    assert all(key == "<3" or int(key) >= 3 for key in runs["longest_run"])
+    assert "Copies of your text (`text-copy`)" in (kept_dir / "README.md").read_text()
+
+
+def test_generate_refuses_text_copy_without_the_text_before_writing(tmp_path, capsys):
+    from hf_ecg.cli import main
+    from tiny import save_tiny_ecg_model, toy_corpus
+
+    model, out = save_tiny_ecg_model(tmp_path / "ecg"), tmp_path / "set"
+    argv = ["generate", "--model", str(model), "-n", "4", "-o", str(out), "--gold", str(toy_corpus(tmp_path / "g.tsv"))]
+    assert main([*argv, "--filter", "text-copy"]) == 2
+    assert "--filter text-copy needs --unlabelled TEXT" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "set-unfiltered").exists()

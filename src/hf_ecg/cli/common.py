@@ -188,6 +188,7 @@ def add_subset_options(parser: argparse.ArgumentParser) -> None:
 #: from a comma-separated list, ``--rule`` by each command).
 SELECTION_OPTIONS = (
     "near_copy_threshold",
+    "max_shared_run",
     "extra_threshold",
     "tagger_model",
     "tagger_epochs",

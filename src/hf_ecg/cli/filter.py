@@ -73,13 +73,13 @@ def _run_filter(args: argparse.Namespace) -> int:
     if not config.needs_taggers:  # options only the taggers read would be recorded, unused
         from ..synthetic.selection_config import SelectionConfig
 
-        unused = ["--unlabelled"] if args.unlabelled else []
+        unused = ["--unlabelled"] if args.unlabelled and "text-copy" not in config.rules else []
         if config.teacher_folds != SelectionConfig().teacher_folds:
             unused.append("--teacher-folds")
         if unused:
             raise CLIError(
                 f"{', '.join(unused)} would do nothing: only the tagger rules ({', '.join(sorted(TAGGER_RULES))}) "
-                "train taggers"
+                "train taggers, and the text-copy rule reads the text"
             )
     if args.dictionary and "dictionary" not in config.rules:
         raise CLIError("--dictionary would do nothing: only the dictionary rule reads it (--rule dictionary)")

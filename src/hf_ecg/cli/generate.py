@@ -247,6 +247,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     select = args.over_generate > 1 or args.rules is not None
     if select and args.gold is None:
         raise CLIError("--over-generate and --filter need --gold, the sentences the generator was trained on")
+    if "text-copy" in (args.rules or ()) and not args.unlabelled:
+        raise CLIError("--filter text-copy needs --unlabelled TEXT, the text no sample may copy")
     raw = Path(f"{Path(args.output)}-unfiltered") if select else Path(args.output)
     output = generate_dataset(
         args.model,
@@ -287,10 +289,11 @@ def _run_generate(args: argparse.Namespace) -> int:
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
-    from ..data.sources import load_source
+    from ..data.sources import load_source, load_unlabelled_source
     from ..synthetic.selection import filter_generated
 
     config = selection_config(args, target_size=args.num_samples)
+    copy_checked = "text-copy" in config.rules and args.unlabelled  # the text no sample may copy
     selected = filter_generated(
         raw,
         load_source(args.gold),
@@ -298,6 +301,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         config,
         overwrite=args.overwrite,
         card_fields=dataset_card_fields(args),
+        unlabelled=load_unlabelled_source(args.unlabelled) if copy_checked else (),
     )
     report_selection(Path(selected))
     return 0

@@ -8,6 +8,7 @@ __all__ = ["DEFAULT_RULES", "REPAIR_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGE
 RULES = (
     "duplicate",
     "near-copy",
+    "text-copy",
     "tag-leak",
     "whole",
     "empty-slot",
@@ -25,6 +26,8 @@ DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 RULE_DESCRIPTIONS = {
     "duplicate": "the same tokens as a gold sentence or an earlier sample",
     "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
+    "text-copy": "a run of max_shared_run tokens or more, outside the entity mentions, that a sentence of the user's "
+    "text (--unlabelled) holds",
     "tag-leak": "a word outside the entities that spells an entity tag's name (Dise, ase)",
     "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
     "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",

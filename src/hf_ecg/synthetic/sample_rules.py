@@ -28,6 +28,10 @@ class Selection:
     kept: list[int]
     dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
     relabelled: dict[int, list[str]] = field(default_factory=dict)
+    #: the ``text-copy`` rule's measure of every sample it judged: how many share a longest run of each length
+    #: with the user's text (``"<4"``: under the index's 4 tokens), and the mean and largest ROUGE-L of the
+    #: sentence holding it
+    shared_runs: dict[str, Any] | None = None
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -66,7 +70,7 @@ def select_samples(
     from ..runtime.words import sentence_break_shares, sentence_endings
 
     config = config or SelectionConfig()
-    check_dictionary(config, dictionary)
+    check_dictionary(config, dictionary, unlabelled)
     if len(tokens) != len(tags):
         raise ValueError(f"{len(tokens)} token sequences but {len(tags)} tag sequences")
     endings = set(sentence_endings(s.tokens for s in gold))
@@ -95,13 +99,18 @@ def select_samples(
         kept = kept[: config.target_size]
     kept_set = set(kept)
     relabelled = {i: t for i, t in run.relabelled.items() if i in kept_set}
-    return Selection(kept=kept, dropped_by=run.dropped_by, relabelled=relabelled)
+    return Selection(kept=kept, dropped_by=run.dropped_by, relabelled=relabelled, shared_runs=run.shared_runs)
 
 
-def check_dictionary(config: SelectionConfig, dictionary: Dictionary | None) -> None:
-    """Refuse the ``dictionary`` rule without a dictionary."""
+def check_dictionary(
+    config: SelectionConfig, dictionary: Dictionary | None, unlabelled: Sequence[Sequence[str]] | None = None
+) -> None:
+    """Refuse the ``dictionary`` rule without a dictionary, and the ``text-copy`` rule without the user's text
+    (``unlabelled``; ``None``: not known yet)."""
     if "dictionary" in config.rules and dictionary is None:
         raise ValueError("--rule dictionary needs --dictionary TYPE=FILE|DIR|JSON, the name dictionary it repairs by")
+    if "text-copy" in config.rules and unlabelled is not None and not len(unlabelled):
+        raise ValueError("--rule text-copy needs --unlabelled TEXT, the text no sample may copy")
 
 
 @dataclass
@@ -123,6 +132,7 @@ class _RuleRun:
     dropped_by: list[str | None]
     relabelled: dict[int, list[str]] = field(default_factory=dict)
     probabilities: dict[int, Any] = field(default_factory=dict)
+    shared_runs: dict[str, Any] | None = None
 
     def alive(self) -> list[int]:
         """The samples no rule has dropped yet."""
@@ -134,6 +144,7 @@ class _RuleRun:
         simple = {
             "duplicate": self._duplicate,
             "near-copy": self._near_copy,
+            "text-copy": self._text_copy,
             "tag-leak": self._tag_leak,
             "whole": self._whole,
             "dictionary": self._dictionary,
@@ -162,6 +173,25 @@ class _RuleRun:
         for i, score in zip(candidates, scores, strict=True):
             if score > self.config.near_copy_threshold:
                 self.dropped_by[i] = "near-copy"
+
+    def _text_copy(self, candidates: list[int]) -> None:
+        from .shared_runs import SharedRunIndex, run_distribution
+
+        index = SharedRunIndex(self.unlabelled, k=min(4, self.config.max_shared_run))  # a run at the threshold counts
+        runs = []
+        for i in candidates:
+            run = index.longest_run(self.tokens[i], [tag != "O" for tag in self.tags[i]])
+            runs.append(run)
+            if run.length >= self.config.max_shared_run:
+                self.dropped_by[i] = "text-copy"
+        scores = [run.rouge_l for run in runs]
+        self.shared_runs = {
+            "text_sentences": len(self.unlabelled),
+            "max_shared_run": self.config.max_shared_run,
+            "longest_run": run_distribution(runs, index.k),
+            "rouge_l_mean": round(sum(scores) / len(scores), 4) if scores else 0.0,
+            "rouge_l_max": round(max(scores, default=0.0), 4),
+        }
 
     def _tag_leak(self, candidates: list[int]) -> None:
         gold = self.gold

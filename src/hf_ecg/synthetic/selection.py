@@ -8,6 +8,9 @@ counted under the first rule that drops it, and the tagger rules only see what t
 
 - ``duplicate``: the same tokens as a gold sentence or as an earlier sample;
 - ``near-copy``: ROUGE-L F1 to the nearest gold sentence above ``near_copy_threshold``;
+- ``text-copy``: a run of ``max_shared_run`` tokens or more, outside the entity mentions, that a sentence of the
+  user's text (``unlabelled``) holds (:mod:`hf_ecg.synthetic.shared_runs`); the selection record gets the
+  distribution of every judged sample's longest run and the ROUGE-L of the sentence holding it;
 - ``tag-leak``: a word outside the entities that spells an entity tag's name (``Dise``, ``ase``,
   ``DiseHLA``, ``Chemical``: :mod:`hf_ecg.runtime.tag_pieces`, with the forms the generator recorded, else the type
   names), or that the decoder flagged so (its ``tag_pieces`` column); words the gold sentences write are
@@ -120,7 +123,7 @@ def filter_generated(
     from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
-    check_dictionary(config, dictionary)  # before any tagger trains
+    check_dictionary(config, dictionary, unlabelled)  # before any tagger trains
     source, output = Path(generated_dir), Path(output_dir)
     manifest, table = read_generated(source)
     rows = datasets.Dataset(table)
@@ -239,6 +242,8 @@ def _write_kept(
     for shard, start in enumerate(range(0, kept.num_rows, per_shard)):
         pq.write_table(table.slice(start, per_shard), data_dir / SHARD_PATTERN.format(shard))
     record = {**settings, "kept": kept.num_rows, "dropped": selection.dropped}
+    if selection.shared_runs is not None:
+        record["shared_runs"] = selection.shared_runs
     if REPAIR_RULES & set(config.rules):
         record["relabelled"] = {
             "samples": len(selection.relabelled),

@@ -27,6 +27,13 @@ class SelectionConfig:
     near_copy_threshold: float = field(
         default=0.8, metadata={"help": "near-copy: drop a sample whose ROUGE-L to the nearest gold sentence is above"}
     )
+    max_shared_run: int = field(
+        default=8,
+        metadata={
+            "help": "text-copy: drop a sample that shares a run of this many tokens or more with a sentence of your "
+            "text, outside its entity mentions"
+        },
+    )
     extra_threshold: float = field(
         default=0.5,
         metadata={
@@ -65,6 +72,8 @@ class SelectionConfig:
             raise ValueError(f"a rule is named twice in {self.rules}")
         if not 0.0 <= self.near_copy_threshold <= 1.0:
             raise ValueError(f"near_copy_threshold is a ROUGE-L score, in [0, 1]; got {self.near_copy_threshold}")
+        if self.max_shared_run < 1:
+            raise ValueError(f"max_shared_run is a number of tokens, at least 1; got {self.max_shared_run}")
         if not 0.0 < self.extra_threshold <= 1.0:
             raise ValueError(f"extra_threshold must be in (0, 1], got {self.extra_threshold}")
         if self.target_size is not None and self.target_size < 1:
