@@ -119,3 +119,36 @@ def test_generate_refuses_text_copy_without_the_text_before_writing(tmp_path, ca
     assert main([*argv, "--filter", "text-copy"]) == 2
     assert "--filter text-copy needs --unlabelled TEXT" in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "set-unfiltered").exists()
+
+
+def test_generate_shareable_leaves_the_text_out_and_checks_every_sample(tmp_path, capsys):
+    import json
+
+    from hf_ecg.cli import main
+    from tiny import save_tiny_ecg_model, toy_corpus
+
+    gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
+    (tmp_path / "dictionary").mkdir()
+    (tmp_path / "dictionary" / "Chemical.txt").write_text("Aspirin\nparacetamol\n", encoding="utf-8")
+    (tmp_path / "dictionary" / "Disease.txt").write_text("fever\nheadache\n", encoding="utf-8")
+    text = tmp_path / "private.txt"
+    text.write_text("Patients with fever took paracetamol .\nAspirin cures headache .\n", encoding="utf-8")
+    out = tmp_path / "shareable"
+    argv = [
+        "generate", "--model", str(save_tiny_ecg_model(tmp_path / "ecg")), "-n", "6", "-o", str(out),
+        "--max-block-tokens", "6", "--dictionary", str(tmp_path / "dictionary"), "--gold", str(gold), "--shareable",
+    ]  # fmt: skip
+    for extra, says in (
+        ([], "--shareable checks every sample against your text"),
+        (["--unlabelled", str(text), "--silver"], "--shareable leaves your text out of the set"),
+    ):
+        assert main([*argv, *extra]) == 2
+        assert says in capsys.readouterr().err
+        assert not out.exists() and not (tmp_path / "shareable-unfiltered").exists()
+    assert main([*argv, "--unlabelled", str(text), "--max-shared-run", "4"]) == 0
+    assert not (out / "silver").exists() and not (tmp_path / "shareable-unfiltered" / "silver").exists()
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert manifest.get("silver") is None
+    selection = manifest["selection"]
+    assert selection["config"]["rules"] == ["text-copy"] and selection["shared_runs"]["text_sentences"] == 2
+    assert sum(selection["shared_runs"]["longest_run"].values()) == 6

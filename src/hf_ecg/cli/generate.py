@@ -137,6 +137,12 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
         "split, which evaluate ner --synthetic trains on too (default: on)",
     )
     generate.add_argument(
+        "--shareable",
+        action="store_true",
+        help="a set that can leave where --unlabelled stays: no silver split, and the text-copy rule drops every "
+        "sample sharing --max-shared-run tokens with the text (needs --gold)",
+    )
+    generate.add_argument(
         "--corpus",
         default=None,
         metavar="DATA",
@@ -176,12 +182,26 @@ def _add_selection_group(generate: argparse.ArgumentParser) -> None:
     add_selection_options(selection, target_size=False)
 
 
+def _shareable(args: argparse.Namespace) -> None:
+    """``--shareable`` as the options it stands for: ``--no-silver`` and the ``text-copy`` rule first among the
+    rules (the text never leaves in the set, nor a sample that copies it)."""
+    if not args.unlabelled:
+        raise CLIError("--shareable checks every sample against your text: give it with --unlabelled TEXT")
+    if args.silver:
+        raise CLIError("--shareable leaves your text out of the set: --silver would put it in")
+    args.silver = False
+    rules = list(args.rules or ())
+    args.rules = rules if "text-copy" in rules else ["text-copy", *rules]
+
+
 def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
     """What ``generate_dataset`` takes as ``mentions`` from ``--mentions``, ``--mention-shares``, ``--dictionary``
     and ``--unlabelled`` (``None``: the model's default), and its ``silver`` sentences (the text labelled by the
     dictionary, unless ``--no-silver``); a dictionary is read, and refused, before anything is written."""
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
+    if args.shareable:
+        _shareable(args)
     if args.silver is not None and not args.unlabelled:
         flag = "--silver" if args.silver else "--no-silver"
         raise CLIError(f"{flag} would do nothing: the silver split is your --unlabelled text, labelled by --dictionary")
