@@ -105,9 +105,13 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.fmean(values):.3f} ± {std:.3f}"
 
 
-def cells(path: Path, kind: str) -> tuple[str, str, str]:
+def cells(path: Path | list[Path], kind: str) -> tuple[str, str, str]:
     """The tagger's entity F1, the tagger's predictions repaired by the dictionary (its names the tagger left
-    ``O``), and the lookup first (the tagger's entities where the lookup finds none)."""
+    ``O``), and the lookup first (the tagger's entities where the lookup finds none). Several reports (generator
+    trainings scored alike) pool their runs."""
+    if isinstance(path, list):
+        runs = [run for each in path for run in json.loads(each.read_text())["runs"]]
+        return _mean_std([run["entity_f1"] for run in runs]) + f" ({len(path)} generators)", NOT_MEASURED, NOT_MEASURED
     if not path.is_file():
         return NOT_MEASURED, NOT_MEASURED, NOT_MEASURED
     report = json.loads(path.read_text())
@@ -129,12 +133,13 @@ def cells(path: Path, kind: str) -> tuple[str, str, str]:
     return _mean_std([run["entity_f1"] for run in runs]), joined[0], joined[1]
 
 
-def table(rows: list[tuple[str, Path, str]], corpus: str) -> str:
+def table(rows: list[tuple[str, Path | list[Path], str]], corpus: str) -> str:
     columns = "tagger | tagger, then lookup | lookup, then tagger | report"
     lines = [f"| training data ({corpus}, MiniLM-L6 tagger) | {columns} |", "|---|---|---|---|---|"]
     for row, path, kind in rows:
         tagger, repaired, lookup_first = cells(path, kind)
-        lines.append(f"| {row} | {tagger} | {repaired} | {lookup_first} | `{path.relative_to(ROOT)}` |")
+        shown = ", ".join(f"`{each.relative_to(ROOT)}`" for each in (path if isinstance(path, list) else [path]))
+        lines.append(f"| {row} | {tagger} | {repaired} | {lookup_first} | {shown} |")
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,10 @@ PAGES = ("README.md", "docs/**/*.md", "model_cards/**/*.md")
 
 #: An example model card is rendered by ``push-model`` from card data and an ``evaluate ner`` report: those.
 CARD_REPORTS = {
-    "model_cards/bc5cdr-ecg-qalm/README.md": ("results/reference-cards/",),
+    "model_cards/bc5cdr-ecg-qalm/README.md": (
+        "results/headline/bc45-g42.ner.json",
+        "results/headline/bc45-g42.card.json",
+    ),
 }
 
 FIGURE = re.compile(r"(?<![\d.,(=e-])0\.\d{3}(?![\d)])")
