@@ -277,6 +277,7 @@ MEASURE_IMPORTERS = {
     "hf_ecg.cli.evaluate": "the evaluate command",
     "hf_ecg.hub.dataset_card": "the surface-health measures the card reports",
     "hf_ecg.synthetic.sample_rules": "the near-copy and fragment rules' measures",
+    "hf_ecg.synthetic.shared_runs": "the ROUGE-L of the text sentence that holds a sample's longest shared run",
 }
 
 
