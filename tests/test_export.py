@@ -67,5 +67,8 @@ def test_cli_export_of_a_baseline_folder(tmp_path, capsys):
     assert main(["export", "--data", str(folder), "--format", "conll", "-o", str(tmp_path / "mr.tsv")]) == 0
     assert "wrote" in capsys.readouterr().out
     assert [(list(s.tokens), s.tags) for s in read_conll(tmp_path / "mr.tsv")] == rows(folder)
-    assert main(["export", "--data", str(tmp_path), "-o", str(tmp_path / "x.tsv")]) == 2
+    (tmp_path / "plain").mkdir()
+    assert main(["export", "--data", str(tmp_path / "plain"), "-o", str(tmp_path / "x.tsv")]) == 2
     assert "is not a dataset `hf-ecg generate` wrote" in capsys.readouterr().err
+    assert main(["export", "--data", str(tmp_path), "-o", str(tmp_path / "x.tsv")]) == 2  # and never inside it
+    assert "is or is inside the input" in capsys.readouterr().err
