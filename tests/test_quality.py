@@ -224,3 +224,15 @@ def test_several_generated_sets_score_as_each_alone(tmp_path):
     assert together["other"]["num_generated"] == 2 and together["other"]["rouge_l_max"] == 1.0
     with pytest.raises(ValueError, match="at least one generated"):
         quality_reports({"empty": []}, gold, ref_model=None)
+
+
+def test_a_reference_lm_that_is_an_encoder_is_refused_in_one_line(tmp_path, capsys):
+    """A BERT folder as --ref-model loaded as BertLMHeadModel and failed inside the first forward pass."""
+    from tiny import save_tiny_bert, toy_corpus
+
+    gold = toy_corpus(tmp_path / "gold.tsv")
+    bert = save_tiny_bert(tmp_path / "bert")
+    argv = ["evaluate", "quality", "--generated", str(gold), "--reference", str(gold), "--ref-model", str(bert)]
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(err) == 1 and "is not a causal language model (BertModel)" in err[0]

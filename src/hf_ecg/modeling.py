@@ -146,10 +146,16 @@ def load_causal_lm(name: str | os.PathLike, *, trust_remote_code: bool = False, 
     The tokenizer gets a pad token (its EOS) when it has none; ``trust_remote_code`` stays
     off unless asked for.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     path = resolve_model(name)
     try:
+        config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
+        architectures = config.architectures or []
+        causal = getattr(config, "is_decoder", False) or any("CausalLM" in a or "LMHead" in a for a in architectures)
+        if architectures and not causal:
+            # transformers would load an encoder as its LM-head model and fail on the first forward pass
+            raise ValueError(f"{name} is not a causal language model ({', '.join(architectures)}): give a decoder")
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=trust_remote_code, **model_kwargs)
     except (OSError, ValueError) as err:
