@@ -28,8 +28,8 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
     (
         "gold alone",
         {
-            "BC5CDR 45": (["results/reference.json#bc5cdr-45"], "b7ee28f"),
-            "JNLPBA 186": (["results/reference.json#jnlpba-186"], "b7ee28f"),
+            "BC5CDR 45": (["results/headline/bc45-gold.ner.json"], "11f81c3"),
+            "JNLPBA 186": (["results/headline/jn186-gold.ner.json"], "11f81c3"),
         },
     ),
     (
@@ -69,7 +69,7 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
     (
         "**gold + hf_ecg, defaults, 10×**",
         {
-            "BC5CDR 45": (["results/reference-cards/bc5cdr-45-10x.ner.json"], "bd00505"),
+            "BC5CDR 45": ([f"results/headline/bc45-g{seed}.ner.json" for seed in (42, 43, 44)], "fb884ba"),
             "JNLPBA 186": (["results/writer-in-batch/jnlpba-186-10x-jn186.ner.json"], "b5cc645"),
         },
     ),
