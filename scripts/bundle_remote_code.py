@@ -61,8 +61,10 @@ def _without(source: str, tree: ast.Module) -> str:
     dropped: dict[int, int] = {}  # first line (0-based) -> last line
     for node in ast.walk(tree):
         relative = isinstance(node, ast.ImportFrom) and (node.level > 0 or node.module == "__future__")
-        names_all = node in tree.body and isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        names_all = (
+            node in tree.body
+            and isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
         )
         if relative or names_all:
             dropped[node.lineno - 1] = node.end_lineno - 1
