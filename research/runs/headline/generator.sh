@@ -13,8 +13,11 @@ case $corpus in
 esac
 M=outputs/headline/$corpus-g$seed
 mkdir -p outputs/headline $R
-[ -f $M/ecg_card.json ] || (time hf-ecg train --data $train --first-n $n --model smollm2-135m --seed $seed \
-  -o $M --overwrite) > $M.log 2>&1
+# trained twice when its card records the own sentences; a run stopped midway resumes
+if ! grep -q '"own_sentences": {' $M/ecg_card.json 2>/dev/null; then
+  how=--overwrite; [ -f $M/ecg_training_run.json ] && how=--resume
+  (time hf-ecg train --data $train --first-n $n --model smollm2-135m --seed $seed -o $M $how) >> $M.log 2>&1
+fi
 cp $M/ecg_card.json $R/$corpus-g$seed.card.json
 [ -f $M-10x/ecg_generation.json ] || (time hf-ecg generate --model $M -n $x --seed 1 -o $M-10x --overwrite) \
   > $M-10x.log 2>&1
