@@ -146,6 +146,7 @@ def test_generate_shareable_leaves_the_text_out_and_checks_every_sample(tmp_path
         assert says in capsys.readouterr().err
         assert not out.exists() and not (tmp_path / "shareable-unfiltered").exists()
     assert main([*argv, "--unlabelled", str(text), "--max-shared-run", "4"]) == 0
+    assert "holds every sample before the text-copy check: keep it private" in capsys.readouterr().err
     assert not (out / "silver").exists() and not (tmp_path / "shareable-unfiltered" / "silver").exists()
     manifest = json.loads((out / "ecg_generation.json").read_text())
     assert manifest.get("silver") is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -324,4 +325,9 @@ def _run_generate(args: argparse.Namespace) -> int:
         unlabelled=load_unlabelled_source(args.unlabelled) if copy_checked else (),
     )
     report_selection(Path(selected))
+    if copy_checked:
+        print(
+            f"{raw} holds every sample before the text-copy check: keep it private, or delete it; publish {selected}",
+            file=sys.stderr,
+        )
     return 0
