@@ -285,3 +285,11 @@ def test_the_guides_speak_in_plain_sentences(page):
 def test_the_sentence_measure_counts_words_per_sentence():
     assert sentence_lengths("One two three. Four `five six` seven.\n\n| a | b |\n\n- An item here.\n") == [3, 3, 3]
     assert sentence_lengths("```\ncode here now\n```\nSee [the page](x.md) now.") == [4]
+
+
+def test_every_results_folder_says_what_it_holds_and_the_index_names_it():
+    index = (ROOT / "results" / "README.md").read_text(encoding="utf-8")
+    folders = sorted(path for path in (ROOT / "results").iterdir() if path.is_dir())
+    assert len(folders) > 20
+    assert [f.name for f in folders if not (f / "README.md").is_file()] == []
+    assert [f.name for f in folders if f"`{f.name}/`" not in index] == []
