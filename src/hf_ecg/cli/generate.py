@@ -310,6 +310,13 @@ def _run_generate(args: argparse.Namespace) -> int:
     if not select:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
+    _select(args, raw)
+    return 0
+
+
+def _select(args: argparse.Namespace, raw: Path) -> None:
+    """Keep the samples of ``raw`` that the selection rules pass, in ``--output``; with the ``text-copy`` rule, say
+    that ``raw`` still holds every sample before the check."""
     from ..data.sources import load_source, load_unlabelled_source
     from ..synthetic.selection import filter_generated
 
@@ -330,4 +337,3 @@ def _run_generate(args: argparse.Namespace) -> int:
             f"{raw} holds every sample before the text-copy check: keep it private, or delete it; publish {selected}",
             file=sys.stderr,
         )
-    return 0
