@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_table import cell as pooled_cell
 from results_table import print_or_write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,8 +115,8 @@ def cells(path: Path | list[Path], kind: str) -> tuple[str, str, str]:
     ``O``), and the lookup first (the tagger's entities where the lookup finds none). Several reports (generator
     trainings scored alike) pool their runs."""
     if isinstance(path, list):
-        runs = [run for each in path for run in json.loads(each.read_text())["runs"]]
-        return _mean_std([run["entity_f1"] for run in runs]) + f" ({len(path)} generators)", NOT_MEASURED, NOT_MEASURED
+        mean, std = pooled_cell([str(each.relative_to(ROOT)) for each in path])
+        return f"{mean:.3f} ± {std:.3f} ({len(path)} generators)", NOT_MEASURED, NOT_MEASURED
     if not path.is_file():
         return NOT_MEASURED, NOT_MEASURED, NOT_MEASURED
     report = json.loads(path.read_text())

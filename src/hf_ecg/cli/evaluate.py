@@ -232,7 +232,7 @@ def _run_evaluate_fairness(args: argparse.Namespace) -> int:
         raise CLIError(f"--groups {error}") from None
     if shares is not None:
         raise CLIError(f"--groups takes TYPE=FILE (shares are generate --balance's), got {args.groups!r}")
-    _check_report(args, args.data, args.gold, path, _local(args.model))
+    _check_report(args)
     if args.counterfactual is not None and not args.gold:
         flag = "--counterfactual" if args.counterfactual else "--no-counterfactual"
         raise CLIError(f"{flag} would do nothing: the counterfactual test trains its taggers on --gold")
@@ -259,23 +259,17 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
 
 
-def _local(model: str | None) -> str | None:
-    """``model`` when it is a path here (a folder the report must not be written into), else ``None`` (a Hub id or
-    an offline alias)."""
-    return model if model and Path(model).exists() else None
-
-
-def _check_report(args: argparse.Namespace, *inputs: str | None, saved: str | None = None) -> None:
+def _check_report(args: argparse.Namespace, saved: str | None = None) -> None:
     """Refuse ``--output`` before any work (:func:`~hf_ecg.data.outputs.check_output_file`): an existing file
-    without ``--overwrite``, a folder, one of the command's ``inputs`` (sources as given, ``DATA:N`` too, models)
-    or a file inside one, or a file inside the folder the command ``saved`` its taggers to."""
+    without ``--overwrite``, a folder, a file inside a folder hf_ecg wrote, or a file inside the folder the command
+    ``saved`` its taggers to. An output that is an input, or inside one, ``main`` has refused already
+    (:func:`~hf_ecg.cli.common.refuse_outputs_over_inputs`)."""
     from ..data.outputs import check_output_file
-    from ..data.sources import source_path
 
     if args.output is None:
         return
     try:
-        check_output_file(args.output, overwrite=args.overwrite, inputs=[source_path(spec) for spec in inputs if spec])
+        check_output_file(args.output, overwrite=args.overwrite)
     except (ValueError, FileExistsError) as error:
         raise CLIError(f"--output {error}") from None
     if saved and Path(saved).resolve() in Path(args.output).resolve().parents:
@@ -287,7 +281,7 @@ def _run_evaluate_labels(args: argparse.Namespace) -> int:
     from ..evaluation.labels import label_agreement
     from ..taggers.tagger import Tagger
 
-    _check_report(args, args.data, args.test, args.gold, args.reference)
+    _check_report(args)
     if args.examples < 0:
         raise CLIError(f"--examples must be 0 or more, got {args.examples}")
     if args.batch_size < 1:
@@ -309,10 +303,7 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..data.sources import load_source, load_synthetic, load_unlabelled_source
     from ..evaluation.ner import evaluate_ner
 
-    sources = [*args.train, *args.synthetic, args.test, args.dev, args.unlabelled, *(args.dictionary or ())]
-    _check_report(
-        args, *(spec.split("=", 1)[-1] for spec in sources if spec), _local(args.model), saved=args.save_taggers
-    )
+    _check_report(args, saved=args.save_taggers)
     seeds = parse_seeds(args.seeds, "--seeds")
     if not seeds:
         raise CLIError("--seeds needs at least one seed")
@@ -358,7 +349,7 @@ def _run_evaluate_quality(args: argparse.Namespace) -> int:
     from ..data.sources import load_flags, load_labelled
     from ..evaluation.quality import quality_report
 
-    _check_report(args, args.generated, args.reference, _local(args.ref_model))
+    _check_report(args)
     generated = load_labelled(args.generated)
     reference = load_labelled(args.reference, first_n=args.first_n)
     report = quality_report(

@@ -17,7 +17,7 @@ from ..taggers.tagger import Tagger
 from .selection_config import SelectionConfig
 from .teacher import agrees, teacher_probabilities, teacher_taggers, unlabel
 
-__all__ = ["Selection", "check_dictionary", "select_samples"]
+__all__ = ["Selection", "check_rule_inputs", "select_samples"]
 
 
 @dataclass
@@ -70,7 +70,7 @@ def select_samples(
     from ..runtime.words import sentence_break_shares, sentence_endings
 
     config = config or SelectionConfig()
-    check_dictionary(config, dictionary, unlabelled)
+    check_rule_inputs(config, dictionary, unlabelled)
     if len(tokens) != len(tags):
         raise ValueError(f"{len(tokens)} token sequences but {len(tags)} tag sequences")
     endings = set(sentence_endings(s.tokens for s in gold))
@@ -102,14 +102,14 @@ def select_samples(
     return Selection(kept=kept, dropped_by=run.dropped_by, relabelled=relabelled, shared_runs=run.shared_runs)
 
 
-def check_dictionary(
-    config: SelectionConfig, dictionary: Dictionary | None, unlabelled: Sequence[Sequence[str]] | None = None
+def check_rule_inputs(
+    config: SelectionConfig, dictionary: Dictionary | None, unlabelled: Sequence[Sequence[str]]
 ) -> None:
     """Refuse the ``dictionary`` rule without a dictionary, and the ``text-copy`` rule without the user's text
-    (``unlabelled``; ``None``: not known yet)."""
+    (``unlabelled``)."""
     if "dictionary" in config.rules and dictionary is None:
         raise ValueError("--rule dictionary needs --dictionary TYPE=FILE|DIR|JSON, the name dictionary it repairs by")
-    if "text-copy" in config.rules and unlabelled is not None and not len(unlabelled):
+    if "text-copy" in config.rules and not len(unlabelled):
         raise ValueError("--rule text-copy needs --unlabelled TEXT, the text no sample may copy")
 
 
@@ -223,7 +223,7 @@ class _RuleRun:
                 self.dropped_by[i] = "whole"
 
     def _dictionary(self, candidates: list[int]) -> None:
-        assert self.dictionary is not None  # check_dictionary
+        assert self.dictionary is not None  # check_rule_inputs
         for i in candidates:
             current = self.relabelled.get(i, list(self.tags[i]))
             repaired = self.dictionary.repaired(self.tokens[i], current, self.gold.entity_types)

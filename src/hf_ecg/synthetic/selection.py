@@ -70,7 +70,7 @@ from ..runtime.ecg_config import ECGConfig
 from ..runtime.tag_pieces import vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
 from ..taggers.tagger import Tagger
-from .sample_rules import Selection, check_dictionary, select_samples
+from .sample_rules import Selection, check_rule_inputs, select_samples
 from .selection_config import TEACHERS, SelectionConfig
 
 __all__ = [
@@ -123,7 +123,7 @@ def filter_generated(
     from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
-    check_dictionary(config, dictionary, unlabelled)  # before any tagger trains
+    check_rule_inputs(config, dictionary, unlabelled)  # before any tagger trains
     source, output = Path(generated_dir), Path(output_dir)
     manifest, table = read_generated(source)
     rows = datasets.Dataset(table)
