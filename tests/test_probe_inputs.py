@@ -33,6 +33,10 @@ TEMPLATES: dict[str, list[str]] = {
         "train", "--data", "{gold}", "--validation", "{test}", "--model", "{base}", "--config", "{config}",
         "--max-steps", "1", "-o", "{OUT}",
     ],
+    "train:text": [
+        "train", "--data", "{gold}", "--model", "{base}", "--unlabelled", "{text}", "--dictionary", "{dictionary}",
+        "--max-steps", "1", "-o", "{OUT}",
+    ],
     "generate": [
         "generate", "--model", "{ecg}", "-n", "2", "--max-block-tokens", "6", "--mentions", "Disease={diseases}",
         "--balance", "Disease={groups}", "--corpus", "{gold}", "-o", "{OUT}",

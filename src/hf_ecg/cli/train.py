@@ -19,6 +19,7 @@ from .common import (
     reader_options,
     repair_note,
 )
+from .mention_options import add_dictionary_option, read_dictionary
 
 
 def add_parser(sub: Any) -> None:
@@ -51,6 +52,15 @@ def add_parser(sub: Any) -> None:
         )
     )
     train.add_argument("--config", metavar="FILE.yaml", default=None, help="ECGTrainingArguments as YAML")
+    text = train.add_argument_group("your text (the generator learns how your domain writes from it)")
+    text.add_argument(
+        "--unlabelled",
+        default=None,
+        metavar="TEXT[:N]",
+        help="your unlabelled text (a .txt file, one sentence a line, or a corpus whose labels are never read): "
+        "with --dictionary, its sentences whose names the dictionary knows are added as templates",
+    )
+    add_dictionary_option(text, "labels the names in --unlabelled, the slots of its templates")
     card = train.add_argument_group("model card (OUTPUT/README.md)")
     card.add_argument("--license", default=None, metavar="ID", help="license id for the card (default: none stated)")
     card.add_argument(
@@ -86,6 +96,7 @@ TRAINING_OPTIONS = (
     "max_length",
     "lora_r",
     "lora_alpha",
+    "text_sentences",
 )
 #: Spellings of an earlier release, read for one more with a warning: old flag -> (field, value or None, new flag).
 OLD_SPELLINGS = {
@@ -192,6 +203,19 @@ def _print_plan(plan_logger: logging.Logger) -> None:
     plan_logger.propagate = False
 
 
+def _text(args: argparse.Namespace) -> tuple[Any, Any]:
+    """``--unlabelled`` read as sentences and ``--dictionary`` as names (both or neither), before any work."""
+    if args.unlabelled is None and args.dictionary is None:
+        if args.text_sentences is not None:
+            raise CLIError("--text-sentences would do nothing: give your text with --unlabelled and --dictionary")
+        return None, None
+    if args.unlabelled is None or args.dictionary is None:
+        raise CLIError("--unlabelled and --dictionary go together: the dictionary's names are the slots of your text")
+    from ..data.sources import load_unlabelled_source
+
+    return load_unlabelled_source(args.unlabelled), read_dictionary(args.dictionary)
+
+
 def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
     from ..training.train import PLAN_LOGGER, train_ecg_model
 
@@ -199,6 +223,7 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
     if args.validation is not None:
         corpus_file(args.validation, "--validation")
     training_args = _training_arguments(args, extra)
+    text, dictionary = _text(args)
     _print_plan(PLAN_LOGGER)
     trainer = train_ecg_model(
         args.data,
@@ -213,6 +238,8 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         corpus_name=args.corpus_name,
         license=args.license,
         dataset_id=args.dataset_id,
+        text=text,
+        dictionary=dictionary,
         **reader_options(args),
     )
     if trainer.args.should_save:
@@ -222,6 +249,12 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
             print(repair_note(stats["num_repairs"], stats["scheme"], None))
         loss = card.final_train_loss
         own = card.own_sentences
+        if card.text_sentences:
+            added = card.text_sentences
+            print(
+                f"added {added['kept']} of your text's {added['text']:,} sentences as templates "
+                f"({added['judged']} judged; dropped: {added['dropped'] or 'none'})"
+            )
         if own:
             print(
                 f"trained {args.model}, wrote {own['written']} sentences with it ({args.output}/{own['folder']}/), "

@@ -73,6 +73,9 @@ class ECGModelCardData:
     # (hf_ecg.training.own_sentences.OwnSentences.record, with the blocks added and the first training's best
     # held-out loss and steps).
     own_sentences: dict[str, Any] | None = None
+    # Trained on the user's text too (train_ecg_model's text): the counts of its sentences judged and kept as
+    # templates (hf_ecg.training.text_sentences.TextSentences.record, with the blocks added); never the text.
+    text_sentences: dict[str, Any] | None = None
     total_steps: int | None = None
     versions: dict[str, str] = field(default_factory=library_versions)
     has_pipeline_code: bool = False  # the folder carries the pipeline code for trust_remote_code

@@ -35,9 +35,10 @@ __all__ = [
     "bare_space_words",
     "failed_check",
     "full_stops",
-    "own_sentence_blocks",
     "own_sentences_written",
+    "template_blocks",
     "train_on_own_sentences",
+    "with_templates",
     "write_own_sentences",
 ]
 
@@ -206,20 +207,26 @@ def own_sentences_written(model_dir: str | os.PathLike) -> bool:
     return (Path(model_dir) / OWN_SENTENCES_DIR / "data").is_dir()
 
 
-def own_sentence_blocks(own: Corpus, layout: str, first_sentence_id: int) -> datasets.Dataset:
-    """The Q&A blocks of ``own``'s templates (no mention samples), their ``sentence_id`` from ``first_sentence_id``
-    on, so that they follow the gold sentences' without sharing an id."""
+def template_blocks(sentences: Corpus, layout: str, first_sentence_id: int) -> datasets.Dataset:
+    """The Q&A blocks of ``sentences``' templates (no mention samples), their ``sentence_id`` from
+    ``first_sentence_id`` on, so that they follow the gold sentences' without sharing an id."""
     from ..data.builder import ECGBlocksBuilder
 
-    builder = ECGBlocksBuilder(corpora={"train": own}, layout=layout, mention_samples=False)
+    builder = ECGBlocksBuilder(corpora={"train": sentences}, layout=layout, mention_samples=False)
     builder.download_and_prepare()
     blocks = builder.as_dataset()["train"]
     return blocks.map(
         lambda ids: {"sentence_id": [i + first_sentence_id for i in ids]},
         input_columns="sentence_id",
         batched=True,
-        desc="numbering own sentences",
+        desc="numbering added sentences",
     )
+
+
+def with_templates(train_blocks: datasets.Dataset, sentences: Corpus, layout: str) -> datasets.Dataset:
+    """``train_blocks`` and, after them, the template blocks of ``sentences`` (:func:`template_blocks`)."""
+    first_ids = max(train_blocks["sentence_id"], default=-1) + 1
+    return datasets.concatenate_datasets([train_blocks, template_blocks(sentences, layout, first_ids)])
 
 
 def train_on_own_sentences(
@@ -261,10 +268,7 @@ def train_on_own_sentences(
     resume_second = resume and not first  # the first training was done before: the second may have begun
     first.clear()
     gc.collect()
-    first_ids = max(blocks["train"]["sentence_id"], default=-1) + 1
-    train_blocks = datasets.concatenate_datasets(
-        [blocks["train"], own_sentence_blocks(own.corpus, args.layout, first_ids)]
-    )
+    train_blocks = with_templates(blocks["train"], own.corpus, args.layout)
     logger.info("training again with %d of its own sentences (%d blocks in all)", len(own.corpus), len(train_blocks))
     trainer = trainer_for(train_blocks)
     trainer.model_card_data.own_sentences = {

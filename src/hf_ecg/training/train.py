@@ -10,8 +10,9 @@ import copy
 import logging
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 
@@ -19,6 +20,9 @@ from ..hub.model_card import ECGModelCardData
 from ..runtime.ecg_config import ECGConfig
 from .trainer import ECGTrainer
 from .training_args import ECGTrainingArguments
+
+if TYPE_CHECKING:
+    from ..labelling.dictionary import Dictionary
 
 __all__ = ["PLAN_LOGGER", "hold_out_sentences", "is_trial", "train_ecg_model", "training_plan"]
 
@@ -104,6 +108,8 @@ def train_ecg_model(
     license: str | None = None,
     dataset_id: str | None = None,
     callbacks: list[Any] | None = None,
+    text: Sequence[Sequence[str]] | None = None,
+    dictionary: Dictionary | None = None,
     **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
@@ -128,15 +134,16 @@ def train_ecg_model(
     those that pass the rules (:mod:`hf_ecg.training.own_sentences`); the returned trainer is the second's, its card
     data's ``own_sentences`` says what was added. ``resume`` continues whichever step was stopped.
 
+    With ``text`` (the user's tokenized sentences) and ``dictionary``, sentences of the text become templates too
+    (:mod:`hf_ecg.training.text_sentences`), in the own sentences' place unless ``args.own_sentences`` is given.
+
     What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
     Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
     ``args.max_length`` positions. A push that fails after training raises
     :class:`~hf_ecg.hub.push.HubUploadError` saying where the model was written and how to push it later.
     """
     from ..data.outputs import MODEL, prepare_output
-    from ..data.statistics import CorpusStatistics
     from ..hub.training_record import own_sentence_count
-    from ..modeling import upstream_model_id
     from .resume import (
         check_before_training,
         check_not_finished,
@@ -144,30 +151,51 @@ def train_ecg_model(
         read_training_record,
         training_fingerprint,
     )
+    from .text_sentences import add_text_templates, text_fingerprint
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = check_before_training(args, data, validation, overwrite, resume, later)
     fingerprint = training_fingerprint(args, model_name, data, validation, first_n, fraction, reader_options)
+    fingerprint.update(text_fingerprint(text, dictionary, args.text_sentences))
     record = read_training_record(args.output_dir) if resume else None  # None: a new training, or none recorded
     check_resumed_settings(args.output_dir, record, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
-    own_count = own_sentence_count(len(corpus), args.own_sentences, trial=is_trial(args))
+    blocks, text_record = add_text_templates(blocks, corpus, text, dictionary, args)
+    requested_own = 0 if text_record and args.own_sentences is None else args.own_sentences
+    own_count = own_sentence_count(len(corpus), requested_own, trial=is_trial(args))
     check_not_finished(args.output_dir, record, own_count)
-    PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count))
-    card_data = ECGModelCardData(
-        base_model=upstream_model_id(str(model_name)),
-        dataset_name=corpus.name,
-        corpus_statistics=CorpusStatistics.from_corpus(corpus).to_dict(),
-        first_n=first_n,
-        license=license,
-        dataset_id=dataset_id,
-    )
+    text_count = text_record["kept"] if text_record else 0
+    PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count, text_count))
+    card_data = _card_data(model_name, corpus, first_n, license, dataset_id, text_record)
     training = _Training(args, str(model_name), blocks, corpus, card_data, trust_remote_code, callbacks)
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
     trainer = training.run(resume, own_count, fingerprint, recorded=record is not None)
     training.push(trainer, later)
     return trainer
+
+
+def _card_data(
+    model_name: str,
+    corpus: Any,
+    first_n: int | None,
+    license: str | None,
+    dataset_id: str | None,
+    text_sentences: dict[str, Any] | None,
+) -> ECGModelCardData:
+    """The card data of a new generator of ``corpus`` (its statistics), before training fills it in."""
+    from ..data.statistics import CorpusStatistics
+    from ..modeling import upstream_model_id
+
+    return ECGModelCardData(
+        base_model=upstream_model_id(str(model_name)),
+        dataset_name=corpus.name,
+        corpus_statistics=CorpusStatistics.from_corpus(corpus).to_dict(),
+        first_n=first_n,
+        license=license,
+        dataset_id=dataset_id,
+        text_sentences=text_sentences,
+    )
 
 
 @dataclass
@@ -275,18 +303,22 @@ def is_trial(args: ECGTrainingArguments) -> bool:
     return args.max_steps > 0 or args.num_train_epochs < 1
 
 
-def training_plan(num_sentences: int, num_rows: int, args: ECGTrainingArguments, own_count: int) -> str:
-    """One line saying what :func:`train_ecg_model` will do and about how many optimizer steps it takes."""
+def training_plan(
+    num_sentences: int, num_rows: int, args: ECGTrainingArguments, own_count: int, text_count: int = 0
+) -> str:
+    """One line saying what :func:`train_ecg_model` will do and about how many optimizer steps it takes
+    (``text_count``: sentences of the user's text added as templates)."""
     per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps * max(1, args.world_size)
     if args.max_steps > 0:
         steps = f"{args.max_steps} steps (--max-steps)"
     else:
         epochs = f"{args.num_train_epochs:g} epoch{'s' * (args.num_train_epochs != 1)}"
         steps = f"about {math.ceil(num_rows / per_step * args.num_train_epochs)} steps ({epochs} of {num_rows} rows)"
+    sentences = f"{num_sentences} sentences" + (f" and {text_count} of your text's" if text_count else "")
     if not own_count:
-        return f"training once on {num_sentences} sentences: {steps}"
+        return f"training once on {sentences}: {steps}"
     return (
-        f"training twice on {num_sentences} sentences: {steps}, then it writes {own_count} sentences and trains "
+        f"training twice on {sentences}: {steps}, then it writes {own_count} sentences and trains "
         "again on the gold ones and the whole ones it wrote, which helps a small corpus "
         "(--own-sentences 0 trains once)"
     )

@@ -111,6 +111,13 @@ class ECGTrainingArguments(TrainingArguments):
             "and without --max-steps; else 0."
         },
     )
+    text_sentences: int | None = field(
+        default=None,
+        metadata={
+            "help": "With --unlabelled and --dictionary: how many sentences of your text become templates. Default: "
+            "twice the corpus, at least 400."
+        },
+    )
     # Defaults that differ from TrainingArguments.
     learning_rate: float | None = field(
         default=None,
@@ -153,6 +160,8 @@ class ECGTrainingArguments(TrainingArguments):
             raise ValueError(f"validation_split must be in [0, 1), got {self.validation_split}")
         if self.own_sentences is not None and self.own_sentences < 0:
             raise ValueError(f"own_sentences must be >= 0 (0: train once), got {self.own_sentences}")
+        if self.text_sentences is not None and self.text_sentences < 1:
+            raise ValueError(f"text_sentences must be >= 1, got {self.text_sentences}")
         if self.max_length < 8:
             raise ValueError(f"max_length={self.max_length} is too short for a Q&A sample")
         if self.max_steps <= 0 and not self.num_train_epochs > 0:  # the Trainer would save an untrained model
