@@ -129,7 +129,9 @@ def test_train_refuses_text_without_a_dictionary_and_other_text_on_resume(tmp_pa
     assert "--text-sentences would do nothing" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
     assert main([*argv, "--unlabelled", str(text), "--dictionary", str(names), *quick]) == 0
-    assert "added 2 of your text's 6 sentences as templates" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "added 2 of your text's 6 sentences as templates" in out
+    assert "on 20 gold blocks and mention samples of its 12 entities, 6 blocks of your text for 3 steps" in out
     other = tmp_path / "other.txt"
     other.write_text("Aspirin cures headache today .\n", encoding="utf-8")
     assert main([*argv, "--unlabelled", str(other), "--dictionary", str(names), "--resume", *quick]) == 2

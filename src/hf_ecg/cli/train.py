@@ -262,8 +262,9 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
             )
         print(
             f"{'trained' if not own else 'the second time:'} {args.model} on {card.corpus_statistics['num_blocks']} "
-            + ("gold blocks" if own else "blocks")
+            + ("gold blocks" if own or card.text_sentences else "blocks")
             + (f" and mention samples of its {stats['num_entities']} entities" * trainer.args.mention_samples)
+            + (f", {card.text_sentences['blocks']} blocks of your text" if card.text_sentences else "")
             + f" for {trainer.state.global_step} steps"
             + (f" (last training loss {loss:.4f})" if loss is not None else "")
         )
