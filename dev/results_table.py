@@ -82,6 +82,11 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "gold + hf_ecg trained on your text too (`train --unlabelled --dictionary`), its shareable set (`generate "
+        "--shareable`: no silver split, copies dropped), 10×",
+        {"BC5CDR 45": ([f"results/text-trained/bc45-once-g{seed}.ner.json" for seed in (42, 43, 44)], "63a6340")},
+    ),
+    (
         "… and your text labelled by the dictionary (the silver split; JNLPBA: with names mined from it)",
         {
             "BC5CDR 45": (["results/dictionaries/bc5cdr-45-text-names-10x+distant-pool.ner.json"], "cfc4649"),
