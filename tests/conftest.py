@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hf_ecg.runtime.mentions import MentionBank
 from hf_ecg.runtime.pipeline import EntityControlledGenerationPipeline
 from hf_ecg.runtime.tags import Span
-from tiny import GENERATION_MENTIONS, GENERATION_TYPES, save_tiny_ecg_model, tiny_ecg_model
+from tiny import GENERATION_MENTIONS, GENERATION_TYPES, save_tiny_bert, save_tiny_ecg_model, tiny_ecg_model, toy_corpus
 
 settings.register_profile(
     "ci", max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -99,3 +99,17 @@ def gen(tiny):
     return EntityControlledGenerationPipeline(
         model=model, tokenizer=tokenizer, ecg_config=config, device="cpu", max_block_tokens=8, max_attempts=2
     )  # an untrained model rarely ends a block itself: keep blocks short and their tries few
+
+
+@pytest.fixture(scope="module")
+def toy_tagger(tmp_path_factory):
+    """A tiny BERT tagger that has learnt the toy corpus (tests/tiny.py) by heart: the gold tagger of the tagger rules'
+    tests (test_selection, test_text_sentences)."""
+    from hf_ecg.data.corpus import read_conll
+    from hf_ecg.taggers.tagger import NERConfig
+    from hf_ecg.taggers.training import train_tagger
+
+    directory = tmp_path_factory.mktemp("tagger")
+    corpus = read_conll(toy_corpus(directory / "toy.tsv", repeat=8))
+    config = NERConfig(model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3)
+    return train_tagger([corpus], config, seed=1)

@@ -24,7 +24,7 @@ from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select
 from hf_ecg.synthetic.teacher import teacher_probabilities, teacher_taggers
 from hf_ecg.taggers.tagger import NERConfig
 from hf_ecg.taggers.training import train_tagger
-from tiny import save_tiny_bert, save_tiny_ecg_model, toy_corpus
+from tiny import save_tiny_ecg_model, toy_corpus
 
 # The toy corpus (tests/tiny.py):
 #   Aspirin/B-Chemical cures headache/B-Disease .
@@ -40,14 +40,10 @@ def gold(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tagger(tmp_path_factory):
+def tagger(toy_tagger):
     """A tiny BERT that has learnt the toy corpus by heart (entity F1 1.0 on it)."""
-    directory = tmp_path_factory.mktemp("tagger")
-    corpus = read_conll(toy_corpus(directory / "toy.tsv", repeat=8))
-    config = NERConfig(model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3)
-    trained = train_tagger([corpus], config, seed=1)
-    assert trained.predict([IBUPROFEN]) == [["B-Chemical", "O", "B-Disease", "I-Disease", "O"]]
-    return trained
+    assert toy_tagger.predict([IBUPROFEN]) == [["B-Chemical", "O", "B-Disease", "I-Disease", "O"]]
+    return toy_tagger
 
 
 def kept(tokens, tags, gold, rule, taggers=None, flags=None, tag_pieces=None, **settings):

@@ -11,13 +11,11 @@ from hf_ecg.data.outputs import OWN_SENTENCES_DIR
 from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.labelling.dictionary import Dictionary
 from hf_ecg.synthetic import sample_rules
-from hf_ecg.taggers.tagger import NERConfig
-from hf_ecg.taggers.training import train_tagger
 from hf_ecg.training import text_sentences as text_module
 from hf_ecg.training.text_sentences import text_sentence_count, text_sentences
 from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
-from tiny import save_tiny_bert, save_tiny_model, toy_corpus
+from tiny import save_tiny_model, toy_corpus
 
 #: The dictionary knows the toy corpus's chemicals and two of its diseases, not "severe pain".
 DICTIONARY = Dictionary({"Chemical": ["Aspirin", "Ibuprofen", "paracetamol"], "Disease": ["headache", "fever"]})
@@ -38,14 +36,10 @@ def gold(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tagger(tmp_path_factory):
+def tagger(toy_tagger):
     """A tiny BERT that has learnt the toy corpus by heart: it reads "severe pain" as a disease."""
-    directory = tmp_path_factory.mktemp("tagger")
-    corpus = read_conll(toy_corpus(directory / "toy.tsv", repeat=8))
-    config = NERConfig(model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3)
-    trained = train_tagger([corpus], config, seed=1)
-    assert trained.predict([TEXT[1]]) == [["B-Chemical", "O", "B-Disease", "I-Disease", "O"]]
-    return trained
+    assert toy_tagger.predict([TEXT[1]]) == [["B-Chemical", "O", "B-Disease", "I-Disease", "O"]]
+    return toy_tagger
 
 
 def test_only_sentences_with_names_and_no_name_left_as_text_become_templates(gold, tagger):
