@@ -50,14 +50,14 @@ TAGGER_SEEDS = (1, 2, 3)
 #: Sentences judged per sentence wanted: the text is sampled, not read whole, so that 100,000 sentences of text cost
 #: what a few thousand do.
 JUDGED_PER_KEPT = 3
-#: With ``text_sentences`` unset: twice the gold sentences and at least this many.
-TEXT_SENTENCES_MIN = 400
 
 
 def text_sentence_count(num_gold: int, requested: int | None) -> int:
-    """How many sentences of the text become templates: ``requested``, else twice the gold sentences and at least
-    :data:`TEXT_SENTENCES_MIN` (as many as a small corpus's own sentences)."""
-    return requested if requested is not None else max(2 * num_gold, TEXT_SENTENCES_MIN)
+    """How many sentences of the text become templates: ``requested``, else as many as a small corpus's own sentences
+    (:func:`~hf_ecg.hub.training_record.own_sentence_count`'s rule, whatever the corpus's size)."""
+    from ..hub.training_record import OWN_SENTENCES_MIN, OWN_SENTENCES_PER_GOLD
+
+    return requested if requested is not None else max(OWN_SENTENCES_PER_GOLD * num_gold, OWN_SENTENCES_MIN)
 
 
 def text_fingerprint(
