@@ -21,17 +21,16 @@ def read_dictionary(specs: Sequence[str], *, labelled: Any = (), types: Sequence
     on stderr): a dictionary's ``lead`` or ``was`` would label ordinary words as names. (Its frequency rule over
     unlabelled text is left out: in domain text names are frequent words, and it lowered BC5CDR's lookup.) With
     ``types`` (the entity types of the data it labels), a dictionary type outside them is refused: its names would
-    be scored or written under a type the data does not have (``chemical`` against ``Chemical``)."""
+    be scored or written under a type the data does not have
+    (:meth:`~hf_ecg.labelling.dictionary.Dictionary.check_types`)."""
     from ..labelling.dictionary import Dictionary
 
     dictionary = Dictionary.read(specs)  # refused in one line, before anything is written
     if types is not None:
-        foreign = sorted(set(dictionary.names) - set(types))
-        if foreign:
-            raise CLIError(
-                f"--dictionary has type(s) {', '.join(foreign)} that the data does not have; its types: "
-                f"{', '.join(sorted(types)) or 'none'} (name each list TYPE=FILE, or its file TYPE.txt)"
-            )
+        try:
+            dictionary.check_types(types)
+        except ValueError as error:
+            raise CLIError(f"--dictionary {error} (name each list TYPE=FILE, or its file TYPE.txt)") from None
     pairs = [(sentence.tokens, sentence.tags) for corpus in labelled for sentence in corpus]
     if not pairs:
         return dictionary

@@ -169,6 +169,16 @@ class Dictionary:
         """The entity types, sorted."""
         return sorted(self.names)
 
+    def check_types(self, types: Sequence[str], data: str = "the data") -> None:
+        """Refuse (``ValueError``) a dictionary type outside ``types``, the entity types of ``data``: its names would
+        be scored or written under a type the data does not have (``chemical`` against ``Chemical``)."""
+        foreign = sorted(set(self.names) - set(types))
+        if foreign:
+            raise ValueError(
+                f"has type(s) {', '.join(foreign)} that {data} does not have; its types: "
+                f"{', '.join(sorted(types)) or 'none'}"
+            )
+
     def __len__(self) -> int:
         return sum(len(names) for names in self.names.values())
 

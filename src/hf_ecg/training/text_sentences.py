@@ -123,12 +123,10 @@ def text_sentences(
 
     if count < 1:
         raise ValueError(f"text_sentences must be at least 1, got {count}")
-    foreign = sorted(set(dictionary.types) - set(gold.entity_types))
-    if foreign:
-        raise ValueError(
-            f"the dictionary has type(s) {', '.join(foreign)} that the corpus does not have; its types: "
-            f"{', '.join(gold.entity_types)}"
-        )
+    try:
+        dictionary.check_types(gold.entity_types, "the corpus")
+    except ValueError as error:
+        raise ValueError(f"the dictionary {error}") from None
     # a name the gold sentences use more often as an ordinary word (``lead``) would make a slot of one
     dictionary, ordinary = dictionary.without_common_words([(s.tokens, s.tags) for s in gold])
     labelled = dictionary.label(text)
