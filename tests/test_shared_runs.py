@@ -153,3 +153,12 @@ def test_generate_shareable_leaves_the_text_out_and_checks_every_sample(tmp_path
     selection = manifest["selection"]
     assert selection["config"]["rules"] == ["text-copy"] and selection["shared_runs"]["text_sentences"] == 2
     assert sum(selection["shared_runs"]["longest_run"].values()) == 6
+    # the samples before the check name their checked set: push-dataset refuses them, publishes the checked one
+    raw = tmp_path / "shareable-unfiltered"
+    assert json.loads((raw / "ecg_generation.json").read_text())["checked_set"] == str(out)
+    assert "checked_set" not in manifest
+    refused = tmp_path / "refused"
+    assert main(["push-dataset", "--data", str(raw), "--repo-id", "me/set", "--local-dir", str(refused)]) == 2
+    assert f"publish {out}, the checked set" in capsys.readouterr().err
+    assert not refused.exists()
+    assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(tmp_path / "hub")]) == 0

@@ -334,6 +334,7 @@ def _select(args: argparse.Namespace, raw: Path) -> None:
     report_selection(Path(selected))
     if copy_checked:
         print(
-            f"{raw} holds every sample before the text-copy check: keep it private, or delete it; publish {selected}",
+            f"{raw} holds every sample before the text-copy check: keep it private (push-dataset refuses it), or "
+            f"delete it; publish {selected}",
             file=sys.stderr,
         )

@@ -201,6 +201,9 @@ class GenerationManifest:
     mention_sources: dict[str, int] | None = None
     balance_reached: dict[str, Any] | None = None  # per group, the gold and the set's mentions of the type
     selection: dict[str, Any] | None = None  # hf-ecg filter's record
+    # the samples before a text-copy check (generate --shareable's OUT-unfiltered): the folder of the checked set;
+    # such a folder may copy the private text, and push-dataset refuses it
+    checked_set: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as they were
     format_version: int = MANIFEST_VERSION
 
@@ -248,7 +251,7 @@ class GenerationManifest:
     def run_settings(self) -> dict[str, Any]:
         """What a resumed run must repeat: everything but the results and the version."""
         values = self.to_dict()
-        for key in (*RESULT_FIELDS, "format_version"):
+        for key in (*RESULT_FIELDS, "checked_set", "format_version"):
             values.pop(key, None)
         return values
 

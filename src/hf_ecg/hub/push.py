@@ -76,15 +76,24 @@ def prepare_dataset_folder(
     ``ecg_generation.json`` and a ``README.md``
     dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
     names). ``card_fields`` set :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields (``license``,
-    ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it.
+    ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it. A folder of
+    samples not yet checked against the private text (its manifest names its ``checked_set``: ``generate
+    --shareable``'s ``OUT-unfiltered``) is refused.
     """
     from ..data.dataset_format import MANIFEST_NAME
+    from ..data.manifest import read_manifest
     from ..data.outputs import DATASET, prepare_output
     from ..data.silver import SILVER_DIR, has_silver
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     if repo_id is not None:
         check_repo_id(repo_id)
+    checked_set = read_manifest(data_dir).checked_set
+    if checked_set is not None:
+        raise ValueError(
+            f"{data_dir} holds the samples before the text-copy check, which may copy your text: "
+            f"publish {checked_set}, the checked set"
+        )
     silver = not without_silver and has_silver(data_dir)  # a recorded split that is gone: refused here
     if without_silver:
         card_fields = {**card_fields, "silver": None}

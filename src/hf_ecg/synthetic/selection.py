@@ -113,7 +113,9 @@ def filter_generated(
 
     Kept rows keep their columns and ``id`` (their id in the unfiltered set). The manifest is the source's,
     with ``num_samples`` the kept count and a ``selection`` entry: the source folder and size, the settings,
-    and the samples each rule dropped. A rerun with the same source and settings finds the folder done and
+    and the samples each rule dropped. With the ``text-copy`` rule the source's manifest records ``output`` as its
+    ``checked_set``: its samples may copy the private text, and :func:`~hf_ecg.hub.push.push_dataset` refuses it. A
+    rerun with the same source and settings finds the folder done and
     returns it; the manifest is written last, so a folder without one is an unfinished run and is redone.
     """
     import datasets
@@ -162,9 +164,20 @@ def filter_generated(
     if (source / SILVER_DIR).is_dir():  # the recipe's silver sentences are not selected: they go along whole
         shutil.copytree(source / SILVER_DIR, output / SILVER_DIR, dirs_exist_ok=True)
     write_manifest(
-        output, replace(manifest, num_samples=kept.num_rows, label_names=settings["label_names"], selection=record)
+        output,
+        replace(
+            manifest,
+            num_samples=kept.num_rows,
+            label_names=settings["label_names"],
+            selection=record,
+            checked_set=None,
+        ),
     )
     write_dataset_card(output, card_fields)
+    if "text-copy" in config.rules and unlabelled:
+        # the samples before the check may copy the private text: the source now names its checked set, and
+        # push-dataset refuses it
+        write_manifest(source, replace(manifest, checked_set=str(output)))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
 
