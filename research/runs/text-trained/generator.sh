@@ -2,9 +2,11 @@
 # A generator that learned from the text as well: trained on the gold sentences and the text's sentences whose names the
 # dictionary knows (`hf-ecg train --unlabelled POOL --dictionary DICT`), its shareable ten-times set (`--shareable`:
 # no silver split, every sample checked against the text), scored by the committed protocol of its corpus.
-# usage: generator.sh bc45|jn186 SEED [ARM]   ARM: once (default: the text in the own sentences' place) or twice
-#   (--own-sentences 400 as well). Writes outputs/text-trained/NAME-ARM-gSEED (model), …-10x (set), and
-#   results/text-trained/NAME-ARM-gSEED.{card,manifest,ner}.json.
+# usage: [SET=silver] generator.sh bc45|bc45-450|jn186 SEED [ARM]   bc45-450: 450 sentences of BC5CDR's pool as the
+#   text. ARM: once (default: the text in the own sentences' place) or twice (--own-sentences 400 as well).
+#   SET=silver: the set with the silver split (the text labelled; private) instead of the shareable set.
+#   Writes outputs/text-trained/NAME-ARM-gSEED (model), …-10x[-silver] (set), and
+#   results/text-trained/NAME-ARM-gSEED[-silver].{card,manifest,ner}.json.
 # BC5CDR's dictionary: python scripts/mesh_dictionaries.py -o $DICT; JNLPBA's: MeSH's proteins (the same script, -o
 # $JDICT) and the names mined from the pool (results/dictionaries/names/jnlpba-186-mined).
 set -e
@@ -17,12 +19,18 @@ corpus=$1; seed=$2; arm=${3:-once}
 case $corpus in
   bc45) train="$D/bc5cdr/train.tsv"; n=45; pool="$D/bc5cdr/train.tsv:45:4560"; test=$D/bc5cdr/test.tsv; lr=1e-4; x=450
     dict=(--dictionary $DICT) ;;
+  bc45-450) train="$D/bc5cdr/train.tsv"; n=45; pool="$D/bc5cdr/train.tsv:45:495"; test=$D/bc5cdr/test.tsv; lr=1e-4
+    x=450; dict=(--dictionary $DICT) ;;
   jn186) train="$D/jnlpba/devel.tsv"; n=186; pool="$D/jnlpba/devel.tsv:186:1739"; test=$D/jnlpba/test.tsv; lr=5e-5
     x=1860; dict=(--dictionary protein=$JDICT/protein.txt --dictionary results/dictionaries/names/jnlpba-186-mined) ;;
 esac
 case $arm in
   once) own=() ;;
   twice) own=(--own-sentences 400) ;;
+esac
+case ${SET:-shareable} in
+  shareable) share=(--shareable --gold $train:$n); tail= ;;
+  silver) share=(); tail=-silver ;;
 esac
 M=outputs/text-trained/$corpus-$arm-g$seed
 mkdir -p outputs/text-trained $R
@@ -32,8 +40,9 @@ if ! grep -q '"finished": true' $M/ecg_training_run.json 2>/dev/null; then
     "${dict[@]}" "${own[@]}" -o $M $how) >> $M.log 2>&1
 fi
 cp $M/ecg_card.json $R/$corpus-$arm-g$seed.card.json
-[ -f $M-10x/ecg_generation.json ] || (time hf-ecg generate --model $M -n $x --seed 1 --shareable --unlabelled $pool \
-  "${dict[@]}" --gold $train:$n -o $M-10x --overwrite) > $M-10x.log 2>&1
-cp $M-10x/ecg_generation.json $R/$corpus-$arm-g$seed.manifest.json
-[ -f $R/$corpus-$arm-g$seed.ner.json ] || hf-ecg evaluate ner --train $train:$n --synthetic $M-10x --test $test \
-  "${dict[@]}" --learning-rate $lr --seeds 1,2,3 -o $R/$corpus-$arm-g$seed.ner.json > $M-10x.ner.log 2>&1
+S=$M-10x$tail; out=$R/$corpus-$arm-g$seed$tail
+[ -f $S/ecg_generation.json ] || (time hf-ecg generate --model $M -n $x --seed 1 "${share[@]}" --unlabelled $pool \
+  "${dict[@]}" -o $S --overwrite) > $S.log 2>&1
+cp $S/ecg_generation.json $out.manifest.json
+[ -f $out.ner.json ] || hf-ecg evaluate ner --train $train:$n --synthetic $S --test $test \
+  "${dict[@]}" --learning-rate $lr --seeds 1,2,3 -o $out.ner.json > $S.ner.log 2>&1
