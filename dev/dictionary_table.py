@@ -75,7 +75,11 @@ JNLPBA_ROWS = [
         ROOT / "results" / "generated-mentions" / "jnlpba-186-mr-bank-10x.ner.json",
         "runs",
     ),
-    ("gold + hf_ecg, defaults, 10×", ROOT / "results" / "writer-in-batch" / "jnlpba-186-10x-jn186.ner.json", "runs"),
+    (
+        "gold + hf_ecg, defaults, 10×",
+        [ROOT / "results" / "headline" / f"jn186-g{seed}.ner.json" for seed in (42, 43, 44)],
+        "runs",
+    ),
     (
         "gold + hf_ecg, protein slots filled with the protein names your text holds, 10×",
         R / "jnlpba-186-text-names-10x.ner.json",

@@ -71,7 +71,7 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         "**gold + hf_ecg, defaults, 10×**",
         {
             "BC5CDR 45": ([f"results/headline/bc45-g{seed}.ner.json" for seed in (42, 43, 44)], "fb884ba"),
-            "JNLPBA 186": (["results/writer-in-batch/jnlpba-186-10x-jn186.ner.json"], "b5cc645"),
+            "JNLPBA 186": ([f"results/headline/jn186-g{seed}.ner.json" for seed in (42, 43, 44)], "70d528e"),
         },
     ),
     (
