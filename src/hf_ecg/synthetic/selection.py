@@ -57,7 +57,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.corpus import Corpus
 from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
@@ -72,6 +72,9 @@ from ..runtime.tags import tags_to_spans, text_spans
 from ..taggers.tagger import Tagger
 from .sample_rules import Selection, check_rule_inputs, select_samples
 from .selection_config import TEACHERS, SelectionConfig
+
+if TYPE_CHECKING:
+    from ..data.manifest import GenerationManifest
 
 __all__ = [
     "DEFAULT_RULES",
@@ -121,7 +124,6 @@ def filter_generated(
     import datasets
 
     from ..data.dataset_format import align_labels, read_generated
-    from ..data.manifest import write_manifest
     from ..hub.dataset_card import write_dataset_card
 
     config = config or SelectionConfig()
@@ -163,23 +165,26 @@ def filter_generated(
     record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
     if (source / SILVER_DIR).is_dir():  # the recipe's silver sentences are not selected: they go along whole
         shutil.copytree(source / SILVER_DIR, output / SILVER_DIR, dirs_exist_ok=True)
-    write_manifest(
-        output,
-        replace(
-            manifest,
-            num_samples=kept.num_rows,
-            label_names=settings["label_names"],
-            selection=record,
-            checked_set=None,
-        ),
-    )
+    _write_manifests(source, output, manifest, kept.num_rows, record, copy_checked="text-copy" in config.rules)
     write_dataset_card(output, card_fields)
-    if "text-copy" in config.rules and unlabelled:
-        # the samples before the check may copy the private text: the source now names its checked set, and
-        # push-dataset refuses it
-        write_manifest(source, replace(manifest, checked_set=str(output)))
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
+
+
+def _write_manifests(
+    source: Path, output: Path, manifest: GenerationManifest, kept: int, record: dict[str, Any], copy_checked: bool
+) -> None:
+    """The kept folder's manifest (the source's, with the kept count and the selection record); after a text-copy
+    check, the source's names the kept folder as its ``checked_set``: its samples may copy the private text, and
+    push-dataset refuses it."""
+    from ..data.manifest import write_manifest
+
+    write_manifest(
+        output,
+        replace(manifest, num_samples=kept, label_names=record["label_names"], selection=record, checked_set=None),
+    )
+    if copy_checked:
+        write_manifest(source, replace(manifest, checked_set=str(output)))
 
 
 def _settings(
