@@ -162,3 +162,9 @@ def test_generate_shareable_leaves_the_text_out_and_checks_every_sample(tmp_path
     assert f"publish {out}, the checked set" in capsys.readouterr().err
     assert not refused.exists()
     assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(tmp_path / "hub")]) == 0
+    # a rerun that finds the checked set done still marks a source that lost its mark (regenerated, say)
+    unmarked = json.loads((raw / "ecg_generation.json").read_text())
+    del unmarked["checked_set"]
+    (raw / "ecg_generation.json").write_text(json.dumps(unmarked), encoding="utf-8")
+    assert main([*argv, "--unlabelled", str(text), "--max-shared-run", "4"]) == 0
+    assert json.loads((raw / "ecg_generation.json").read_text())["checked_set"] == str(out)

@@ -7,23 +7,11 @@
 #   SET=silver: the set with the silver split (the text labelled; private) instead of the shareable set.
 #   Writes outputs/text-trained/NAME-ARM-gSEED (model), …-10x[-silver] (set), and
 #   results/text-trained/NAME-ARM-gSEED[-silver].{card,manifest,ner}.json.
-# BC5CDR's dictionary: python scripts/mesh_dictionaries.py -o $DICT; JNLPBA's: MeSH's proteins (the same script, -o
-# $JDICT) and the names mined from the pool (results/dictionaries/names/jnlpba-186-mined).
 set -e
 source .venv/bin/activate
-D=${DATA:-../shared/data}
-DICT=${DICT:-outputs/dict/bc5cdr}
-JDICT=${JDICT:-outputs/dict/jnlpba-mesh}
 R=results/text-trained
 corpus=$1; seed=$2; arm=${3:-once}
-case $corpus in
-  bc45) train="$D/bc5cdr/train.tsv"; n=45; pool="$D/bc5cdr/train.tsv:45:4560"; test=$D/bc5cdr/test.tsv; lr=1e-4; x=450
-    dict=(--dictionary $DICT) ;;
-  bc45-450) train="$D/bc5cdr/train.tsv"; n=45; pool="$D/bc5cdr/train.tsv:45:495"; test=$D/bc5cdr/test.tsv; lr=1e-4
-    x=450; dict=(--dictionary $DICT) ;;
-  jn186) train="$D/jnlpba/devel.tsv"; n=186; pool="$D/jnlpba/devel.tsv:186:1739"; test=$D/jnlpba/test.tsv; lr=5e-5
-    x=1860; dict=(--dictionary protein=$JDICT/protein.txt --dictionary results/dictionaries/names/jnlpba-186-mined) ;;
-esac
+source research/runs/text-trained/corpora.sh
 case $arm in
   once) own=() ;;
   twice) own=(--own-sentences 400) ;;

@@ -8,11 +8,11 @@ temporary folder and upload it with ``huggingface_hub``. The token comes from th
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,19 +80,18 @@ def prepare_dataset_folder(
     samples not yet checked against the private text (its manifest names its ``checked_set``: ``generate
     --shareable``'s ``OUT-unfiltered``) is refused.
     """
-    from ..data.dataset_format import MANIFEST_NAME
-    from ..data.manifest import read_manifest
+    from ..data.manifest import read_manifest, write_manifest
     from ..data.outputs import DATASET, prepare_output
     from ..data.silver import SILVER_DIR, has_silver
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     if repo_id is not None:
         check_repo_id(repo_id)
-    checked_set = read_manifest(data_dir).checked_set
-    if checked_set is not None:
+    manifest = read_manifest(data_dir)  # checked here, copied below
+    if manifest.checked_set is not None:
         raise ValueError(
             f"{data_dir} holds the samples before the text-copy check, which may copy your text: "
-            f"publish {checked_set}, the checked set"
+            f"publish {manifest.checked_set}, the checked set"
         )
     silver = not without_silver and has_silver(data_dir)  # a recorded split that is gone: refused here
     if without_silver:
@@ -104,10 +103,7 @@ def prepare_dataset_folder(
         shutil.copy2(shard, local_dir / "data" / shard.name)
     if silver:  # the card declares the split: its files go with it
         shutil.copytree(data_dir / SILVER_DIR, local_dir / SILVER_DIR)
-    manifest = read_json(data_dir / MANIFEST_NAME, "the generated set's manifest")
-    if manifest.get("silver") and not silver:
-        manifest["silver"] = None
-    (local_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_manifest(local_dir, manifest if silver else replace(manifest, silver=None))
     card.to_dataset_card().save(local_dir / "README.md")
     return local_dir
 

@@ -135,6 +135,7 @@ def filter_generated(
         source, rows.num_rows, gold, config, label_names or manifest.label_names, unlabelled, dictionary
     )
     if _selection_done(output, source, settings, manifest.label_names, overwrite):
+        _mark_copy_checked(source, manifest, output, config)  # a regenerated source may have lost its mark
         return output
 
     rows, tags, flags = selection_inputs(rows)
@@ -165,25 +166,29 @@ def filter_generated(
     record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
     if (source / SILVER_DIR).is_dir():  # the recipe's silver sentences are not selected: they go along whole
         shutil.copytree(source / SILVER_DIR, output / SILVER_DIR, dirs_exist_ok=True)
-    _write_manifests(source, output, manifest, kept.num_rows, record, copy_checked="text-copy" in config.rules)
+    _write_kept_manifest(output, manifest, kept.num_rows, record)
+    _mark_copy_checked(source, manifest, output, config)
     write_dataset_card(output, card_fields)
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
 
 
-def _write_manifests(
-    source: Path, output: Path, manifest: GenerationManifest, kept: int, record: dict[str, Any], copy_checked: bool
-) -> None:
-    """The kept folder's manifest (the source's, with the kept count and the selection record); after a text-copy
-    check, the source's names the kept folder as its ``checked_set``: its samples may copy the private text, and
-    push-dataset refuses it."""
+def _write_kept_manifest(output: Path, manifest: GenerationManifest, kept: int, record: dict[str, Any]) -> None:
+    """The kept folder's manifest: the source's, with the kept count and the selection record."""
     from ..data.manifest import write_manifest
 
     write_manifest(
         output,
         replace(manifest, num_samples=kept, label_names=record["label_names"], selection=record, checked_set=None),
     )
-    if copy_checked:
+
+
+def _mark_copy_checked(source: Path, manifest: GenerationManifest, output: Path, config: SelectionConfig) -> None:
+    """After a text-copy check, the source's manifest names the kept folder as its ``checked_set``: its samples may
+    copy the private text, and push-dataset refuses it."""
+    from ..data.manifest import write_manifest
+
+    if "text-copy" in config.rules and manifest.checked_set != str(output):
         write_manifest(source, replace(manifest, checked_set=str(output)))
 
 
