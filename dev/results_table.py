@@ -84,7 +84,10 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
     (
         "gold + hf_ecg trained on your text too (`train --unlabelled --dictionary`), its shareable set (`generate "
         "--shareable`: no silver split, copies dropped), 10×",
-        {"BC5CDR 45": ([f"results/text-trained/bc45-once-g{seed}.ner.json" for seed in (42, 43, 44)], "63a6340")},
+        {
+            "BC5CDR 45": ([f"results/text-trained/bc45-once-g{seed}.ner.json" for seed in (42, 43, 44)], "63a6340"),
+            "JNLPBA 186": (["results/text-trained/jn186-once-g42.ner.json"], "e5137e2"),
+        },
     ),
     (
         "… and your text labelled by the dictionary (the silver split; JNLPBA: with names mined from it)",
