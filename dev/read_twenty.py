@@ -4,7 +4,9 @@ The docs ask that the final default set of each setting be read with its labels 
 mentions and names left ``O`` counted by a person: ``label_agreement``'s examples are drawn from the sentences
 that disagree, these from all of them. Usage:
 
-    python dev/read_twenty.py SET REFERENCE [--count 20] [--seed 46] > OUT.txt
+    python dev/read_twenty.py SET [REFERENCE] [--count 20] [--seed 46] [--title TITLE] > OUT.txt
+
+Without REFERENCE, each sample is printed once, marked as the set labels it.
 """
 
 from __future__ import annotations
@@ -21,13 +23,20 @@ from hf_ecg.taggers.tagger import Tagger
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("set", help="the labelled set (a dataset folder or a corpus file)")
-    parser.add_argument("reference", help="the reference tagger's folder")
+    parser.add_argument("reference", nargs="?", help="the reference tagger's folder (default: none)")
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--seed", type=int, default=46)
+    parser.add_argument("--title", help="a first line, written as a '# ' comment")
     args = parser.parse_args()
     data = load_source(args.set)
     types = set(data.entity_types)
     chosen = sorted(random.Random(args.seed).sample(range(len(data)), min(args.count, len(data))))
+    if args.title:
+        print("#", args.title)
+    if args.reference is None:
+        for i in chosen:
+            print(i, marked(data[i].tokens, data[i].tags))
+        return 0
     predicted = Tagger.from_pretrained(args.reference).predict([data[i].tokens for i in chosen])
     for i, tags in zip(chosen, predicted, strict=True):
         tags = [tag if tag == "O" or tag[2:] in types else "O" for tag in tags]
