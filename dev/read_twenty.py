@@ -29,7 +29,6 @@ def main() -> int:
     parser.add_argument("--title", help="a first line, written as a '# ' comment")
     args = parser.parse_args()
     data = load_source(args.set)
-    types = set(data.entity_types)
     chosen = sorted(random.Random(args.seed).sample(range(len(data)), min(args.count, len(data))))
     if args.title:
         print("#", args.title)
@@ -37,6 +36,7 @@ def main() -> int:
         for i in chosen:
             print(i, marked(data[i].tokens, data[i].tags))
         return 0
+    types = set(data.entity_types)
     predicted = Tagger.from_pretrained(args.reference).predict([data[i].tokens for i in chosen])
     for i, tags in zip(chosen, predicted, strict=True):
         tags = [tag if tag == "O" or tag[2:] in types else "O" for tag in tags]
