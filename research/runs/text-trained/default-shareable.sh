@@ -12,5 +12,4 @@ S=outputs/text-trained/$corpus-default-g$seed-10x
 [ -f $S/ecg_generation.json ] || hf-ecg generate --model $M -n $x --seed 1 --shareable --unlabelled $pool \
   "${dict[@]}" --gold $train:$n -o $S --overwrite > $S.log 2>&1
 cp $S/ecg_generation.json $R/$corpus-default-g$seed.manifest.json
-[ -f $R/$corpus-default-g$seed.ner.json ] || hf-ecg evaluate ner --train $train:$n --synthetic $S --test $test \
-  "${dict[@]}" --learning-rate $lr --seeds 1,2,3 -o $R/$corpus-default-g$seed.ner.json > $S.ner.log 2>&1
+score $S $R/$corpus-default-g$seed.ner.json

@@ -10,25 +10,17 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
-import re
 import statistics
 from pathlib import Path
+
+from reads import MARK, READS, read_samples
 
 from hf_ecg.data.sources import load_source
 from hf_ecg.evaluation.quality import perplexity
 from hf_ecg.modeling import load_causal_lm
 
-R = Path("results/text-trained")
 DATA = Path("../shared/data")
-#: The reads and the samples a person judged broken (fragments, number soups, invented words), as the README says.
-READS = {
-    "bc45-once-g42.read-20.txt": ("bc5cdr", {16, 35, 39, 77, 204, 275}),
-    "bc45-twice-g42.read-20.txt": ("bc5cdr", {15, 16, 39, 77, 275, 422}),
-    "bc45-450-once-g44.read-20.txt": ("bc5cdr", {16, 35, 39, 117, 204, 264, 298, 301, 323, 324, 400, 422, 440}),
-    "jn186-once-g42.read-20.txt": ("jnlpba", {62, 141, 156, 311, 1760}),
-}
 CORPORA = {"bc5cdr": DATA / "bc5cdr/train.tsv:0:300", "jnlpba": DATA / "jnlpba/devel.tsv:0:300"}
-MARK = re.compile(r"\[[^\]:]+: ([^\]]*)\]")
 
 
 def main() -> int:
@@ -47,15 +39,12 @@ def main() -> int:
     for file, (corpus, broken) in READS.items():
         gold = corpus_scores[corpus]
         rows = []
-        for line in (R / file).read_text().splitlines():
-            if line.startswith("#") or not line.strip():
-                continue
-            index, text = line.split(" ", 1)
+        for index, text in read_samples(file):
             ppl = score(MARK.sub(r"\1", text))
             rows.append(
                 {
-                    "index": int(index),
-                    "broken": int(index) in broken,
+                    "index": index,
+                    "broken": index in broken,
                     "perplexity": round(ppl, 2),
                     "corpus_share_below": round(bisect.bisect_left(gold, ppl) / len(gold), 3),
                 }

@@ -32,5 +32,4 @@ S=$M-10x$tail; out=$R/$corpus-$arm-g$seed$tail
 [ -f $S/ecg_generation.json ] || (time hf-ecg generate --model $M -n $x --seed 1 "${share[@]}" --unlabelled $pool \
   "${dict[@]}" -o $S --overwrite) > $S.log 2>&1
 cp $S/ecg_generation.json $out.manifest.json
-[ -f $out.ner.json ] || hf-ecg evaluate ner --train $train:$n --synthetic $S --test $test \
-  "${dict[@]}" --learning-rate $lr --seeds 1,2,3 -o $out.ner.json > $S.ner.log 2>&1
+score $S $out.ner.json

@@ -20,5 +20,4 @@ python dev/read_twenty.py $S --title "Twenty samples of $name's shareable set (s
 labels them" > $R/$name.read-20.txt
 [ "$n_samples" = "$x" ] || exit 0
 cp $S/ecg_generation.json $R/$name.manifest.json
-[ -f $R/$name.ner.json ] || hf-ecg evaluate ner --train $train:$n --synthetic $S --test $test "${dict[@]}" \
-  --learning-rate $lr --seeds 1,2,3 -o $R/$name.ner.json > $S.ner.log 2>&1
+score $S $R/$name.ner.json
