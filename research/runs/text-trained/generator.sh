@@ -3,7 +3,8 @@
 # dictionary knows (`hf-ecg train --unlabelled POOL --dictionary DICT`), its shareable ten-times set (`--shareable`:
 # no silver split, every sample checked against the text), scored by the committed protocol of its corpus.
 # usage: [SET=silver] generator.sh bc45|bc45-450|jn186 SEED [ARM]   bc45-450: 450 sentences of BC5CDR's pool as the
-#   text. ARM: once (default: the text in the own sentences' place) or twice (--own-sentences 400 as well).
+#   text. ARM: once (default: the text in the own sentences' place), twice (--own-sentences 400 as well) or tN (once,
+#   with N of the text's sentences asked for as templates: --text-sentences N).
 #   SET=silver: the set with the silver split (the text labelled; private) instead of the shareable set.
 #   Writes outputs/text-trained/NAME-ARM-gSEED (model), …-10x[-silver] (set), and
 #   results/text-trained/NAME-ARM-gSEED[-silver].{card,manifest,ner}.json.
@@ -15,6 +16,8 @@ source research/runs/text-trained/corpora.sh
 case $arm in
   once) own=() ;;
   twice) own=(--own-sentences 400) ;;
+  t[0-9]*) own=(--text-sentences ${arm#t}) ;;
+  *) echo "unknown arm: $arm (once, twice or tN)" >&2; exit 2 ;;
 esac
 case ${SET:-shareable} in
   shareable) share=(--shareable --gold $train:$n); tail= ;;

@@ -1,10 +1,12 @@
 """The templates a text-trained generator learned from, read against the pool's own labels.
 
-The BC5CDR pool is labelled, so the names the dictionary misses are known: this counts, among the text's sentences
-`hf-ecg train --unlabelled --dictionary` judged, those that keep a gold name as template text (a name left `O`), in
-the kept and in the dropped ones, and writes twenty kept ones with the dictionary's names marked `[Type: ...]` and
-the names it missed marked `{Type: ...}`.
+The pools (BC5CDR's, JNLPBA's) are labelled, so the names the dictionary misses are known: this counts, among the
+text's sentences `hf-ecg train --unlabelled --dictionary` judged, those that keep a gold name as template text (a name
+left `O`), in the kept and in the dropped ones, and writes twenty kept ones with the dictionary's names marked
+`[Type: ...]` and the names it missed marked `{Type: ...}`.
 usage: python research/runs/text-trained/read_templates.py --seed 42 -o results/text-trained/bc45-templates-g42
+  JNLPBA: --data ../shared/data/jnlpba/devel.tsv --first-n 186 --pool ../shared/data/jnlpba/devel.tsv:186:1739
+  --dictionary protein=outputs/dict/jnlpba-mesh/protein.txt --dictionary results/dictionaries/names/jnlpba-186-mined
 """
 
 import argparse
@@ -39,14 +41,17 @@ def main() -> None:
     parser.add_argument("--data", default="../shared/data/bc5cdr/train.tsv")
     parser.add_argument("--first-n", type=int, default=45)
     parser.add_argument("--pool", default="../shared/data/bc5cdr/train.tsv:45:4560")
-    parser.add_argument("--dictionary", default="outputs/dict/bc5cdr")
+    parser.add_argument(
+        "--dictionary", action="append", help="TYPE=FILE or a folder, repeatable (default: outputs/dict/bc5cdr)"
+    )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("-o", "--output", required=True, help="OUTPUT.json (counts) and OUTPUT.read-20.txt")
     args = parser.parse_args()
+    args.dictionary = args.dictionary or ["outputs/dict/bc5cdr"]
     gold = load_source(f"{args.data}:{args.first_n}")
     pool = load_source(args.pool)
     text = load_unlabelled_source(args.pool)
-    dictionary = Dictionary.read([args.dictionary])
+    dictionary = Dictionary.read(args.dictionary)
     count = text_sentence_count(len(gold), None)
     added = text_sentences(gold, text, dictionary, count, seed=args.seed)
     reference = {tuple(s.tokens): s for s in pool}
@@ -76,7 +81,12 @@ def main() -> None:
         lines.append(f"{len(lines) + 1:2d}. {'LEFT-O ' if left_o else ''}{marked(tokens, spans, left_o)}")
     report = {
         "command": "python research/runs/text-trained/read_templates.py "
-        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "output")
+        + " ".join(
+            f"--{k.replace('_', '-')} {v}"
+            for k, values in vars(args).items()
+            if k != "output"
+            for v in (values if isinstance(values, list) else [values])
+        )
         + f" -o {args.output}",
         "record": added.record,
         "sentences": {k: {"judged": v[0], "with_a_gold_name_left_O": v[1]} for k, v in counts.items()},
