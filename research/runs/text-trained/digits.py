@@ -37,8 +37,8 @@ def main() -> int:
         }
     }
     report["rules"] = {}
+    rows = [s for v in samples.values() for s in v]
     for k in LINES:
-        rows = [s for v in samples.values() for s in v]
         per_read = {}
         for file, v in samples.items():
             kept = [s for s in v if s[2] < k]
