@@ -1,5 +1,5 @@
 #!/bin/bash
-# BC5CDR 45 ten times from the after-sentence default generator (item 1's bc45), `-n 450 --seed 1`, every default,
+# BC5CDR 45 ten times from the after-sentence default generator (item1.sh's bc45), `-n 450 --seed 1`, every default,
 # then the committed BC5CDR protocol, tagger seeds 1-3.
 source .venv/bin/activate
 D=/work/shared/data

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Templates or mentions? The after-sentence BC5CDR 45 set's templates (outputs/s16/bc45-10x) with their slots written
-# again by the in-sentence generator of the fifteenth session (outputs/s14/bc45d), then the committed protocol.
+# again by the in-sentence generator bc45d of ../writer-cost/ (outputs/s14/bc45d), then the committed protocol.
 source .venv/bin/activate
 D=/work/shared/data
 R=results/mention-layout-after-sentence

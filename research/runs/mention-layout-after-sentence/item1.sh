@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 48 item 1 with the after-sentence default: JNLPBA 186 (trained before: outputs/s16/jn186-as), JNLPBA 50,
+# Training twice's two-seed check with the after-sentence default: JNLPBA 186 (trained before: outputs/s16/jn186-as), JNLPBA 50,
 # BC5CDR 45 and BC5CDR 50, each `hf-ecg train` defaults then `hf-ecg generate -n 256` at sampling seeds 1 and 2.
 D=/work/shared/data
 export OUT=outputs/s16 RES=results/mention-layout-after-sentence

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 48 item 1 as its acceptance says it: `hf-ecg train` with its defaults, then `hf-ecg generate` with its
+# Training twice's two-seed check: `hf-ecg train` with its defaults, then `hf-ecg generate` with its
 # defaults (written mentions), 256 samples at sampling seeds 1 and 2; the manifests and the warnings kept.
 # usage: accept.sh NAME DATA FIRST_N      (writes $OUT/NAME, NAME-s1, NAME-s2 and their logs, OUT=outputs/s14 unless
 #        set, and the manifests and card data into $RES/runs, RES=results/training-twice unless set)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Does training twice cost the tagger anything? JNLPBA 186 ten times (the fourteenth session's set), tagger seed 3;
+# Does training twice cost the tagger anything? JNLPBA 186 ten times (the set of ../training-twice/), tagger seed 3;
 # BC5CDR 45 ten times from the twice-trained default generator (bc45d) and from the once-trained one (bc45-r1, the
 # same first training), `-n 450 --seed 1`, every default, then the committed BC5CDR protocol, tagger seeds 1-3.
 source .venv/bin/activate
