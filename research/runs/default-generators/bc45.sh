@@ -1,6 +1,7 @@
 #!/bin/bash
-# BC5CDR 45 with after-sentence rows one a slot: training twice's two-seed check (`accept.sh`: train defaults, generate -n 256 at
-# seeds 1 and 2), then ten times (`-n 450 --seed 1`, every default) and the committed BC5CDR protocol, tagger seeds 1-3.
+# BC5CDR 45 with after-sentence rows one a slot: training twice's two-seed check (`accept.sh`: train defaults, generate
+# -n 256 at seeds 1 and 2), then ten times (`-n 450 --seed 1`, every default) and the committed BC5CDR protocol,
+# tagger seeds 1-3.
 source .venv/bin/activate
 D=/work/shared/data
 export OUT=outputs/s17 RES=results/default-generators

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Writers compared on fixed templates: the after-sentence BC5CDR 45 set of ../mention-layout-after-sentence/ (outputs/s16/bc45-10x)
-# with its slots written again by this folder's generator (one row a slot), then the committed protocol; the same
-# templates with the s16 writer scored 0.525 +- 0.011, with the in-sentence bc45d writer 0.549 +- 0.001.
+# Writers compared on fixed templates: the after-sentence BC5CDR 45 set of ../mention-layout-after-sentence/
+# (outputs/s16/bc45-10x) with its slots written again by this folder's generator (one row a slot), then the committed
+# protocol; the same templates with the s16 writer scored 0.525 +- 0.011, with the in-sentence bc45d writer
+# 0.549 +- 0.001.
 source .venv/bin/activate
 D=/work/shared/data
 R=results/default-generators

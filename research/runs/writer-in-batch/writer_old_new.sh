@@ -1,6 +1,7 @@
 #!/bin/bash
 # The writer alone, the writer of before (9662f55, a worktree in /tmp/wt-old) and this one, alternating, on the
-# same 1,024 JNLPBA templates (the jn186 generator of ../default-generators/, decoded once by writer_profile.py). Run alone.
+# same 1,024 JNLPBA templates (the jn186 generator of ../default-generators/, decoded once by writer_profile.py).
+# Run alone.
 source .venv/bin/activate
 M=outputs/s17/jn186
 R=results/writer-in-batch
