@@ -246,10 +246,11 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     assert f"the silver split (3 sentences of your text, labelled by your dictionary) is not in {exported}" in (
         capsys.readouterr().out
     )
-    pushed = tmp_path / "pushed"  # push-dataset's folder carries the split its card declares
-    assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed)]) == 0
+    pushed = tmp_path / "pushed"  # push-dataset's folder carries the split its card declares, when told to
+    push = ["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed)]
+    assert main([*push, "--silver"]) == 0
     assert datasets.load_dataset(str(pushed))["silver"].num_rows == 3
-    assert "silver split" in capsys.readouterr().err  # said, with the option that leaves it out
+    assert "the silver split of" in capsys.readouterr().err  # said before anything is written
     shared = tmp_path / "shared"  # --no-silver: not one sentence of the text, and no split declared
     push = ["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(shared), "--no-silver"]
     assert main(push) == 0

@@ -95,7 +95,7 @@ def test_export_refuses_an_existing_file_unless_overwrite(generated, tmp_path, c
     before = md5(target)
     assert main(["export", "--data", str(generated), "-o", str(target)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"hf-ecg export: error: {target} exists: give a new file name, or overwrite=True (--overwrite) to replace it"
+        f"hf-ecg export: error: {target} exists: give a new file name, or --overwrite to replace it"
     )
     assert md5(target) == before
     assert main(["export", "--data", str(generated), "-o", str(target), "--overwrite"]) == 0
@@ -389,7 +389,7 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
     cases = [
         ([*train, "--max-steps", "0"], "--max-steps must be at least 1, got 0"),
         *(
-            ([*train, "--num-train-epochs", epochs], f"num_train_epochs must be above 0, got {float(epochs)}")
+            ([*train, "--num-train-epochs", epochs], f"--num-train-epochs must be above 0, got {float(epochs)}")
             for epochs in ("0", "-1")
         ),
         (
@@ -406,7 +406,7 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
                 "-o",
                 str(tmp_path / "f"),
             ],
-            "near_copy_threshold is a ROUGE-L score",
+            "--near-copy-threshold is a ROUGE-L score",
         ),
         (
             [
@@ -426,7 +426,7 @@ def test_values_that_would_be_ignored_or_misread_are_refused(models, generated, 
         ),
         (
             ["generate", "--model", str(models["ecg"]), "-n", "2", "-o", str(tmp_path / "g"), "--temperature", "0"],
-            "(for greedy decoding: do_sample=False, `--no-do-sample`)",
+            "(for greedy decoding: --no-do-sample)",
         ),
     ]
     for argv, message in cases:
@@ -456,7 +456,7 @@ def test_a_base_model_shorter_than_max_length_fails_before_anything_is_written(m
     argv = ["train", "--data", str(models["corpus"]), "--model", str(short), "-o", str(out), "--max-steps", "1"]
     assert main(argv) == 2  # max_length defaults to 256
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"hf-ecg train: error: {short} has 128 positions, fewer than max_length 256: pass --max_length 128 (or less)"
+        f"hf-ecg train: error: {short} has 128 positions, fewer than --max-length 256: pass --max-length 128 (or less)"
     )
     assert not out.exists()
 
@@ -1052,7 +1052,7 @@ def test_train_on_an_interrupted_folder_says_resume_first(models, tmp_path, caps
     before = snapshot(out)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "holds an interrupted training (checkpoint-100): resume=True (--resume)" in err[0]
+    assert len(err) == 1 and "holds an interrupted training (checkpoint-100): --resume continues it" in err[0]
     assert snapshot(out) == before
 
 

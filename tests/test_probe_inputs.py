@@ -65,6 +65,7 @@ TEMPLATES: dict[str, list[str]] = {
     ],
     "push-dataset": [
         "push-dataset", "--data", "{set}", "--quality", "{quality}", "--repo-id", "org/x", "--local-dir", "{OUT}",
+        "--silver",
     ],
     "push-model": [
         "push-model", "--model", "{ecg}", "--ner-report", "{ner}", "--repo-id", "org/x", "--local-dir", "{OUT}",

@@ -1,4 +1,4 @@
-"""The longest run of tokens a sample shares with the user's text, outside its entity mentions."""
+"""What a sample shares with the user's text: the longest run across its mentions, whole sentences, ROUGE-L."""
 
 from __future__ import annotations
 
@@ -10,60 +10,89 @@ from hf_ecg.synthetic.shared_runs import SharedRun, SharedRunIndex, run_distribu
 WORDS = st.sampled_from(["the", "The", "patients", "with", "fever", "were", "given", "aspirin", ".", "of", "a"])
 
 
-def brute_force(tokens, masked, sentences) -> int:
-    """The longest run of ``tokens`` outside ``masked`` that a sentence holds, case aside, by trying every one."""
-    best = 0
+def elements(tokens, masked, width):
+    """The sample as words and slots (a run of masked tokens is one slot of at least ``width`` words)."""
+    out, i = [], 0
+    while i < len(tokens):
+        if not masked[i]:
+            out.append(tokens[i].casefold())
+            i += 1
+            continue
+        j = i
+        while j < len(tokens) and masked[j]:
+            j += 1
+        out.append(max(width, j - i))
+        i = j
+    return out
+
+
+def matches(parts, sentence, at, whole):
+    """Whether ``parts`` (words and slot widths) match ``sentence`` from ``at`` on (to its end when ``whole``)."""
+    if not parts:
+        return not whole or at == len(sentence)
+    first = parts[0]
+    if isinstance(first, str):
+        return at < len(sentence) and sentence[at] == first and matches(parts[1:], sentence, at + 1, whole)
+    return any(matches(parts[1:], sentence, at + w, whole) for w in range(first + 1) if at + w <= len(sentence))
+
+
+def brute_force(tokens, masked, sentences, width=6):
+    """The longest run (words counted, each slot standing for 0 to its width words), whether the sample is a whole
+    sentence, and the highest ROUGE-L, case aside, by trying everything."""
+    from hf_ecg.evaluation.quality import rouge_l
+
+    parts = elements(tokens, masked, width)
     folded = [[t.casefold() for t in s] for s in sentences]
-    for i in range(len(tokens)):
-        for j in range(i + 1, len(tokens) + 1):
-            if any(masked[i:j]):
-                break
-            run = [t.casefold() for t in tokens[i:j]]
-            if any(run == s[a : a + len(run)] for s in folded for a in range(len(s) - len(run) + 1)):
-                best = max(best, j - i)
-    return best
+    best = 0
+    for a in range(len(parts)):
+        for b in range(a + 1, len(parts) + 1):
+            words = sum(isinstance(p, str) for p in parts[a:b])
+            if words > best and any(matches(parts[a:b], s, i, False) for s in folded for i in range(len(s) + 1)):
+                best = words
+    words = sum(isinstance(p, str) for p in parts)
+    whole = words >= 2 and any(matches(parts, s, 0, True) for s in folded)
+    rouge = max(rouge_l([t.casefold() for t in tokens], s) for s in folded)
+    return best, whole, rouge
 
 
 @given(
-    sentences=st.lists(st.lists(WORDS, min_size=1, max_size=12), min_size=1, max_size=6),
-    tokens=st.lists(WORDS, min_size=1, max_size=14),
+    sentences=st.lists(st.lists(WORDS, min_size=1, max_size=10), min_size=1, max_size=5),
+    tokens=st.lists(WORDS, min_size=1, max_size=10),
     data=st.data(),
-    k=st.integers(1, 5),
 )
-def test_the_longest_run_is_what_trying_every_run_finds(sentences, tokens, data, k):
+def test_what_a_sample_shares_is_what_trying_everything_finds(sentences, tokens, data):
     masked = data.draw(st.lists(st.booleans(), min_size=len(tokens), max_size=len(tokens)))
-    run = SharedRunIndex(sentences, k=k).longest_run(tokens, masked)
-    expected = brute_force(tokens, masked, sentences)
-    assert run.length == (expected if expected >= k else 0)
-    if run.length:
-        held = [t.casefold() for t in sentences[run.sentence]]
-        assert any(
-            [t.casefold() for t in tokens[i : i + run.length]] == held[a : a + run.length]
-            for i in range(len(tokens))
-            for a in range(len(held))
-        )
-        assert 0.0 < run.rouge_l <= 1.0
+    run = SharedRunIndex(sentences, max_slot_tokens=2).compare(tokens, masked)
+    length, whole, rouge = brute_force(tokens, masked, sentences, width=2)
+    assert (run.length, run.whole) == (length, whole)
+    assert abs(run.rouge_l - rouge) < 1e-9
+    if run.length:  # the sentence named holds the run
+        assert brute_force(tokens, masked, [sentences[run.sentence]], width=2)[0] == run.length
     else:
-        assert run == SharedRun(0, None, 0.0)
+        assert run.sentence is None
 
 
-def test_a_planted_copy_is_found_and_its_names_break_the_run():
+def test_a_planted_copy_is_found_whatever_names_it_holds():
     private = [
         "The patient was admitted with severe chest pain after three days of fever and cough .".split(),
         "No effect was seen .".split(),
     ]
     index = SharedRunIndex(private * 500)  # the index's size does not change the answer
     copied = "After lunch the patient was admitted with severe chest pain after three days of rest .".split()
-    run = index.longest_run(copied)
-    assert run.length == 12 and run.sentence % 2 == 0 and run.rouge_l > 0.7
-    # the same words with a slot name in the middle: the run stops at the name
-    masked = [token == "chest" for token in copied]
-    assert index.longest_run(copied, masked).length == 6  # "the patient was admitted with severe"
-    assert index.longest_run("Nothing here resembles it at all .".split()).length == 0
+    run = index.compare(copied)
+    assert run.length == 12 and run.sentence % 2 == 0 and run.rouge_l > 0.8
+    # a name in the middle stands for the words it covers: the run goes on across it
+    masked = [token in ("chest", "pain") for token in copied]
+    assert index.compare(copied, masked).length == 10
+    # the sentence copied whole with another name in place of "fever": a whole sentence, whatever its length
+    swapped = "The patient was admitted with severe chest pain after three days of malaria and cough .".split()
+    run = index.compare(swapped, [token == "malaria" for token in swapped])
+    assert run.whole and run.length == 15
+    assert index.compare("Nothing here resembles it at all .".split()).length == 1  # "."
 
 
 def test_the_distribution_counts_each_length_and_those_under_k():
-    runs = [SharedRun(0, None, 0.0), SharedRun(5, 1, 0.5), SharedRun(5, 2, 0.4), SharedRun(9, 0, 0.9)]
+    runs = [SharedRun(0, None), SharedRun(5, 1), SharedRun(5, 2), SharedRun(9, 0)]
     assert run_distribution(runs, 4) == {"<4": 1, "5": 2, "9": 1}
 
 

@@ -125,6 +125,8 @@ def test_train_refuses_text_without_a_dictionary_and_other_text_on_resume(tmp_pa
     assert main([*argv, "--unlabelled", str(text), "--dictionary", str(names), *quick]) == 0
     out = capsys.readouterr().out
     assert "added 2 of your text's 6 sentences as templates" in out
+    judging = "first, 3 gold taggers (minilm-l6, 20 epochs of the 8 gold sentences each: 60 steps) learn to judge"
+    assert out.index(judging) < out.index("training once on")  # said first, before the generator trains
     assert "on 20 gold blocks and mention samples of its 12 entities, 6 blocks of your text for 3 steps" in out
     other = tmp_path / "other.txt"
     other.write_text("Aspirin cures headache today .\n", encoding="utf-8")

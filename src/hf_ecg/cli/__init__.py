@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -29,7 +30,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
+    for command_parser in sub.choices.values():  # its options name the library's parameters in its errors
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
+
+
+def in_cli_words(message: str, parser: argparse.ArgumentParser | None) -> str:
+    """A library's message in the command's own words: ``name=True (--flag)`` as ``--flag``, and a parameter that
+    is one of the command's options (``max_shared_run``, ``--max_length``) as its flag (``--max-shared-run``), said
+    once (``(--flag; or ...)`` after it becomes ``(or ...)``)."""
+    message = re.sub(r"\b\w+=(?:True|False|None|\d+),? [(`](--[\w-]+)[)`]", r"\1", message)
+    for action in parser._actions if parser is not None else ():
+        flags = [flag for flag in action.option_strings if flag.startswith("--")]
+        if "_" not in action.dest or not flags or action.nargs == 0:  # a switch's name is no value's
+            continue
+        flag = flags[0]
+        named = re.sub(rf"(?<![\w/.-])(?:--)?{action.dest}(?![\w/.-])", flag, message)
+        if named != message and message.count(flag):
+            named = named.replace(f" ({flag})", "").replace(f"({flag}; ", "(")
+        message = named
+    return message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,5 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.func(args, extra) if extra else args.func(args)
     except (*input_errors, HubUploadError) as err:
         # Every input error exits 2, argparse's code for a bad command line.
-        print(f"hf-ecg {args.command}: error: {err}", file=sys.stderr)
+        print(
+            f"hf-ecg {args.command}: error: {in_cli_words(str(err), getattr(args, 'command_parser', None))}",
+            file=sys.stderr,
+        )
         return 2

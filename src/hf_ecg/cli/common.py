@@ -205,6 +205,7 @@ def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
     from ..synthetic.selection import SelectionConfig
 
     add_config_options(parser, SelectionConfig, [*SELECTION_OPTIONS, *(["target_size"] if target_size else [])])
+    parser.set_defaults(max_shared_run=None)  # None: not given (the option needs the text-copy rule); 8 is used
     add_seeds_option(
         parser, "--tagger-seeds", SelectionConfig().tagger_seeds, "one gold tagger per seed, averaged: an ensemble"
     )
@@ -257,11 +258,12 @@ def label_names_option(value: str | None) -> list[str] | None:
 def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
     from ..synthetic.selection import SelectionConfig
 
+    given = {name: value for name, value in config_values(args, SELECTION_OPTIONS).items() if value is not None}
     values = {
         "rules": list(args.rules or DEFAULT_RULES),
         "target_size": getattr(args, "target_size", None),
         "tagger_seeds": parse_seeds(args.tagger_seeds, "--tagger-seeds"),
-        **config_values(args, SELECTION_OPTIONS),
+        **given,
     }
     return SelectionConfig(**{**values, **overrides})
 

@@ -36,6 +36,27 @@ NER_OPTIONS = (
 )
 
 
+def ner_config(args: argparse.Namespace) -> NERConfig:
+    """The tagger options (:data:`NER_OPTIONS`, ``--seeds``) as a :class:`NERConfig`; ``--bf16`` on a CPU that
+    emulates bfloat16 is said on stderr."""
+    seeds = parse_seeds(args.seeds, "--seeds")
+    if not seeds:
+        raise CLIError("--seeds needs at least one seed")
+    config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
+    if config.bf16:
+        import torch
+
+        from ..modeling import inference_dtype
+
+        if not torch.cuda.is_available() and inference_dtype("auto", "cpu") == "float32":
+            print(
+                "--bf16: this CPU has no native bfloat16 (AVX-512 BF16 or AMX) and emulates it, many times slower "
+                "than float32; leave --bf16 out here",
+                file=sys.stderr,
+            )
+    return config
+
+
 def add_parser(sub: Any) -> None:
     """Register ``hf-ecg evaluate``."""
     evaluate = sub.add_parser(
@@ -237,10 +258,7 @@ def _run_evaluate_fairness(args: argparse.Namespace) -> int:
         flag = "--counterfactual" if args.counterfactual else "--no-counterfactual"
         raise CLIError(f"{flag} would do nothing: the counterfactual test trains its taggers on --gold")
     table = GroupTable.read(entity_type, path)
-    seeds = parse_seeds(args.seeds, "--seeds")
-    if not seeds:
-        raise CLIError("--seeds needs at least one seed")
-    config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
+    config = ner_config(args)
     gold = load_source(args.gold) if args.gold else None
     report = evaluate_fairness(
         load_source(args.data),
@@ -304,12 +322,9 @@ def _run_evaluate_ner(args: argparse.Namespace) -> int:
     from ..evaluation.ner import evaluate_ner
 
     _check_report(args, saved=args.save_taggers)
-    seeds = parse_seeds(args.seeds, "--seeds")
-    if not seeds:
-        raise CLIError("--seeds needs at least one seed")
+    config = ner_config(args)
     train = [load_source(spec) for spec in args.train]
     synthetic = load_synthetic(args.synthetic)
-    config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     dev = load_source(args.dev) if args.dev else None
     try:
         unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()

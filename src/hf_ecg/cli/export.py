@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -32,11 +33,18 @@ def add_parser(sub: Any) -> None:
 
 def _run_export(args: argparse.Namespace) -> int:
     from ..data.export import export_generated
+    from ..data.manifest import read_manifest
+    from ..data.silver import recorded_silver
 
     output = export_generated(args.data, args.output, args.format, scheme=args.scheme, overwrite=args.overwrite)
     lines = sum(1 for _ in output.open(encoding="utf-8"))
     print(f"wrote {output} ({args.format}, {lines} lines)")
-    from ..data.silver import recorded_silver
+    if read_manifest(args.data).unchecked:
+        print(
+            f"{args.data} holds samples not checked against your text, which may copy it: so does {output}; keep it "
+            "private, or export the checked set",
+            file=sys.stderr,
+        )
 
     silver = recorded_silver(args.data)
     if silver:  # half of the recipe: say where it stays rather than leave it out without a word

@@ -70,6 +70,8 @@ def _run_filter(args: argparse.Namespace) -> int:
     from ..synthetic.selection import filter_generated
 
     config = selection_config(args)
+    if args.max_shared_run is not None and "text-copy" not in config.rules:
+        raise CLIError("--max-shared-run would do nothing: only the text-copy rule reads it (--rule text-copy)")
     if not config.needs_taggers:  # options only the taggers read would be recorded, unused
         from ..synthetic.selection_config import SelectionConfig
 

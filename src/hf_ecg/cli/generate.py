@@ -201,8 +201,6 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
     dictionary, unless ``--no-silver``); a dictionary is read, and refused, before anything is written."""
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
-    if args.shareable:
-        _shareable(args)
     if args.silver is not None and not args.unlabelled:
         flag = "--silver" if args.silver else "--no-silver"
         raise CLIError(f"{flag} would do nothing: the silver split is your --unlabelled text, labelled by --dictionary")
@@ -249,10 +247,30 @@ def _decoding(args: argparse.Namespace) -> DecodingConfig:
     return decoding
 
 
+def _selection(args: argparse.Namespace) -> Any:
+    """The selection options, checked before any work: the ``SelectionConfig`` the run's selection uses (``None``:
+    no selection), or :class:`CLIError` for a value, a missing option or one that would do nothing."""
+    if args.shareable:
+        _shareable(args)
+    if args.over_generate < 1:
+        raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
+    rules = args.rules or ()
+    if args.max_shared_run is not None and "text-copy" not in rules:
+        raise CLIError("--max-shared-run would do nothing: only the text-copy rule reads it (--shareable)")
+    select = args.over_generate > 1 or args.rules is not None
+    if select and args.gold is None:
+        given = "--shareable needs" if args.shareable else "--over-generate and --filter need"
+        raise CLIError(f"{given} --gold, the sentences the generator was trained on")
+    if "text-copy" in rules and not args.unlabelled:
+        raise CLIError("--filter text-copy needs --unlabelled TEXT, the text no sample may copy")
+    return selection_config(args, target_size=args.num_samples) if select else None
+
+
 def _run_generate(args: argparse.Namespace) -> int:
     from ..data.groups import Balance
     from ..synthetic.generate import generate_dataset
 
+    selection = _selection(args)
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
@@ -263,14 +281,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.corpus is not None and not Path(args.corpus).is_file():
         raise CLIError(f"no such file: {args.corpus}")
     decoding = _decoding(args)
-    if args.over_generate < 1:
-        raise CLIError(f"--over-generate must be >= 1, got {args.over_generate}")
-    select = args.over_generate > 1 or args.rules is not None
-    if select and args.gold is None:
-        raise CLIError("--over-generate and --filter need --gold, the sentences the generator was trained on")
-    if "text-copy" in (args.rules or ()) and not args.unlabelled:
-        raise CLIError("--filter text-copy needs --unlabelled TEXT, the text no sample may copy")
-    raw = Path(f"{Path(args.output)}-unfiltered") if select else Path(args.output)
+    raw = Path(f"{Path(args.output)}-unfiltered") if selection else Path(args.output)
     output = generate_dataset(
         args.model,
         raw,
@@ -307,21 +318,23 @@ def _run_generate(args: argparse.Namespace) -> int:
     )
     for line in result_lines(read_manifest(output)):
         print(line)
-    if not select:
+    if selection is None:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
-    _select(args, raw)
+    _select(args, raw, selection)
     return 0
 
 
-def _select(args: argparse.Namespace, raw: Path) -> None:
-    """Keep the samples of ``raw`` that the selection rules pass, in ``--output``; with the ``text-copy`` rule, say
-    that ``raw`` still holds every sample before the check."""
+def _select(args: argparse.Namespace, raw: Path, config: Any) -> None:
+    """Keep the samples of ``raw`` that the selection rules pass, in ``--output``; with the ``text-copy`` rule, mark
+    ``raw`` unchecked first (push-dataset refuses it) and say that it still holds every sample before the check."""
+    from ..data.manifest import mark_unchecked
     from ..data.sources import load_source, load_unlabelled_source
     from ..synthetic.selection import filter_generated
 
-    config = selection_config(args, target_size=args.num_samples)
-    copy_checked = "text-copy" in config.rules and args.unlabelled  # the text no sample may copy
+    copy_checked = "text-copy" in config.rules  # the text no sample may copy (_selection: --unlabelled given)
+    if copy_checked:
+        mark_unchecked(raw)
     selected = filter_generated(
         raw,
         load_source(args.gold),

@@ -26,6 +26,13 @@ def read_dictionary(specs: Sequence[str], *, labelled: Any = (), types: Sequence
     from ..labelling.dictionary import Dictionary
 
     dictionary = Dictionary.read(specs)  # refused in one line, before anything is written
+    function_words = dictionary.function_words()
+    if function_words:
+        shown = ", ".join(function_words[:8]) + (", ..." if len(function_words) > 8 else "")
+        print(
+            f"--dictionary: {len(function_words)} names are English function words, never looked up ({shown})",
+            file=sys.stderr,
+        )
     if types is not None:
         try:
             dictionary.check_types(types)

@@ -11,10 +11,8 @@ from .common import (
     CLIError,
     add_config_options,
     add_seeds_option,
-    config_values,
-    parse_seeds,
 )
-from .evaluate import NER_OPTIONS
+from .evaluate import NER_OPTIONS, ner_config
 from .mention_options import add_dictionary_option, read_dictionary
 
 
@@ -65,9 +63,8 @@ def _run_mine_names(args: argparse.Namespace) -> int:
         raise CLIError(f"--output {output} exists and is not an empty folder: give a new one")
     if args.min_count < 1 or args.min_names < 1 or not 0 <= args.min_share <= 1:
         raise CLIError("--min-count and --min-names must be at least 1, --min-share between 0 and 1")
-    seeds = parse_seeds(args.seeds, "--seeds")
-    if not seeds:
-        raise CLIError("--seeds needs at least one seed")
+    config = ner_config(args)
+    seeds = config.seeds
     gold = load_source(args.gold)
     synthetic = load_synthetic(args.synthetic)
     try:
@@ -75,7 +72,6 @@ def _run_mine_names(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CLIError(f"--unlabelled {error}") from None
     dictionary = read_dictionary(args.dictionary, labelled=[gold]) if args.dictionary else None
-    config = NERConfig(seeds=seeds, **config_values(args, NER_OPTIONS))
     taggers = [
         train_tagger([gold], config, seed, synthetic=synthetic, entity_types=gold.entity_types, progress_bar=True)
         for seed in seeds

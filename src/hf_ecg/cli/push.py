@@ -44,9 +44,11 @@ def add_parser(sub: Any) -> None:
         "--quality", default=None, metavar="FILE.json", help="quality metrics to show in the card ({name: value})"
     )
     push_dataset.add_argument(
-        "--no-silver",
-        action="store_true",
-        help="leave out the silver split (your own text, labelled by your dictionary); default: publish it",
+        "--silver",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="publish (--silver) or leave out (--no-silver) the silver split, your own text labelled by your "
+        "dictionary; a set that has one is refused until you say which",
     )
     _add_push_options(push_dataset)
     push_dataset.set_defaults(func=_run_push_dataset)
@@ -109,6 +111,7 @@ def _report_push(args: argparse.Namespace, where: str, kind: str) -> None:
 
 
 def _run_push_dataset(args: argparse.Namespace) -> int:
+    from ..data.dataset_format import read_generated
     from ..data.silver import has_silver
     from ..hub.push import push_dataset
 
@@ -119,6 +122,9 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
         quality = read_json(args.quality, "the JSON of hf-ecg evaluate quality")
         if not isinstance(quality, dict):
             raise CLIError(f"{args.quality} must hold a JSON object of metric names to values")
+    read_generated(args.data, ["id"])  # an unfinished folder is refused as such, before its silver split is asked
+    if args.silver and has_silver(args.data):  # said before anything leaves
+        print(f"the silver split of {args.data} (your own text, labelled) goes with the set", file=sys.stderr)
     where = push_dataset(
         args.data,
         args.repo_id,
@@ -129,14 +135,9 @@ def _run_push_dataset(args: argparse.Namespace) -> int:
         language=args.language,
         pretty_name=args.pretty_name,
         quality=quality,
-        without_silver=args.no_silver,
+        silver=args.silver,
         **({"generator": args.generator} if args.generator else {}),
     )
-    if not args.no_silver and has_silver(args.data):
-        print(
-            f"the silver split of {args.data} (your own text, labelled) went with it; --no-silver leaves it out",
-            file=sys.stderr,
-        )
     _report_push(args, where, "dataset")
     if args.local_dir is not None:
         print(f"load it with: datasets.load_dataset({where!r}, split='train')")

@@ -58,7 +58,8 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="TEXT[:N]",
         help="your unlabelled text (a .txt file, one sentence a line, or a corpus whose labels are never read): "
-        "with --dictionary, its sentences whose names the dictionary knows are added as templates",
+        "with --dictionary, its sentences whose names the dictionary knows are added as templates, judged first by "
+        "three gold taggers trained here",
     )
     add_dictionary_option(text, "labels the names in --unlabelled, the slots of its templates")
     card = train.add_argument_group("model card (OUTPUT/README.md)")

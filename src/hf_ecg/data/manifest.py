@@ -25,6 +25,7 @@ __all__ = [
     "MANIFEST_VERSION",
     "GenerationManifest",
     "MentionsRecord",
+    "mark_unchecked",
     "read_manifest",
     "write_manifest",
 ]
@@ -204,6 +205,10 @@ class GenerationManifest:
     # the samples before a text-copy check (generate --shareable's OUT-unfiltered): the folder of the checked set;
     # such a folder may copy the private text, and push-dataset refuses it
     checked_set: str | None = None
+    # whether the samples were checked against the user's text (the text-copy rule): False for a set that may copy
+    # it (generate --shareable's OUT-unfiltered, and every set derived from one without the check), True for a set
+    # the check kept (and any set derived from one), None where no text was involved
+    copy_checked: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as they were
     format_version: int = MANIFEST_VERSION
 
@@ -251,9 +256,21 @@ class GenerationManifest:
     def run_settings(self) -> dict[str, Any]:
         """What a resumed run must repeat: everything but the results and the version."""
         values = self.to_dict()
-        for key in (*RESULT_FIELDS, "checked_set", "format_version"):
+        for key in (*RESULT_FIELDS, "checked_set", "copy_checked", "format_version"):
             values.pop(key, None)
         return values
+
+    @property
+    def unchecked(self) -> bool:
+        """Whether the samples may copy the user's text, not yet checked: push-dataset refuses them."""
+        return self.checked_set is not None or self.copy_checked is False
+
+    def derived_copy_check(self, checked: bool) -> bool | None:
+        """What a set made from this one's samples records as ``copy_checked``: True when the text-copy rule
+        ``checked`` it, else this set's own state (a set derived from an unchecked one is unchecked)."""
+        if checked:
+            return True
+        return False if self.unchecked else self.copy_checked
 
     def with_results(self, **results: Any) -> GenerationManifest:
         """This manifest with a finished run's :data:`RESULT_FIELDS` (``None`` ones not recorded)."""
@@ -273,6 +290,13 @@ def read_manifest(output_dir: str | os.PathLike) -> GenerationManifest:
     if not isinstance(data, dict):
         raise ValueError(f"{manifest_path}: expected a JSON object (a generation manifest)")
     return GenerationManifest.migrate(data, str(manifest_path))
+
+
+def mark_unchecked(output_dir: str | os.PathLike) -> None:
+    """Record that a generated folder's samples may copy the user's text, unchecked (push-dataset refuses it)."""
+    manifest = read_manifest(output_dir)
+    if manifest.copy_checked is not False:
+        write_manifest(output_dir, replace(manifest, copy_checked=False))
 
 
 def write_manifest(output_dir: str | os.PathLike, manifest: GenerationManifest) -> Path:

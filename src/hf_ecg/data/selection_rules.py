@@ -26,8 +26,8 @@ DEFAULT_RULES = ("duplicate", "near-copy", "tag-leak", "whole", "consistent")
 RULE_DESCRIPTIONS = {
     "duplicate": "the same tokens as a gold sentence or an earlier sample",
     "near-copy": "ROUGE-L to the nearest gold sentence above the threshold",
-    "text-copy": "a run of max_shared_run tokens or more, outside the entity mentions, that a sentence of the user's "
-    "text (--unlabelled) holds",
+    "text-copy": "a sentence of the user's text (--unlabelled) copied: a run of max_shared_run of its words or more "
+    "(a mention standing for any name), the whole sentence with other names, or a ROUGE-L above near_copy_threshold",
     "tag-leak": "a word outside the entities that spells an entity tag's name (Dise, ase)",
     "whole": "incomplete, forced, cut, short, looping or two-sentence samples",
     "empty-slot": "a phrase left open before punctuation (with , / of .): a mention missing from the text",

@@ -10,10 +10,12 @@ generated samples as the folder's ``silver`` split, so that the folder holds a r
 The split is the row's origin: ``datasets.load_dataset(DIR)`` gives both, ``hf-ecg evaluate ner --synthetic DIR``
 trains on both, and the manifest's ``silver`` record says how many there are and what labelled them.
 
-``label_weights`` says, per token, whether its label is known: 1.0 where a labeller vouches for it, 0.0 where none
-does (a word the dictionary does not match may still be a name it lacks). A tagger leaves the unknown tokens out of
-its loss: ``hf-ecg evaluate ner`` does; with a plain ``Trainer``, set their label to -100 before aligning the labels
-to sub-words (``[t if w else -100 for t, w in zip(row["ner_tags"], row["label_weights"])]``).
+``label_weights`` is each token's weight on a tagger's loss: 1.0 a label taken as it is, 0.0 a token whose label is
+unknown (out of the loss), a fraction a label trusted that much. The dictionary's labelling writes 1.0 on every token,
+its ``O`` included (:func:`silver_weight_counts` counts a folder's); a labeller that marks unknown tokens writes 0.0
+on them. ``hf-ecg evaluate ner`` honours the weights; with a plain ``Trainer``, set the labels of 0.0 tokens to -100
+before aligning the labels to sub-words (``[t if w else -100 for t, w in zip(row["ner_tags"],
+row["label_weights"])]``), or weigh the loss (:class:`~hf_ecg.taggers.weighted.WeightedLossTrainer`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "load_silver",
     "recorded_silver",
     "silver_record",
+    "silver_weight_counts",
     "write_silver",
 ]
 
@@ -133,6 +136,21 @@ def _holds_silver(folder: str | os.PathLike, record: dict[str, Any] | None) -> b
             "--no-silver publishes a set without it)"
         )
     return False
+
+
+def silver_weight_counts(folder: str | os.PathLike) -> dict[str, int] | None:
+    """The silver split's ``label_weights``: how many tokens, how many at 0.0 (unknown) and how many between 0 and 1;
+    ``None`` when the folder has no split."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    shards = sorted(Path(folder, SILVER_DIR).glob("*.parquet"))
+    if not shards:
+        return None
+    weights = pc.list_flatten(pq.ParquetDataset(shards).read(columns=["label_weights"]).column("label_weights"))
+    unknown = pc.sum(pc.equal(weights, 0.0)).as_py() or 0
+    below_one = pc.sum(pc.less(weights, 1.0)).as_py() or 0
+    return {"tokens": len(weights), "unknown": unknown, "fractional": below_one - unknown}
 
 
 def load_silver(folder: str | os.PathLike) -> Corpus | None:

@@ -119,7 +119,8 @@ class ECGDatasetCardData:
     second_sentence_samples: int = 0  # a sentence ending, then a capitalised word, a number or an entity
     num_bytes: int = 0
     selection: dict[str, Any] | None = None  # the manifest's record of `hf-ecg filter`, when the data was selected
-    silver: dict[str, Any] | None = None  # the manifest's record of the silver split (data.silver), when it has one
+    # the manifest's record of the silver split (data.silver), when it has one, with its label_weights' counts
+    silver: dict[str, Any] | None = None
     balance: dict[str, Any] | None = None  # the balance asked and reached (synthetic.balance), per group
     baseline: dict[str, Any] | None = None  # a baseline folder's settings (their "method" names it); None: generated
     quality: dict[str, float] | None = None
@@ -202,7 +203,7 @@ class ECGDatasetCardData:
             "second_sentence_samples": second_sentences,
             "num_bytes": sum(shard.stat().st_size for shard in shards),
             "selection": manifest.selection,
-            "silver": manifest.silver,
+            "silver": _with_weights(data_dir, manifest.silver),
             "balance": {**manifest.balance, **(manifest.balance_reached or {})} if manifest.balance else None,
             "baseline": baseline,
             "source_datasets": [source] if source else None,
@@ -333,3 +334,10 @@ def write_dataset_card(data_dir: str | os.PathLike, fields: DatasetCardFields | 
     path = Path(data_dir) / "README.md"
     ECGDatasetCardData.from_generated(data_dir, **(fields or DatasetCardFields()).given()).to_dataset_card().save(path)
     return path
+
+
+def _with_weights(data_dir: Path, silver: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The silver split's record with the counts of its ``label_weights`` (``weights``), for the card."""
+    from ..data.silver import silver_weight_counts
+
+    return {**silver, "weights": silver_weight_counts(data_dir)} if silver else None

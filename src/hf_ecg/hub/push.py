@@ -66,46 +66,62 @@ def prepare_dataset_folder(
     *,
     repo_id: str | None = None,
     overwrite: bool = False,
-    without_silver: bool = False,
+    silver: bool | None = None,
     **card_fields: Any,
 ) -> Path:
     """Write the dataset repo for a folder that :func:`~hf_ecg.generate_dataset` wrote.
 
-    ``local_dir`` gets ``data/train-*.parquet`` (and the ``silver/`` split: the user's own text, labelled, unless
-    ``without_silver``: then neither the split nor its record in the manifest and card),
-    ``ecg_generation.json`` and a ``README.md``
-    dataset card (YAML: license, language, task, size, data files, features with the ClassLabel
-    names). ``card_fields`` set :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields (``license``,
+    ``local_dir`` gets ``data/train-*.parquet``, ``ecg_generation.json`` and a ``README.md`` dataset card (YAML:
+    license, language, task, size, data files, features with the ClassLabel names). A folder with a ``silver/``
+    split (the user's own text, labelled) needs ``silver`` said: ``True`` publishes the split, ``False`` leaves out
+    the split and its record in the manifest and card; ``None`` is refused, so that the text never leaves unasked.
+    ``card_fields`` set :class:`~hf_ecg.hub.dataset_card.ECGDatasetCardData` fields (``license``,
     ``language``, ``pretty_name``, ``quality``, ...). ``datasets.load_dataset(local_dir)`` reads it. A folder of
-    samples not yet checked against the private text (its manifest names its ``checked_set``: ``generate
-    --shareable``'s ``OUT-unfiltered``) is refused.
+    samples not checked against the private text (``generate --shareable``'s ``OUT-unfiltered``, or a set filtered
+    from one without the ``text-copy`` rule) is refused, and so is an unfinished one.
     """
-    from ..data.manifest import read_manifest, write_manifest
+    from ..data.dataset_format import read_generated
+    from ..data.manifest import write_manifest
     from ..data.outputs import DATASET, prepare_output
     from ..data.silver import SILVER_DIR, has_silver
 
     data_dir, local_dir = Path(data_dir), Path(local_dir)
     if repo_id is not None:
         check_repo_id(repo_id)
-    manifest = read_manifest(data_dir)  # checked here, copied below
-    if manifest.checked_set is not None:
-        raise ValueError(
-            f"{data_dir} holds the samples before the text-copy check, which may copy your text: "
+    manifest, _ = read_generated(data_dir, ["id"])  # a folder still being written is refused as such
+    if manifest.unchecked:
+        fix = (
             f"publish {manifest.checked_set}, the checked set"
+            if manifest.checked_set
+            else "check it first (hf-ecg filter --rule text-copy --unlabelled TEXT)"
         )
-    silver = not without_silver and has_silver(data_dir)  # a recorded split that is gone: refused here
-    if without_silver:
+        raise ValueError(f"{data_dir} holds samples not checked against your text, which may copy it: {fix}")
+    holds_silver = silver is not False and has_silver(data_dir)  # a recorded split that is gone: refused here
+    if holds_silver and silver is None:
+        raise ValueError(silver_question(data_dir))
+    if not holds_silver:
         card_fields = {**card_fields, "silver": None}
     card = ECGDatasetCardData.from_generated(data_dir, repo_id=repo_id, **card_fields)  # validates first
     prepare_output(local_dir, DATASET, overwrite=overwrite, inputs=[data_dir])
     (local_dir / "data").mkdir()
     for shard in sorted((data_dir / "data").glob("*.parquet")):
         shutil.copy2(shard, local_dir / "data" / shard.name)
-    if silver:  # the card declares the split: its files go with it
+    if holds_silver:  # the card declares the split: its files go with it
         shutil.copytree(data_dir / SILVER_DIR, local_dir / SILVER_DIR)
-    write_manifest(local_dir, manifest if silver else replace(manifest, silver=None))
+    write_manifest(local_dir, manifest if holds_silver else replace(manifest, silver=None))
     card.to_dataset_card().save(local_dir / "README.md")
     return local_dir
+
+
+def silver_question(data_dir: str | os.PathLike) -> str:
+    """What a push of a folder with a silver split, and no word on it, answers."""
+    from ..data.silver import recorded_silver
+
+    sentences = (recorded_silver(data_dir) or {}).get("sentences", "its")
+    return (
+        f"{data_dir} holds a silver split: {sentences} sentences of your own text, labelled; publish them with "
+        "silver=True (--silver), or leave them out with silver=False (--no-silver)"
+    )
 
 
 def _read_ner_report(report: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
@@ -214,16 +230,16 @@ def push_dataset(
     local_dir: str | os.PathLike | None = None,
     token: str | None = None,
     overwrite: bool = False,
-    without_silver: bool = False,
+    silver: bool | None = None,
     **card_fields: Any,
 ) -> str:
-    """Upload a generated dataset with its card to ``repo_id`` (a dataset repo, created if needed);
-    ``without_silver`` leaves its silver split (the user's own text) out.
+    """Upload a generated dataset with its card to ``repo_id`` (a dataset repo, created if needed); a folder with
+    a silver split (the user's own text) needs ``silver``: ``True`` publishes it, ``False`` leaves it out.
 
     With ``local_dir``, only write the folder that would be uploaded there and return its path.
     Otherwise return the repo URL.
     """
-    options = {"repo_id": repo_id, "without_silver": without_silver, **card_fields}
+    options = {"repo_id": repo_id, "silver": silver, **card_fields}
     if local_dir is not None:
         prepare_dataset_folder(data_dir, local_dir, overwrite=overwrite, **options)
         return str(local_dir)

@@ -31,6 +31,7 @@ from ..runtime.mention_sources import NamesAsMentions
 from ..runtime.mentions import MentionBank, mention_list_files
 from ..runtime.tags import Span, spans_to_tags
 from .dictionary_files import DictionaryError, ontology_source, read_json_names, read_name_list, read_ontology
+from .function_words import FUNCTION_WORDS
 from .labeller import joined_spans, label_sentences
 
 __all__ = ["Dictionary", "DictionaryError", "DictionaryNames", "name_key"]
@@ -60,8 +61,14 @@ _SEPARATORS = ",;:"
 
 def looked_up(key: str) -> bool:
     """Whether a name with this :func:`name_key` is looked up (and fills slots): :data:`MIN_NAME_LENGTH` characters
-    or more, and no separator at either end."""
-    return len(key) >= MIN_NAME_LENGTH and key[0] not in _SEPARATORS and key[-1] not in _SEPARATORS
+    or more, no separator at either end, and not an English function word
+    (:data:`~hf_ecg.labelling.function_words.FUNCTION_WORDS`)."""
+    return (
+        len(key) >= MIN_NAME_LENGTH
+        and key[0] not in _SEPARATORS
+        and key[-1] not in _SEPARATORS
+        and key not in FUNCTION_WORDS
+    )
 
 
 def name_key(tokens: Sequence[str]) -> str:
@@ -185,6 +192,11 @@ class Dictionary:
     def __repr__(self) -> str:
         counts = ", ".join(f"{label}: {len(self.names[label])}" for label in self.types)
         return f"Dictionary({counts})"
+
+    def function_words(self) -> list[str]:
+        """Its names that are English function words (``the``, ``was``), which it never looks up, sorted."""
+        keys = {name_key(name) for names in self.names.values() for name in names}
+        return sorted(key for key in keys if key in FUNCTION_WORDS and looked_up(key.upper()))
 
     def type_of(self, tokens: Sequence[str]) -> str | None:
         """The type whose name ``tokens`` are (case and spaces aside), or None."""

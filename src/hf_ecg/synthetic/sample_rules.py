@@ -28,9 +28,8 @@ class Selection:
     kept: list[int]
     dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
     relabelled: dict[int, list[str]] = field(default_factory=dict)
-    #: the ``text-copy`` rule's measure of every sample it judged: how many share a longest run of each length
-    #: with the user's text (``"<4"``: under the index's 4 tokens), and the mean and largest ROUGE-L of the
-    #: sentence holding it
+    #: the ``text-copy`` rule's record (:func:`~hf_ecg.synthetic.shared_runs.copy_record`): what every sample it
+    #: judged shares with the user's text, and the most that a kept sample shares
     shared_runs: dict[str, Any] | None = None
 
     @property
@@ -99,7 +98,12 @@ def select_samples(
         kept = kept[: config.target_size]
     kept_set = set(kept)
     relabelled = {i: t for i, t in run.relabelled.items() if i in kept_set}
-    return Selection(kept=kept, dropped_by=run.dropped_by, relabelled=relabelled, shared_runs=run.shared_runs)
+    shared_runs = None
+    if "text-copy" in config.rules:
+        from .shared_runs import copy_record
+
+        shared_runs = copy_record(run.text_runs, kept, config, len(unlabelled))
+    return Selection(kept=kept, dropped_by=run.dropped_by, relabelled=relabelled, shared_runs=shared_runs)
 
 
 def check_rule_inputs(
@@ -132,7 +136,7 @@ class _RuleRun:
     dropped_by: list[str | None]
     relabelled: dict[int, list[str]] = field(default_factory=dict)
     probabilities: dict[int, Any] = field(default_factory=dict)
-    shared_runs: dict[str, Any] | None = None
+    text_runs: dict[int, Any] = field(default_factory=dict)  # per judged sample, what it shares with the text
 
     def alive(self) -> list[int]:
         """The samples no rule has dropped yet."""
@@ -175,23 +179,14 @@ class _RuleRun:
                 self.dropped_by[i] = "near-copy"
 
     def _text_copy(self, candidates: list[int]) -> None:
-        from .shared_runs import SharedRunIndex, run_distribution
+        from .shared_runs import SharedRunIndex, is_copy
 
-        index = SharedRunIndex(self.unlabelled, k=min(4, self.config.max_shared_run))  # a run at the threshold counts
-        runs = []
+        index = SharedRunIndex(self.unlabelled)
         for i in candidates:
-            run = index.longest_run(self.tokens[i], [tag != "O" for tag in self.tags[i]])
-            runs.append(run)
-            if run.length >= self.config.max_shared_run:
+            run = index.compare(self.tokens[i], [tag != "O" for tag in self.tags[i]])
+            self.text_runs[i] = run
+            if is_copy(run, self.config):
                 self.dropped_by[i] = "text-copy"
-        scores = [run.rouge_l for run in runs]
-        self.shared_runs = {
-            "text_sentences": len(self.unlabelled),
-            "max_shared_run": self.config.max_shared_run,
-            "longest_run": run_distribution(runs, index.k),
-            "rouge_l_mean": round(sum(scores) / len(scores), 4) if scores else 0.0,
-            "rouge_l_max": round(max(scores, default=0.0), 4),
-        }
 
     def _tag_leak(self, candidates: list[int]) -> None:
         gold = self.gold

@@ -166,20 +166,30 @@ def filter_generated(
     record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
     if (source / SILVER_DIR).is_dir():  # the recipe's silver sentences are not selected: they go along whole
         shutil.copytree(source / SILVER_DIR, output / SILVER_DIR, dirs_exist_ok=True)
-    _write_kept_manifest(output, manifest, kept.num_rows, record)
+    _write_kept_manifest(output, manifest, kept.num_rows, record, "text-copy" in config.rules)
     _mark_copy_checked(source, manifest, output, config)
     write_dataset_card(output, card_fields)
     logger.info("kept %d of %d samples (%s) in %s", kept.num_rows, rows.num_rows, selection.dropped, output)
     return output
 
 
-def _write_kept_manifest(output: Path, manifest: GenerationManifest, kept: int, record: dict[str, Any]) -> None:
-    """The kept folder's manifest: the source's, with the kept count and the selection record."""
+def _write_kept_manifest(
+    output: Path, manifest: GenerationManifest, kept: int, record: dict[str, Any], copy_checked: bool
+) -> None:
+    """The kept folder's manifest: the source's, with the kept count and the selection record; checked against the
+    text when the text-copy rule ran, else as checked as its source (one kept from an unchecked set is unchecked)."""
     from ..data.manifest import write_manifest
 
     write_manifest(
         output,
-        replace(manifest, num_samples=kept, label_names=record["label_names"], selection=record, checked_set=None),
+        replace(
+            manifest,
+            num_samples=kept,
+            label_names=record["label_names"],
+            selection=record,
+            checked_set=None,
+            copy_checked=manifest.derived_copy_check(copy_checked),
+        ),
     )
 
 
@@ -188,8 +198,8 @@ def _mark_copy_checked(source: Path, manifest: GenerationManifest, output: Path,
     copy the private text, and push-dataset refuses it."""
     from ..data.manifest import write_manifest
 
-    if "text-copy" in config.rules and manifest.checked_set != str(output):
-        write_manifest(source, replace(manifest, checked_set=str(output)))
+    if "text-copy" in config.rules and (manifest.checked_set != str(output) or manifest.copy_checked is not False):
+        write_manifest(source, replace(manifest, checked_set=str(output), copy_checked=False))
 
 
 def _settings(

@@ -25,13 +25,17 @@ class SelectionConfig:
         metadata={"help": f"rules in the order they run, from {', '.join(RULES)}"},
     )
     near_copy_threshold: float = field(
-        default=0.8, metadata={"help": "near-copy: drop a sample whose ROUGE-L to the nearest gold sentence is above"}
+        default=0.8,
+        metadata={
+            "help": "near-copy and text-copy: drop a sample whose ROUGE-L to the nearest gold sentence (near-copy) or "
+            "sentence of your text (text-copy) is above"
+        },
     )
     max_shared_run: int = field(
         default=8,
         metadata={
-            "help": "text-copy: drop a sample that shares a run of this many tokens or more with a sentence of your "
-            "text, outside its entity mentions"
+            "help": "text-copy: drop a sample that shares a run of this many words or more with a sentence of your "
+            "text, each of its mentions standing for any name"
         },
     )
     extra_threshold: float = field(
@@ -73,7 +77,7 @@ class SelectionConfig:
         if not 0.0 <= self.near_copy_threshold <= 1.0:
             raise ValueError(f"near_copy_threshold is a ROUGE-L score, in [0, 1]; got {self.near_copy_threshold}")
         if self.max_shared_run < 1:
-            raise ValueError(f"max_shared_run is a number of tokens, at least 1; got {self.max_shared_run}")
+            raise ValueError(f"max_shared_run is a number of words, at least 1; got {self.max_shared_run}")
         if not 0.0 < self.extra_threshold <= 1.0:
             raise ValueError(f"extra_threshold must be in (0, 1], got {self.extra_threshold}")
         if self.target_size is not None and self.target_size < 1:

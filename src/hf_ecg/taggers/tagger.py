@@ -53,7 +53,8 @@ class NERConfig:
         default="auto",
         metadata={
             "help": "how synthetic data enters training: two-stage (synthetic first, then gold), oversample (gold "
-            "repeated to gold_share of the set), concat, or auto (default: oversample for silver, else two-stage)",
+            "repeated to gold_share of the set), concat, or auto (default: oversample where the silver's dictionary "
+            "finds half the gold names or more, else two-stage)",
             "choices": list(RECIPES),
         },
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,19 +81,47 @@ def add_text_templates(
     text: Sequence[Sequence[str]] | None,
     dictionary: Dictionary | None,
     args: ECGTrainingArguments,
+    *,
+    plan: logging.Logger | None = None,
 ) -> tuple[datasets.DatasetDict, dict[str, Any] | None]:
     """``blocks`` with the template blocks of :func:`text_sentences` added to its ``train`` split
     (``args.text_sentences`` of them: :func:`text_sentence_count`), and the card's record of them (with the blocks
-    added); ``blocks`` as they are and ``None`` without text."""
+    added); ``blocks`` as they are and ``None`` without text. ``plan`` is told first what judging the text costs
+    (:func:`judging_plan`): minutes of tagger training before the generator's."""
     from .own_sentences import with_templates
 
     if text is None or dictionary is None:
         return blocks, None
+    if plan is not None:
+        plan.info("%s", judging_plan(len(gold)))
     count = text_sentence_count(len(gold), args.text_sentences)
     added = text_sentences(gold, text, dictionary, count, seed=args.seed)
     train = with_templates(blocks["train"], added.corpus, args.layout)
     record = {**added.record, "blocks": train.num_rows - blocks["train"].num_rows}
     return datasets.DatasetDict({**blocks, "train": train}), record
+
+
+#: A MiniLM tagger's training steps a second on two CPU cores (batch 8), for the plan's estimate.
+CPU_TAGGER_STEPS_PER_SECOND = 3.0
+
+
+def judging_plan(gold_sentences: int) -> str:
+    """What judging the text's sentences costs before the generator trains: the gold taggers' training steps and,
+    on a machine without a GPU, about how long they take."""
+    import torch
+
+    from ..synthetic.selection import SelectionConfig
+
+    config = SelectionConfig(tagger_seeds=list(TAGGER_SEEDS))
+    steps = len(TAGGER_SEEDS) * math.ceil(config.tagger_epochs * math.ceil(gold_sentences / config.tagger_batch_size))
+    line = (
+        f"first, {len(TAGGER_SEEDS)} gold taggers ({config.tagger_model}, {config.tagger_epochs:g} epochs of the "
+        f"{gold_sentences} gold sentences each: {steps} steps) learn to judge your text's sentences"
+    )
+    if torch.cuda.is_available():
+        return line
+    minutes = round(steps / CPU_TAGGER_STEPS_PER_SECOND / 60)
+    return f"{line}; " + (f"about {minutes} min on 2 CPU cores" if minutes else "under a minute on 2 CPU cores")
 
 
 @dataclass

@@ -160,7 +160,7 @@ def train_ecg_model(
     record = read_training_record(args.output_dir) if resume else None  # None: a new training, or none recorded
     check_resumed_settings(args.output_dir, record, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
-    blocks, text_record = add_text_templates(blocks, corpus, text, dictionary, args)
+    blocks, text_record = add_text_templates(blocks, corpus, text, dictionary, args, plan=PLAN_LOGGER)
     requested_own = 0 if text_record and args.own_sentences is None else args.own_sentences
     own_count = own_sentence_count(len(corpus), requested_own, trial=is_trial(args))
     check_not_finished(args.output_dir, record, own_count)
