@@ -85,6 +85,21 @@ def test_rouge_l_by_hand():
     assert rouge_l([], cat) == 0.0
 
 
+@given(
+    a=st.lists(st.sampled_from("abcde"), max_size=70),
+    b=st.lists(st.sampled_from("abcde"), max_size=70),
+)
+def test_the_bit_parallel_lcs_is_the_table_s(a, b):
+    """The LCS length computed a token of one sentence at a time on integers is the dynamic programme's."""
+    from hf_ecg.evaluation.quality import _lcs
+
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            table[i + 1][j + 1] = table[i][j] + 1 if x == y else max(table[i][j + 1], table[i + 1][j])
+    assert _lcs(a, b) == table[-1][-1] == _lcs(b, a)
+
+
 def test_gold_against_itself_gives_rouge_l_one(tmp_path):
     gold = [s.tokens for s in read_conll(toy_corpus(tmp_path / "toy.tsv"))]
     assert nearest_rouge_l(gold, gold) == [1.0] * len(gold)

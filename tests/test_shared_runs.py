@@ -38,7 +38,7 @@ def matches(parts, sentence, at, whole):
 
 def brute_force(tokens, masked, sentences, width=6):
     """The longest run (words counted, each slot standing for 0 to its width words), whether the sample is a whole
-    sentence, and the highest ROUGE-L, case aside, by trying everything."""
+    sentence (its words at least half of it), and the highest ROUGE-L, case aside, by trying everything."""
     from hf_ecg.evaluation.quality import rouge_l
 
     parts = elements(tokens, masked, width)
@@ -50,7 +50,7 @@ def brute_force(tokens, masked, sentences, width=6):
             if words > best and any(matches(parts[a:b], s, i, False) for s in folded for i in range(len(s) + 1)):
                 best = words
     words = sum(isinstance(p, str) for p in parts)
-    whole = words >= 2 and any(matches(parts, s, 0, True) for s in folded)
+    whole = words >= 2 and any(len(s) <= 2 * words and matches(parts, s, 0, True) for s in folded)
     rouge = max(rouge_l([t.casefold() for t in tokens], s) for s in folded)
     return best, whole, rouge
 

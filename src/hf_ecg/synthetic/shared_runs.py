@@ -5,7 +5,8 @@ For each sample, :meth:`SharedRunIndex.compare` finds, against every sentence of
 - the longest **run** of the sample's words outside its entity mentions that one sentence holds in order, where each
   mention stands for any stretch of 0 to ``max_slot_tokens`` words of the sentence (the same name, another name, or
   none): a copied sentence whose names were swapped, or whose names the text holds too, shares its whole run;
-- whether the sample **is a whole sentence** of the text, each of its mentions standing for such a stretch;
+- whether the sample **is a whole sentence** of the text, each of its mentions standing for such a stretch, its own
+  words at least half of that sentence (the same sentence with other names);
 - its highest **ROUGE-L** F1 with any sentence of the text (exact: the one the card reports).
 
 The text is read once into an inverted index of its words and of its pairs of neighbouring words (``numpy`` arrays).
@@ -36,8 +37,8 @@ _CHUNK = 512  # sentences compared at once
 class SharedRun:
     """What a sample shares with the text: the ``length`` of its longest run (words outside its mentions, 0 when
     none), the index of a text ``sentence`` that holds it, whether the sample is a ``whole`` sentence of the text
-    with its mentions standing for that sentence's words, and its highest ``rouge_l`` F1 with a text sentence
-    (``nearest``)."""
+    with its mentions standing for that sentence's other words (at most as many as its own), and its highest
+    ``rouge_l`` F1 with a text sentence (``nearest``)."""
 
     length: int
     sentence: int | None
@@ -157,12 +158,14 @@ class SharedRunIndex:
         return best, where
 
     def _whole(self, elements: list[int], words: np.ndarray) -> bool:
-        """Whether the sample, its mentions standing for stretches of words, is a whole sentence of the text (a sample
-        of fewer than two words outside its mentions is left to the run and ROUGE-L)."""
+        """Whether the sample, its mentions standing for stretches of words, is a whole sentence of the text of which
+        its own words are at least half (so that ``<name> and <name> .`` is not every short sentence with an
+        ``and``); a sample of fewer than two words outside its mentions is left to the run and ROUGE-L."""
         if len(words) < 2 or (words < 0).any():
             return False
         slots = [-e - 10 for e in elements if e < -2]
-        fits = (self._words.shared(words) == len(words)) & (self._lengths <= len(words) + sum(slots))
+        longest = min(len(words) + sum(slots), 2 * len(words))
+        fits = (self._words.shared(words) == len(words)) & (self._lengths <= longest)
         candidates = np.flatnonzero(fits & (self._lengths >= len(words)))
         for start in range(0, len(candidates), _CHUNK):
             text, _ = self._gather(candidates[start : start + _CHUNK])
