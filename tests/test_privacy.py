@@ -307,3 +307,41 @@ def test_library_messages_speak_the_command_s_options(tmp_path, model, capsys):
     assert main([*argv, "--near-copy-threshold", "2"]) == 2
     err = capsys.readouterr().err
     assert "--near-copy-threshold is a ROUGE-L score" in err and "near_copy_threshold" not in err
+
+
+def test_a_push_of_an_unfinished_folder_says_it_is_unfinished_not_that_its_silver_split_is_gone(tmp_path, model, capsys):
+    import shutil
+
+    text = write_text(tmp_path / "private.txt")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model), "-n", "4", "-o", str(out), "--max-block-tokens", "6"]
+    assert main([*argv, "--dictionary", str(write_dictionary(tmp_path / "d")), "--unlabelled", str(text)]) == 0
+    shutil.rmtree(out / "silver")  # as a run stopped before its finish leaves it: shards waiting, no split yet
+    (out / "data").rename(out / "unfinished")
+    capsys.readouterr()
+    for said in ([], ["--silver"], ["--no-silver"]):
+        pushed = tmp_path / "pushed"
+        assert main(["push-dataset", "--data", str(out), "--repo-id", "me/set", "--local-dir", str(pushed), *said]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is an unfinished generation" in err[0] and "silver" not in err[0]
+        assert not pushed.exists()
+
+
+def test_train_and_evaluate_speak_of_their_options_and_costs(tmp_path, monkeypatch, capsys):
+    from hf_ecg import modeling
+    from tiny import save_tiny_model
+
+    data = toy_corpus(tmp_path / "toy.tsv")
+    names = tmp_path / "names.json"
+    names.write_text('{"Chemical": ["Aspirin"], "Disease": ["fever"]}', encoding="utf-8")
+    argv = ["train", "--data", str(data), "--model", str(save_tiny_model(tmp_path / "base")), "-o", str(tmp_path / "m")]
+    text = ["--unlabelled", str(write_text(tmp_path / "text.txt")), "--dictionary", str(names)]
+    assert main([*argv, *text, "--text-sentences", "0", "--max-steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--text-sentences must be >= 1" in err and "text_sentences" not in err
+    assert not (tmp_path / "m").exists()
+
+    monkeypatch.setattr(modeling, "inference_dtype", lambda name, device="cpu": "float32")  # a CPU without it
+    ner = ["evaluate", "ner", "--train", str(tmp_path / "missing.tsv"), "--test", str(data), "--bf16"]
+    assert main(ner) == 2  # refused for its missing file, after the note, before any training
+    assert "--bf16: this CPU has no native bfloat16" in capsys.readouterr().err
