@@ -4,8 +4,10 @@
 should read one file, not the runtime package's modules. This script joins the modules of ``hf_ecg.runtime``
 (``REMOTE_CODE_MODULES``) into one, the way transformers keeps a model's code in one generated
 ``modeling_*.py``: each module's text as it is, dependencies first, with its relative imports dropped (the names
-they import are the file's own) and one ``from __future__`` line on top. It stops when two modules define one
-name. ``--check`` exits 1 when the committed file differs from what the runtime package gives now::
+they import are the file's own), its other imports gathered once on top under one ``from __future__`` line, and
+the whole sorted and formatted by ruff, as transformers formats its generated files: the file passes the project's
+lint as shipped. It stops when two modules define one name. ``--check`` exits 1 when the committed file differs
+from what the runtime package gives now::
 
     python scripts/bundle_remote_code.py          # write it
     python scripts/bundle_remote_code.py --check  # is it current? (a test runs this)
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import subprocess
 import sys
 from graphlib import TopologicalSorter
 from pathlib import Path
@@ -54,11 +57,21 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names - {"__all__"}
 
 
-def _without(source: str, tree: ast.Module) -> str:
-    """``source`` less its relative imports, ``from __future__`` line and ``__all__``; a block left empty by
-    a dropped import gets ``pass``."""
+def _is_moved_import(node: ast.stmt, tree: ast.Module) -> bool:
+    """A module-level absolute import (not ``from __future__``): gathered on top of the file."""
+    if node not in tree.body:
+        return False
+    return isinstance(node, ast.Import) or (
+        isinstance(node, ast.ImportFrom) and node.level == 0 and node.module != "__future__"
+    )
+
+
+def _without(source: str, tree: ast.Module) -> tuple[str, list[str]]:
+    """``source`` less its relative imports, ``from __future__`` line, ``__all__`` and module-level imports (a
+    block left empty by a dropped import gets ``pass``), and those module-level imports' text."""
     lines = source.splitlines()
     dropped: dict[int, int] = {}  # first line (0-based) -> last line
+    moved: list[str] = []
     for node in ast.walk(tree):
         relative = isinstance(node, ast.ImportFrom) and (node.level > 0 or node.module == "__future__")
         names_all = (
@@ -66,7 +79,9 @@ def _without(source: str, tree: ast.Module) -> str:
             and isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
         )
-        if relative or names_all:
+        if _is_moved_import(node, tree):
+            moved.append(ast.unparse(node))
+        if relative or names_all or _is_moved_import(node, tree):
             dropped[node.lineno - 1] = node.end_lineno - 1
     passes: dict[int, str] = {}
     for parent in ast.walk(tree):
@@ -82,7 +97,21 @@ def _without(source: str, tree: ast.Module) -> str:
             kept += [passes[number]] if number in passes else []
         if number > skip_to:
             kept.append(line)
-    return "\n".join(kept).strip("\n") + "\n"
+    return "\n".join(kept).strip("\n") + "\n", moved
+
+
+def _ruff(text: str, *command: str) -> str:
+    """``text`` through ``ruff COMMAND`` (the project's settings), as the bundle's own file."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, "--stdin-filename", str(BUNDLE), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"ruff {' '.join(command)} failed on the bundle:\n{done.stderr or done.stdout}")
+    return done.stdout
 
 
 def bundle() -> str:
@@ -100,11 +129,16 @@ def bundle() -> str:
         for name, tree in trees.items()
     }
     order = list(TopologicalSorter(graph).static_order())
-    parts = [HEADER + FUTURE + "\n"]
+    imports: dict[str, None] = {}
+    bodies = []
     for name in order:
         source = (RUNTIME / name).read_text(encoding="utf-8")
-        parts.append(f"\n\n# ---- {name} " + "-" * (113 - len(name)) + "\n\n" + _without(source, trees[name]))
-    return "".join(parts)
+        body, moved = _without(source, trees[name])
+        imports.update(dict.fromkeys(moved))
+        bodies.append(f"\n\n# ---- {name} " + "-" * (112 - len(name)) + "\n\n" + body)
+    text = HEADER + FUTURE + "\n\n" + "\n".join(imports) + "\n" + "".join(bodies)
+    text = _ruff(text, "check", "--fix", "--select", "I,F811", "--exit-zero", "--quiet")
+    return _ruff(text, "format", "--quiet")
 
 
 def main(argv: list[str] | None = None) -> int:

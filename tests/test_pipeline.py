@@ -262,6 +262,23 @@ def test_the_one_file_of_remote_code_is_current_and_defines_each_name_once():
     assert "from ." not in text and text.count("from __future__ import annotations") == 1
 
 
+def test_the_one_file_of_remote_code_passes_the_project_s_lint_as_shipped():
+    """Generated like transformers' modeling files: its imports gathered on top, sorted and formatted by ruff, so
+    that the project's lint covers it as it is (nothing excluded)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    bundle = root / "src" / "hf_ecg" / "remote_code" / "ecg_pipeline.py"
+    for command in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, str(bundle)], cwd=root, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    head = bundle.read_text(encoding="utf-8").split("\n# ---- ", 1)[0]
+    assert "import torch" in head  # every module's imports on top, none left below
+
+
 def test_the_mention_writer_samples_at_the_decoders_temperature(gen):
     """`gen(..., temperature=0.8)` wrote templates at 0.8 and mentions at 1.0, while `generate_dataset` gave
     its mention writer the decoding temperature and top-p (issue 49, item 3): the forward step decodes and fills

@@ -309,7 +309,7 @@ def test_library_messages_speak_the_command_s_options(tmp_path, model, capsys):
     assert "--near-copy-threshold is a ROUGE-L score" in err and "near_copy_threshold" not in err
 
 
-def test_a_push_of_an_unfinished_folder_says_it_is_unfinished_not_that_its_silver_split_is_gone(tmp_path, model, capsys):
+def test_a_push_of_an_unfinished_folder_says_it_is_unfinished_not_that_its_silver_is_gone(tmp_path, model, capsys):
     import shutil
 
     text = write_text(tmp_path / "private.txt")

@@ -7,18 +7,38 @@ name), dependencies first; edit those modules, not this file.
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import random
+import re
+import shutil
+import unicodedata
+from collections import Counter, deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from enum import Enum
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Protocol, Union, runtime_checkable
 
-# ---- files.py ---------------------------------------------------------------------------------------------------------
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    DynamicCache,
+    LogitsProcessor,
+    LogitsProcessorList,
+    Pipeline,
+    TemperatureLogitsWarper,
+    TopPLogitsWarper,
+)
+from transformers.cache_utils import DynamicLayer
+from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+# ---- files.py --------------------------------------------------------------------------------------------------------
 
 """Reading the JSON files hf_ecg writes (manifests, ``ecg_config.json``, card data, reports) and the ones users
 give (mentions, quality reports): a file that is not JSON is one error naming the file and line."""
-
-
-import json
-import os
-from pathlib import Path
-from typing import Any
-
 
 
 def read_json(path: str | os.PathLike, what: str = "JSON") -> Any:
@@ -35,7 +55,7 @@ def read_json(path: str | os.PathLike, what: str = "JSON") -> Any:
         raise ValueError(f"{path}: not UTF-8 text; expected {what}") from None
 
 
-# ---- tags.py ----------------------------------------------------------------------------------------------------------
+# ---- tags.py ---------------------------------------------------------------------------------------------------------
 
 """Tag schemes (IOB2/BIO, IOB1, BIOES) and entity spans.
 
@@ -44,12 +64,6 @@ everything downstream works on spans and writes IOB2 with :func:`spans_to_tags`.
 Malformed sequences are repaired (and counted) unless ``strict`` is set, in
 which case a :class:`TagError` names the offending position.
 """
-
-
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 
 #: Canonical scheme names; aliases are accepted by :func:`normalize_scheme`.
@@ -270,7 +284,7 @@ def marked(tokens: Sequence[str], tags: Sequence[str]) -> str:
     return " ".join(words)
 
 
-# ---- text_files.py ----------------------------------------------------------------------------------------------------
+# ---- text_files.py ---------------------------------------------------------------------------------------------------
 
 """Reading a user's text file: one policy for every reader of what users give (labelled corpora, mention lists, name
 dictionaries and their JSON files, group tables, unlabelled text).
@@ -285,13 +299,6 @@ dictionaries and their JSON files, group tables, unlabelled text).
 - A control character other than the tab, a surrogate, a private-use character, or a line or paragraph separator
   (U+2028, U+2029) inside a line is refused, naming the file and line: it would become part of a token.
 """
-
-
-import json
-import os
-import unicodedata
-from pathlib import Path
-from typing import Any
 
 
 #: Characters refused inside a line: control (but the tab), surrogate, private use, line and paragraph separators.
@@ -378,7 +385,7 @@ def _visible_strings(value: Any) -> Any:
     return value
 
 
-# ---- words.py ---------------------------------------------------------------------------------------------------------
+# ---- words.py --------------------------------------------------------------------------------------------------------
 
 """Words of generated text, split the way the training corpus is tokenized.
 
@@ -389,12 +396,6 @@ the front of a word, punctuation off its end. Corpus tokens that this rule would
 (``e.g.``, ``'s``, ``5'``) are learnt from the training corpus (:func:`word_exceptions`) and kept
 whole, so on the training corpus the split is the identity.
 """
-
-
-import re
-import unicodedata
-from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
 
 
 #: Characters split off the front of a word.
@@ -624,19 +625,11 @@ def visible(text: str) -> str:
     )
 
 
-# ---- decoding_cache.py ------------------------------------------------------------------------------------------------
+# ---- decoding_cache.py -----------------------------------------------------------------------------------------------
 
 """The batched decoder's rows and KV cache: a template in flight (:class:`TemplateRow`), a preallocated slot layer
 per model layer, rows that decode together (:class:`RowBatch`), and the helpers that group prefills by length and
 read a row's live columns."""
-
-
-from dataclasses import dataclass, field
-from typing import Any
-
-import torch
-from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
 
 
 #: A row's kept keys and values, per layer: ``(keys, values)``, each ``[heads, positions, dim]``.
@@ -985,7 +978,7 @@ class TemplateRow:
         return True
 
 
-# ---- sampler.py -------------------------------------------------------------------------------------------------------
+# ---- sampler.py ------------------------------------------------------------------------------------------------------
 
 """The draw of one token per row, for templates and written mentions alike: one set of sampling settings
 (:class:`SamplingParams`, from :class:`~hf_ecg.runtime.decoding_config.DecodingConfig`), read the same way by both.
@@ -995,15 +988,6 @@ writer with a uniform number per row from the row's own random stream (:meth:`Sa
 template's mentions do not depend on the batch it is written in). Both keep the ``top_k`` most likely tokens,
 apply the temperature and ``top_p``, and without sampling take the most likely token.
 """
-
-
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
-import torch
-from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
-
 
 
 @dataclass(frozen=True)
@@ -1064,7 +1048,7 @@ class Sampler:
         return (candidates.gather(1, choice) if candidates is not None else choice).squeeze(1).tolist()
 
 
-# ---- decoding_constraint.py -------------------------------------------------------------------------------------------
+# ---- decoding_constraint.py ------------------------------------------------------------------------------------------
 
 """The entity constraint, as a ``transformers`` logits processor: in each row, of the structural tokens
 (entity tags, ``<ENDTEXT>``, the segment tokens, the tokenizer's special tokens) only the row's requested
@@ -1078,13 +1062,6 @@ takes for one block::
                                                  max_block_tokens=64)
     model.generate(prompts, logits_processor=LogitsProcessorList([constraint]), eos_token_id=stop_ids, ...)
 """
-
-
-from collections.abc import Sequence
-
-import torch
-from transformers import LogitsProcessor
-
 
 
 class EntityConstraintLogitsProcessor(LogitsProcessor):
@@ -1159,7 +1136,7 @@ class EntityConstraintLogitsProcessor(LogitsProcessor):
         return self.constrain(scores.clone(), self.targets, full, unended)
 
 
-# ---- char_boundaries.py -----------------------------------------------------------------------------------------------
+# ---- char_boundaries.py ----------------------------------------------------------------------------------------------
 
 """Whole characters in generated text: which tokens a byte-level vocabulary may write next so that a block's bytes
 stay valid UTF-8.
@@ -1173,15 +1150,6 @@ The decoders mask the rest before they draw (and keep a block's tag back until i
     boundaries = CharacterBoundaries(tokenizer)
     boundaries.mask(scores, [boundaries.state(block_ids) for block_ids in rows])
 """
-
-
-import re
-from collections.abc import Sequence
-from typing import Any
-
-import torch
-from transformers import LogitsProcessor
-from transformers.convert_slow_tokenizer import bytes_to_unicode
 
 
 _BYTE_FALLBACK = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -1329,7 +1297,7 @@ class CharacterBoundaryLogitsProcessor(LogitsProcessor):
         return scores
 
 
-# ---- blocks.py --------------------------------------------------------------------------------------------------------
+# ---- blocks.py -------------------------------------------------------------------------------------------------------
 
 """Entity templates, block decomposition and the contextual Q&A layout.
 
@@ -1342,12 +1310,6 @@ Everything here has an exact inverse: :func:`recompose` gives back the tokens an
 that :func:`decompose` took apart, and :func:`template_from_qa` gives back the template
 from the Q&A samples of its last block.
 """
-
-
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-
 
 
 #: Ends the final block of every sentence; the question of the final Q&A sample.
@@ -1644,7 +1606,7 @@ def verify_roundtrip(tokens: Sequence[str], spans: Sequence[Span], *, reserved_t
         raise RoundTripError("the final Q&A sample does not give back the template")
 
 
-# ---- mentions.py ------------------------------------------------------------------------------------------------------
+# ---- mentions.py -----------------------------------------------------------------------------------------------------
 
 """The mention bank: per entity type, the mentions of a corpus with their counts.
 
@@ -1652,16 +1614,6 @@ Filling a generated template draws from it: ``random`` (uniform over distinct
 mentions, the paper) or ``weighted`` (by corpus frequency). A bank also comes from a user's
 plain-text mention lists, one file per type (:func:`read_mention_list`, :meth:`MentionBank.from_list_files`).
 """
-
-
-import os
-import random
-import unicodedata
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Protocol
-
 
 
 FILL_STRATEGIES = ("random", "weighted")
@@ -1904,19 +1856,11 @@ class MentionBank:
         return f"MentionBank({sizes})"
 
 
-# ---- decoding_slots.py ------------------------------------------------------------------------------------------------
+# ---- decoding_slots.py -----------------------------------------------------------------------------------------------
 
 """The decode cache's slots, the model runner's state in the batched decoder: a prefilled row copied into a slot
 (right-aligned), the keys and values of a row's context kept when it leaves its slot, columns no row uses trimmed,
 and the batch compacted to its live rows at the tail of a run."""
-
-
-from typing import Any
-
-import torch
-from transformers import DynamicCache
-
-
 
 
 def place_row(
@@ -2005,19 +1949,11 @@ def step_inputs(
     return tokens, mask, lengths.unsqueeze(1)
 
 
-# ---- mention_runner.py ------------------------------------------------------------------------------------------------
+# ---- mention_runner.py -----------------------------------------------------------------------------------------------
 
 """The model runs of mention writing: :class:`MentionRunner` encodes the tries' prompts on top of the keys and values
 kept of earlier ones and steps the batch of rows (:class:`~hf_ecg.runtime.decoding_cache.RowBatch`), drawing each
 row's next token with the :class:`~hf_ecg.runtime.sampler.Sampler` from the row's template's random stream."""
-
-
-import random
-from collections.abc import Sequence
-from typing import Any
-
-import torch
-
 
 
 #: Prefill passes per draw at most: the rests to encode range from one id (a try drawn again) to a whole sentence;
@@ -2138,17 +2074,9 @@ def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-# ---- ecg_config.py ----------------------------------------------------------------------------------------------------
+# ---- ecg_config.py ---------------------------------------------------------------------------------------------------
 
 """``ecg_config.json``: what a trained ECG model needs beside its weights to generate."""
-
-
-import json
-import os
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
-
 
 
 ECG_CONFIG_NAME = "ecg_config.json"
@@ -2310,16 +2238,10 @@ class ECGConfig:
         return cls(**data)
 
 
-# ---- decoding_config.py -----------------------------------------------------------------------------------------------
+# ---- decoding_config.py ----------------------------------------------------------------------------------------------
 
 """Decoding settings (:class:`DecodingConfig`, every limit checked when built) and the result of
 decoding one entity sequence (:class:`DecodedTemplate`)."""
-
-
-import random
-from dataclasses import asdict, dataclass, field
-from typing import Any
-
 
 
 DECODING_MODES = ("batched", "sequential")
@@ -2534,7 +2456,7 @@ class DecodedTemplate:
     prompt_prefix: tuple[list[int], list[tuple[Any, Any]]] | None = field(default=None, repr=False, compare=False)
 
 
-# ---- layout.py --------------------------------------------------------------------------------------------------------
+# ---- layout.py -------------------------------------------------------------------------------------------------------
 
 """The prompt layout, the one place where training rows and decoding prompts are put together.
 
@@ -2551,12 +2473,6 @@ prompt and the room kept for the answer fit ``max_length``; the trainer keeps an
 length as that room, the decoder the longest block it may write. A test asserts that the two
 agree token for token.
 """
-
-
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
 
 
 #: ``qa``: ECG-QALM, a Q&A sample per block; ``qa-plan``: the same, each question holding the tags still to come;
@@ -2632,7 +2548,7 @@ def continued_answer(
     return ids, [False] * (len(ids) - taught) + [True] * taught
 
 
-# ---- tag_pieces.py ----------------------------------------------------------------------------------------------------
+# ---- tag_pieces.py ---------------------------------------------------------------------------------------------------
 
 """Tag pieces: words of ``O`` text that spell an entity tag's name (``The Dise of Dise was ...``).
 
@@ -2659,12 +2575,6 @@ left out (``c`` of ``c orpor ation`` would catch ``cDNA``). :func:`tag_piece_for
 :class:`TagPieceFinder` finds the words in generated text, with the :func:`vocabulary_words` of the model's
 tokenizer.
 """
-
-
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
 
 
 #: Shorter forms are left out: one or two letters begin too many real words.
@@ -2825,7 +2735,7 @@ class TagPieceFinder:
         ]
 
 
-# ---- mention_sources.py -----------------------------------------------------------------------------------------------
+# ---- mention_sources.py ----------------------------------------------------------------------------------------------
 
 """Where mentions come from, in one place: what a user may give as ``mentions=`` (:data:`Mentions`), the kind
 of source it is (:class:`MentionSource`, resolved once by :func:`resolve_mentions`), and where each mention of a
@@ -2838,17 +2748,6 @@ tokenized the corpus's way); a name dictionary (a :class:`NameSource`: ``hf_ecg.
 user's text holds); ``generated`` (the generator writes each slot's mention in its sentence); or a
 :class:`MentionMixture` of these. Imports no torch: the dataset format and the CLI read it too.
 """
-
-
-import math
-import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from enum import Enum
-from pathlib import Path
-from typing import Any, Protocol, Union, runtime_checkable
-
-
 
 
 class MentionSource(str, Enum):
@@ -3065,7 +2964,7 @@ def resolve_mentions(mentions: Mentions) -> ResolvedMentions:
     )
 
 
-# ---- decoding_scheduler.py --------------------------------------------------------------------------------------------
+# ---- decoding_scheduler.py -------------------------------------------------------------------------------------------
 
 """The batched decoder's scheduler: which rows wait for their next prompt, which are encoded and wait for a slot,
 which slot holds which row, and the results as samples finish (vLLM's scheduler, for template rows).
@@ -3075,12 +2974,6 @@ decode cache → back to ``waiting`` when its block ends or is drawn again, unti
 result is stored. New samples are admitted while fewer than twice the batch are in flight, so that a buffer of
 ready rows keeps the slots full and the prefills large.
 """
-
-
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-
-
 
 
 @dataclass
@@ -3136,16 +3029,10 @@ class RowSchedule:
             self.progress(1)
 
 
-# ---- mention_prompts.py -----------------------------------------------------------------------------------------------
+# ---- mention_prompts.py ----------------------------------------------------------------------------------------------
 
 """The prompt a mention is written after: :class:`MentionPrompts` lays a template's slot out as the generator's
 mention samples were (:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`)."""
-
-
-from collections.abc import Sequence
-from typing import Any
-
-
 
 
 class MentionPrompts:
@@ -3204,7 +3091,7 @@ class MentionPrompts:
         return [*prompt, *answer, self.segments.question, self.tag_ids[types[slot]], self.segments.answer]
 
 
-# ---- decoding_rules.py ------------------------------------------------------------------------------------------------
+# ---- decoding_rules.py -----------------------------------------------------------------------------------------------
 
 """The block rules: when a block the model wrote is drawn again. A block is rejected when it leaves the sentence
 without a sentence ending (``redraw_unended``), begins a second sentence where the training sentences never do
@@ -3213,11 +3100,6 @@ checked when the block ends (:meth:`BlockRules.rejects_block`) and, but for the 
 (:meth:`BlockRules.breaks_as_written`), so that a bad block does not run on to its token limit. Each rule reads what
 the model's training corpus does (``ECGConfig``: its sentence endings, second-sentence openings, unended share, the
 tag pieces' forms)."""
-
-
-from collections.abc import Sequence
-from typing import Any
-
 
 
 #: Words before a block that a repetition through it can reach.
@@ -3311,7 +3193,7 @@ class BlockRules:
         return bool(sentence_breaks(tail, self.endings, entity_starts, self._break_kinds))
 
 
-# ---- vocabulary.py ----------------------------------------------------------------------------------------------------
+# ---- vocabulary.py ---------------------------------------------------------------------------------------------------
 
 """What the decoders and the mention writer read from a tokenizer's whole vocabulary, computed once per model:
 which tokens keep characters whole (:class:`~.char_boundaries.CharacterBoundaries`), the vocabulary's words (for the
@@ -3320,12 +3202,6 @@ tag-piece rule, :func:`~.tag_pieces.vocabulary_words`) and which tokens begin a 
 :class:`~.engine.SampleEngine` builds one :class:`VocabularyTables` per model and hands it to every decoder and
 writer it makes; a decoder or writer built alone computes what it needs itself.
 """
-
-
-from functools import cached_property
-from typing import Any
-
-
 
 
 def word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
@@ -3359,20 +3235,13 @@ class VocabularyTables:
         return word_start_tokens(self._tokenizer)
 
 
-# ---- decoding_sampler.py ----------------------------------------------------------------------------------------------
+# ---- decoding_sampler.py ---------------------------------------------------------------------------------------------
 
 """What a template row may draw next, and when its block is drawn again: :class:`RowSampler`, the sampler both
 ECG decoders draw with (vLLM's sampler as a named part), over the constraint
 (:class:`~hf_ecg.runtime.decoding_constraint.EntityConstraintLogitsProcessor`), whole characters
 (:class:`~hf_ecg.runtime.char_boundaries.CharacterBoundaries`) and the block rules
 (:class:`~hf_ecg.runtime.decoding_rules.BlockRules`), within the run's redraw budget."""
-
-
-from typing import Any
-
-import torch
-
-
 
 
 class RowSampler:
@@ -3521,16 +3390,10 @@ class RowSampler:
         return False
 
 
-# ---- mention_rules.py -------------------------------------------------------------------------------------------------
+# ---- mention_rules.py ------------------------------------------------------------------------------------------------
 
 """What a written mention's try must be to be kept, and when a try ends: :class:`MentionRules`, read by the
 :class:`~hf_ecg.runtime.mention_writer.MentionWriter` at each step (ended?) and at each ended try (kept, or why not)."""
-
-
-from collections.abc import Sequence
-from typing import Any
-
-
 
 
 class MentionRules:
@@ -3634,20 +3497,10 @@ def loose_edge(words: tuple[str, ...]) -> bool:
     return not any(ch.isalnum() for ch in last) and _CLOSING.get(last) not in words[:-1]
 
 
-# ---- decoding_base.py -------------------------------------------------------------------------------------------------
+# ---- decoding_base.py ------------------------------------------------------------------------------------------------
 
 """What the ECG-QALM and ECG-LM decoders share: the model's ECG tokens, the per-row constraint on the
 next token, the block rules that draw a block again, prompts (:mod:`hf_ecg.runtime.layout`) and results."""
-
-
-import random
-from collections.abc import Callable, Sequence
-from typing import Any
-
-import torch
-from transformers import DynamicCache
-
-
 
 
 #: Templates a decode call keeps their last prompt's keys/values for at most (``keep_prefixes``): about 1 MB each
@@ -3873,7 +3726,7 @@ class BlockDecoder:
         return new_cache(self.model)
 
 
-# ---- mention_writer.py ------------------------------------------------------------------------------------------------
+# ---- mention_writer.py -----------------------------------------------------------------------------------------------
 
 """Mentions written in context: a generator trained with mention samples
 (:func:`~hf_ecg.runtime.blocks.mention_samples`) writes, for each slot of a written template, a mention of the
@@ -3905,16 +3758,6 @@ template's previous one up to where the two differ. The parts: :class:`~hf_ecg.r
 :class:`~hf_ecg.runtime.mention_rules.MentionRules` (when a try ends, whether it is kept); this module schedules the
 rows. A try stops as soon as it holds more words than any training mention of its type.
 """
-
-
-import random
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-import torch
-
 
 
 #: Share of the batch free before the tries waiting to be encoded join the rows still writing: fewer, larger
@@ -4186,18 +4029,10 @@ def template_seeds(seed: int, count: int) -> list[int]:
     return [random.Random(f"written mention:{seed}:{i}").getrandbits(63) for i in range(count)]
 
 
-# ---- decoding_lm.py ---------------------------------------------------------------------------------------------------
+# ---- decoding_lm.py --------------------------------------------------------------------------------------------------
 
 """ECG-LM, the paper's ablation: the whole template in one go after the entity list, under the same
 per-row constraint as ECG-QALM's decoder."""
-
-
-from collections.abc import Callable
-from typing import Any
-
-import torch
-
-
 
 
 class TemplateLMDecoder(BlockDecoder):
@@ -4287,18 +4122,10 @@ class TemplateLMDecoder(BlockDecoder):
         ]
 
 
-# ---- decoding_sequential.py -------------------------------------------------------------------------------------------
+# ---- decoding_sequential.py ------------------------------------------------------------------------------------------
 
 """The paper's procedure, kept as the reference: one sample at a time, ``model.generate`` each block
 and regenerate it until it ends with its tag (forced after ``max_attempts``)."""
-
-
-from collections.abc import Callable
-
-import torch
-from transformers import LogitsProcessorList
-
-
 
 
 def decode_sequential(
@@ -4370,19 +4197,10 @@ def decode_sequential(
     return results
 
 
-# ---- decoding_batched.py ----------------------------------------------------------------------------------------------
+# ---- decoding_batched.py ---------------------------------------------------------------------------------------------
 
 """ECG-QALM's batched decoder: many samples advance together in the slots of one KV cache, refilled
 as rows finish their blocks (the module docstring of :mod:`hf_ecg.runtime.decoding` tells the whole story)."""
-
-
-from collections.abc import Callable
-from typing import Any
-
-import torch
-from transformers import DynamicCache
-
-
 
 
 class ChainedDecoder(BlockDecoder):
@@ -4618,7 +4436,7 @@ class ChainedDecoder(BlockDecoder):
         return self._whole_rows and row.block == len(row.targets) - 1
 
 
-# ---- decoding.py ------------------------------------------------------------------------------------------------------
+# ---- decoding.py -----------------------------------------------------------------------------------------------------
 
 """Chained block decoding: write a template block by block for each requested entity sequence.
 
@@ -4672,11 +4490,6 @@ the settings the mention writer shares), :mod:`.decoding_base` (the block rules 
 """
 
 
-from typing import Any
-
-
-
-
 def make_decoder(
     model: Any,
     tokenizer: Any,
@@ -4691,7 +4504,7 @@ def make_decoder(
     return cls(model, tokenizer, ecg_config, config, vocabulary)
 
 
-# ---- filling.py -------------------------------------------------------------------------------------------------------
+# ---- filling.py ------------------------------------------------------------------------------------------------------
 
 """Filling: a written template's tags become mentions, and the sample gets its BIO labels.
 
@@ -4702,15 +4515,6 @@ def make_decoder(
 (``mention_sources``, one :class:`~.mention_sources.MentionOrigin` per entity). The engine
 (:class:`~.engine.SampleRun`) runs it after the decoder and the writer.
 """
-
-
-import os
-import random
-from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-
 
 
 def default_mentions(ecg_config: ECGConfig) -> str:
@@ -4893,7 +4697,7 @@ def _user_bank(mentions: Mapping[str, Any], ecg_config: ECGConfig, where: str) -
         raise ValueError(f"{where} {error}") from None
 
 
-# ---- engine.py --------------------------------------------------------------------------------------------------------
+# ---- engine.py -------------------------------------------------------------------------------------------------------
 
 """The generation engine: entity sequences in, labelled samples out, with one generator.
 
@@ -4910,14 +4714,6 @@ slots (:class:`~.filling.MentionFiller`)::
     run = engine.run("generated", decoding=DecodingConfig(temperature=0.8))
     samples, budget, written = run.samples([("Chemical", "Disease")], ShardSeeds.of(seed=0, shard=0))
 """
-
-
-import random
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any
-
-
 
 
 def shards_per_writer_call(samples_per_shard: int) -> int:
@@ -5120,7 +4916,7 @@ class SampleEngine:
         )
 
 
-# ---- pipeline.py ------------------------------------------------------------------------------------------------------
+# ---- pipeline.py -----------------------------------------------------------------------------------------------------
 
 """The ``entity-controlled-generation`` pipeline: entity sequences in, labelled sentences out.
 
@@ -5142,18 +4938,6 @@ own choice of the requested tag). ``save_pretrained`` writes this code, as the o
 :data:`REMOTE_CODE_FILE`, and a ``custom_pipelines`` entry, so ``pipeline(model=folder, trust_remote_code=True)``
 works without hf_ecg.
 """
-
-
-import json
-import os
-import random
-import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import fields
-from typing import Any
-
-from transformers import AutoModelForCausalLM, Pipeline
-
 
 
 TASK = "entity-controlled-generation"
