@@ -100,7 +100,9 @@ def test_builder_cache_follows_the_code_that_makes_the_rows(files, monkeypatch):
             for s in qa_samples(template, **options)
         ]
 
-    monkeypatch.setattr(builder_module, "qa_samples", marked)
+    import hf_ecg.runtime.layout as layout_module
+
+    monkeypatch.setattr(layout_module, "qa_samples", marked)  # the layout makes the rows of a template
     monkeypatch.setattr(builder_module, "rows_code_hash", lambda: "another-version")
     other, changed = build(files, data_files={"train": path})
     assert other.cache_dir != first.cache_dir

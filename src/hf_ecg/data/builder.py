@@ -23,15 +23,8 @@ import datasets
 from datasets.builder import Key
 
 from ..citation import CITATION
-from ..runtime.blocks import (
-    RoundTripError,
-    decompose,
-    default_mention_layout,
-    lm_sample,
-    mention_samples,
-    qa_samples,
-    verify_roundtrip,
-)
+from ..runtime.blocks import RoundTripError, decompose, mention_samples, verify_roundtrip
+from ..runtime.layout import layout_named
 from .corpus import Corpus, load_corpus
 
 if TYPE_CHECKING:
@@ -114,15 +107,15 @@ def load_split_corpus(config: ECGBlocksConfig, split: str, sources: list[Any]) -
 
 
 def rows_code_hash() -> str:
-    """A hash of the code that turns a corpus into rows (this module, the corpus reader, the tag scheme and block
-    functions): the builder's cache folder holds it (``datasets``' ``hash``), so an hf_ecg whose rows differ never
-    reads the blocks another one cached for the same files and options (``datasets`` keys a builder's cache on its
-    config alone otherwise)."""
-    from ..runtime import blocks, tags
+    """A hash of the code that turns a corpus into rows (this module, the corpus reader, the tag scheme, block and
+    layout functions): the builder's cache folder holds it (``datasets``' ``hash``), so an hf_ecg whose rows differ
+    never reads the blocks another one cached for the same files and options (``datasets`` keys a builder's cache on
+    its config alone otherwise)."""
+    from ..runtime import blocks, layout, tags
     from . import corpus
 
     digest = hashlib.sha256()
-    for source in (__file__, corpus.__file__, tags.__file__, blocks.__file__):
+    for source in (__file__, corpus.__file__, tags.__file__, blocks.__file__, layout.__file__):
         digest.update(Path(source).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -224,17 +217,15 @@ class ECGBlocksBuilder(datasets.GeneratorBasedBuilder):
 
     def _generate_examples(self, corpus: Corpus) -> Iterator[tuple[Key, dict[str, Any]]]:
         reserved = corpus.entity_types
-        mention_layout = self.config.mention_layout or default_mention_layout(self.config.layout)
+        layout = layout_named(self.config.layout)
+        mention_layout = self.config.mention_layout or layout.mention_layout
         row = 0
         for sentence_id, sentence in enumerate(corpus):
             try:
                 template, _ = decompose(sentence.tokens, sentence.spans, reserved_types=reserved)
             except ValueError as err:
                 raise ValueError(f"{sentence.source}: {err}") from None
-            if self.config.layout == "lm":
-                samples = [lm_sample(template)]
-            else:
-                samples = qa_samples(template, plan=self.config.layout == "qa-plan")
+            samples = layout.samples(template)
             blocks = len(samples)
             if self.config.mention_samples:
                 samples += mention_samples(sentence.tokens, sentence.spans, layout=mention_layout)

@@ -19,6 +19,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from ..citation import CITATION
 from ..runtime.ecg_config import CARD_DATA_NAME
 from ..runtime.files import read_json
+from ..runtime.layout import layout_named
 
 __all__ = [
     "CARD_DATA_NAME",
@@ -33,8 +34,9 @@ MODEL_CARD_TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
 
 
 def method_name(layout: str | None) -> str:
-    """The paper's name for a generator trained with this layout: ``"lm"`` is its ECG-LM ablation."""
-    return "ECG-LM" if layout == "lm" else "ECG-QALM"
+    """The paper's name for a generator trained with this layout, as its :class:`~hf_ecg.runtime.layout.Layout` says
+    (``lm`` is its ECG-LM ablation); ECG-QALM when none is recorded."""
+    return layout_named(layout).method if layout else "ECG-QALM"
 
 
 def library_versions() -> dict[str, str]:

@@ -1333,10 +1333,10 @@ MENTION_TOKEN = "<|mention|>"
 MENTION_LAYOUTS = ("in-sentence", "after-template", "after-sentence")
 
 
-def default_mention_layout(layout: str) -> str:
-    """The mention layout a model of Q&A ``layout`` trains with when none is given: ``after-sentence``, except with
-    ``lm`` (ECG-LM writes a sentence in one answer: there is no last block row to continue), ``in-sentence``."""
-    return "in-sentence" if layout == "lm" else "after-sentence"
+def continues_block(mention_layout: str) -> bool:
+    """Whether a mention layout's rows continue the sentence's last block row (``after-sentence``): its prompts
+    and the decoder's rows share their prefix."""
+    return mention_layout == "after-sentence"
 
 
 _LABEL_RE = re.compile(r"^[^\s<>|]+$")
@@ -2074,170 +2074,6 @@ def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-# ---- ecg_config.py ---------------------------------------------------------------------------------------------------
-
-"""``ecg_config.json``: what a trained ECG model needs beside its weights to generate."""
-
-
-ECG_CONFIG_NAME = "ecg_config.json"
-#: The model card's fields beside the weights (written by training, read by the card and push-model).
-CARD_DATA_NAME = "ecg_card.json"
-FORMAT_VERSION = 1
-
-
-@dataclass
-class ECGConfig:
-    """Entity types, the tokens that spell them, and how the model was trained.
-
-    ``corpus_statistics`` (types, counts, entity-sequence distribution) holds no mention text;
-    ``mention_bank`` does, so it is written only when asked for.
-    """
-
-    entity_types: list[str]
-    base_model: str = ""
-    loss_on: str = "answer"
-    max_length: int = 256
-    lora: bool = False
-    tag_tokens: dict[str, str] = field(default_factory=dict)
-    endtext_token: str = ENDTEXT
-    segment_tokens: dict[str, str] = field(
-        default_factory=lambda: {"context": CONTEXT_TOKEN, "question": QUESTION_TOKEN, "answer": ANSWER_TOKEN}
-    )
-    corpus_statistics: dict[str, Any] | None = None
-    mention_bank: dict[str, Any] | None = None
-    # "qa": ECG-QALM blocks; "qa-plan": the same, each question also holding the tags still to come; "lm": the ECG-LM
-    # ablation (whole template after the entity list)
-    layout: str = "qa"
-    # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.runtime.words):
-    word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
-    sentence_endings: list[str] = field(default_factory=list)  # the tokens its sentences end with (empty: . ! ?)
-    # Per kind of opening word, the share of its sentences that hold a second one (words.sentence_break_shares);
-    # None: not recorded (models trained before it was).
-    sentence_breaks: dict[str, float] | None = None
-    # The share of its sentences that end without one of sentence_endings (words.unended_share): the decoder's
-    # redraw_unended applies only where it is small. None: not recorded (the rule applies).
-    unended_share: float | None = None
-    # The training corpus's ClassLabel names in their order, when it was a ClassLabel dataset: generated
-    # ner_tags use them, so generated data concatenates with it (None: sorted IOB2 names, generate.bio_labels).
-    label_names: list[str] | None = None
-    # The forms of each type's name that a model writes where it wants a tag it may not write (Dise, ase:
-    # hf_ecg.runtime.tag_pieces), and the corpus's own words among them (disease), which are not pieces. None: a model
-    # trained before they were recorded (the decoder then derives the forms from its tokenizer, no exceptions).
-    tag_pieces: dict[str, list[str]] | None = None
-    tag_piece_exceptions: list[str] | None = None
-    # Models trained with mention samples (ECGTrainingArguments.mention_samples) write mentions in context: the
-    # slot marker, and per type the longest training mention in words and overall in tokens (the writer's limits).
-    mention_token: str | None = None
-    mention_max_words: dict[str, int] | None = None
-    mention_max_tokens: int | None = None
-    # How the mention samples showed their slot (hf_ecg.runtime.blocks.MENTION_LAYOUTS); models trained before it
-    # was recorded used "in-sentence".
-    mention_layout: str = "in-sentence"
-    tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
-    format_version: int = FORMAT_VERSION
-
-    def __post_init__(self) -> None:
-        self.entity_types = sorted(self.entity_types)
-        if not self.tag_tokens:
-            self.tag_tokens = {label: tag_token(label) for label in self.entity_types}
-
-    def check_entity_types(self, requested: list[str] | tuple[str, ...]) -> None:
-        """Raise ``ValueError`` naming the known types if ``requested`` has an unknown one."""
-        unknown = sorted(set(requested) - set(self.entity_types))
-        if unknown:
-            raise ValueError(f"unknown entity type(s) {unknown}; this model knows: {', '.join(self.entity_types)}")
-
-    def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``ecg_config.json`` into ``directory``."""
-        path = Path(directory) / ECG_CONFIG_NAME
-        path.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        return path
-
-    @classmethod
-    def from_corpus(
-        cls,
-        corpus: Any,
-        tokenizer: Any,
-        base_model: str,
-        *,
-        mention_samples: bool,
-        save_mention_bank: bool,
-        **settings: Any,
-    ) -> ECGConfig:
-        """The config of a model trained on ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) with ``tokenizer``:
-        how the corpus writes words and ends sentences, the forms of the types' names a model may spell, its
-        statistics, the mention writer's limits (``mention_samples``) and the bank (``save_mention_bank``);
-        ``settings`` are the other fields (``loss_on``, ``max_length``, ``lora``, ``layout``, ``mention_layout``,
-        ``label_names``, ``corpus_statistics``)."""
-
-        tokens = [s.tokens for s in corpus]
-        endings = sentence_endings(tokens)
-        piece_forms = tag_piece_forms(tokenizer, corpus.entity_types)
-        mentions: dict[str, Any] = {}
-        if mention_samples:  # the longest training mention per type in words, and overall in tokens
-            words: dict[str, int] = {}
-            longest = 1
-            for sentence in corpus:
-                for span in sentence.spans:
-                    mention = sentence.tokens[span.start : span.end]
-                    words[span.label] = max(words.get(span.label, 0), len(mention))
-                    longest = max(longest, len(tokenizer(" ".join(mention), add_special_tokens=False)["input_ids"]))
-            mentions = {
-                "mention_token": MENTION_TOKEN,
-                "mention_max_words": dict(sorted(words.items())),
-                "mention_max_tokens": longest,
-            }
-        return cls(
-            entity_types=corpus.entity_types,
-            base_model=str(base_model),
-            word_exceptions=word_exceptions(tokens),
-            sentence_endings=endings,
-            sentence_breaks=sentence_break_shares(((s.tokens, {sp.start for sp in s.spans}) for s in corpus), endings),
-            unended_share=unended_share(tokens, endings),
-            tag_pieces=piece_forms,
-            tag_piece_exceptions=tag_piece_exceptions(
-                piece_forms, tokens, vocabulary_words(tokenizer.get_vocab()), [s.tags for s in corpus]
-            ),
-            tag_scheme=corpus.scheme,
-            **mentions,
-            mention_bank=MentionBank.from_sentences(corpus).to_dict() if save_mention_bank else None,
-            **settings,
-        )
-
-    @classmethod
-    def from_pretrained(cls, name_or_path: str | os.PathLike) -> ECGConfig:
-        """Read ``ecg_config.json`` of a model folder or Hub repo (downloaded through the HF cache)."""
-        from transformers.utils import cached_file
-
-        try:
-            path = cached_file(str(name_or_path), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
-        except OSError:  # not a folder, and not a valid Hub id either (``outputs/model`` before it was trained)
-            path = None
-        if path is None and not Path(name_or_path).exists():
-            raise ValueError(
-                f"{name_or_path}: no such model folder, and no Hub model of that id with an {ECG_CONFIG_NAME} "
-                "could be reached"
-            )
-        if path is None:
-            raise ValueError(
-                f"{name_or_path} has no {ECG_CONFIG_NAME}: it is not a model trained with hf_ecg (`hf-ecg train`)"
-            )
-        return cls.load(Path(path).parent)
-
-    @classmethod
-    def load(cls, directory: str | os.PathLike) -> ECGConfig:
-        """Read ``ecg_config.json`` from a model folder."""
-        path = Path(directory) / ECG_CONFIG_NAME
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: is {directory} a model trained with hf_ecg?")
-        data = read_json(path, "an hf_ecg model config")
-        if data.get("format_version", 0) > FORMAT_VERSION:
-            raise ValueError(
-                f"{path} has format version {data['format_version']}; this hf_ecg reads up to {FORMAT_VERSION}"
-            )
-        return cls(**data)
-
-
 # ---- decoding_config.py ----------------------------------------------------------------------------------------------
 
 """Decoding settings (:class:`DecodingConfig`, every limit checked when built) and the result of
@@ -2475,9 +2311,55 @@ agree token for token.
 """
 
 
-#: ``qa``: ECG-QALM, a Q&A sample per block; ``qa-plan``: the same, each question holding the tags still to come;
-#: ``lm``: ECG-LM, a sample per sentence.
-LAYOUTS = ("qa", "qa-plan", "lm")
+@dataclass(frozen=True)
+class Layout:
+    """A prompt layout by name: what a training row of a template is, and so what a decoding prompt asks. Read
+    through the model's config (:attr:`~hf_ecg.runtime.ecg_config.ECGConfig.prompt_layout`); every behaviour that
+    depends on the layout asks this object, never its name."""
+
+    name: str
+    #: the paper's name for a generator trained with it
+    method: str
+    #: a sample per block, each ending in its tag (Q&A); else one sample per sentence, the whole template its answer
+    per_block: bool
+    #: the question holds the tags of the blocks still to come
+    plan: bool
+    #: the mention layout it trains with when none is given (:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`)
+    mention_layout: str
+
+    def samples(self, template: Template) -> list[QASample]:
+        """The training samples of ``template`` (context, question, answer), in block order."""
+        return qa_samples(template, plan=self.plan) if self.per_block else [lm_sample(template)]
+
+
+_REGISTERED: dict[str, Layout] = {}
+
+
+def register_layout(layout: Layout) -> Layout:
+    """Make ``layout`` known by its name (a name taken twice is refused)."""
+    if layout.name in _REGISTERED:
+        raise ValueError(f"a layout named {layout.name!r} is registered already")
+    _REGISTERED[layout.name] = layout
+    return layout
+
+
+def layout_named(name: str) -> Layout:
+    """The layout registered as ``name``; ``ValueError`` naming the known ones."""
+    try:
+        return _REGISTERED[name]
+    except KeyError:
+        raise ValueError(f"unknown layout {name!r}; known: {', '.join(_REGISTERED)}") from None
+
+
+#: ECG-QALM: a Q&A sample per block.
+QA = register_layout(Layout("qa", "ECG-QALM", per_block=True, plan=False, mention_layout="after-sentence"))
+#: The same, each question holding the tags still to come.
+QA_PLAN = register_layout(Layout("qa-plan", "ECG-QALM", per_block=True, plan=True, mention_layout="after-sentence"))
+#: ECG-LM, the paper's ablation: a sample per sentence (its mentions are written in the sentence: no last block row
+#: to continue).
+LM = register_layout(Layout("lm", "ECG-LM", per_block=False, plan=False, mention_layout="in-sentence"))
+#: The names of the layouts, in the order they were registered.
+LAYOUTS = tuple(_REGISTERED)
 #: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.
 SEGMENTS_IN_PROMPT = 3
 
@@ -3029,6 +2911,217 @@ class RowSchedule:
             self.progress(1)
 
 
+# ---- ecg_config.py ---------------------------------------------------------------------------------------------------
+
+"""``ecg_config.json``: what a trained ECG model needs beside its weights to generate."""
+
+
+ECG_CONFIG_NAME = "ecg_config.json"
+#: The model card's fields beside the weights (written by training, read by the card and push-model).
+CARD_DATA_NAME = "ecg_card.json"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class ECGConfig:
+    """Entity types, the tokens that spell them, and how the model was trained.
+
+    ``corpus_statistics`` (types, counts, entity-sequence distribution) holds no mention text;
+    ``mention_bank`` does, so it is written only when asked for.
+    """
+
+    entity_types: list[str]
+    base_model: str = ""
+    loss_on: str = "answer"
+    max_length: int = 256
+    lora: bool = False
+    tag_tokens: dict[str, str] = field(default_factory=dict)
+    endtext_token: str = ENDTEXT
+    segment_tokens: dict[str, str] = field(
+        default_factory=lambda: {"context": CONTEXT_TOKEN, "question": QUESTION_TOKEN, "answer": ANSWER_TOKEN}
+    )
+    corpus_statistics: dict[str, Any] | None = None
+    mention_bank: dict[str, Any] | None = None
+    # "qa": ECG-QALM blocks; "qa-plan": the same, each question also holding the tags still to come; "lm": the ECG-LM
+    # ablation (whole template after the entity list)
+    layout: str = "qa"
+    # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.runtime.words):
+    word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
+    sentence_endings: list[str] = field(default_factory=list)  # the tokens its sentences end with (empty: . ! ?)
+    # Per kind of opening word, the share of its sentences that hold a second one (words.sentence_break_shares);
+    # None: not recorded (models trained before it was).
+    sentence_breaks: dict[str, float] | None = None
+    # The share of its sentences that end without one of sentence_endings (words.unended_share): the decoder's
+    # redraw_unended applies only where it is small. None: not recorded (the rule applies).
+    unended_share: float | None = None
+    # The training corpus's ClassLabel names in their order, when it was a ClassLabel dataset: generated
+    # ner_tags use them, so generated data concatenates with it (None: sorted IOB2 names, generate.bio_labels).
+    label_names: list[str] | None = None
+    # The forms of each type's name that a model writes where it wants a tag it may not write (Dise, ase:
+    # hf_ecg.runtime.tag_pieces), and the corpus's own words among them (disease), which are not pieces. None: a model
+    # trained before they were recorded (the decoder then derives the forms from its tokenizer, no exceptions).
+    tag_pieces: dict[str, list[str]] | None = None
+    tag_piece_exceptions: list[str] | None = None
+    # Models trained with mention samples (ECGTrainingArguments.mention_samples) write mentions in context: the
+    # slot marker, and per type the longest training mention in words and overall in tokens (the writer's limits).
+    mention_token: str | None = None
+    mention_max_words: dict[str, int] | None = None
+    mention_max_tokens: int | None = None
+    # How the mention samples showed their slot (hf_ecg.runtime.blocks.MENTION_LAYOUTS); models trained before it
+    # was recorded used "in-sentence".
+    mention_layout: str = "in-sentence"
+    tag_scheme: str = "IOB2"  # the training corpus's tag scheme: what `hf-ecg export --format conll` writes
+    format_version: int = FORMAT_VERSION
+
+    def __post_init__(self) -> None:
+        self.entity_types = sorted(self.entity_types)
+        if not self.tag_tokens:
+            self.tag_tokens = {label: tag_token(label) for label in self.entity_types}
+
+    @property
+    def prompt_layout(self) -> Layout:
+        """The :class:`~hf_ecg.runtime.layout.Layout` the model was trained with (its ``layout`` name)."""
+        return layout_named(self.layout)
+
+    def check_entity_types(self, requested: list[str] | tuple[str, ...]) -> None:
+        """Raise ``ValueError`` naming the known types if ``requested`` has an unknown one."""
+        unknown = sorted(set(requested) - set(self.entity_types))
+        if unknown:
+            raise ValueError(f"unknown entity type(s) {unknown}; this model knows: {', '.join(self.entity_types)}")
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``ecg_config.json`` into ``directory``."""
+        path = Path(directory) / ECG_CONFIG_NAME
+        path.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_corpus(
+        cls,
+        corpus: Any,
+        tokenizer: Any,
+        base_model: str,
+        *,
+        mention_samples: bool,
+        save_mention_bank: bool,
+        **settings: Any,
+    ) -> ECGConfig:
+        """The config of a model trained on ``corpus`` (a :class:`~hf_ecg.data.corpus.Corpus`) with ``tokenizer``:
+        how the corpus writes words and ends sentences, the forms of the types' names a model may spell, its
+        statistics, the mention writer's limits (``mention_samples``) and the bank (``save_mention_bank``);
+        ``settings`` are the other fields (``loss_on``, ``max_length``, ``lora``, ``layout``, ``mention_layout``,
+        ``label_names``, ``corpus_statistics``)."""
+
+        tokens = [s.tokens for s in corpus]
+        endings = sentence_endings(tokens)
+        piece_forms = tag_piece_forms(tokenizer, corpus.entity_types)
+        mentions: dict[str, Any] = {}
+        if mention_samples:  # the longest training mention per type in words, and overall in tokens
+            words: dict[str, int] = {}
+            longest = 1
+            for sentence in corpus:
+                for span in sentence.spans:
+                    mention = sentence.tokens[span.start : span.end]
+                    words[span.label] = max(words.get(span.label, 0), len(mention))
+                    longest = max(longest, len(tokenizer(" ".join(mention), add_special_tokens=False)["input_ids"]))
+            mentions = {
+                "mention_token": MENTION_TOKEN,
+                "mention_max_words": dict(sorted(words.items())),
+                "mention_max_tokens": longest,
+            }
+        return cls(
+            entity_types=corpus.entity_types,
+            base_model=str(base_model),
+            word_exceptions=word_exceptions(tokens),
+            sentence_endings=endings,
+            sentence_breaks=sentence_break_shares(((s.tokens, {sp.start for sp in s.spans}) for s in corpus), endings),
+            unended_share=unended_share(tokens, endings),
+            tag_pieces=piece_forms,
+            tag_piece_exceptions=tag_piece_exceptions(
+                piece_forms, tokens, vocabulary_words(tokenizer.get_vocab()), [s.tags for s in corpus]
+            ),
+            tag_scheme=corpus.scheme,
+            **mentions,
+            mention_bank=MentionBank.from_sentences(corpus).to_dict() if save_mention_bank else None,
+            **settings,
+        )
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | os.PathLike) -> ECGConfig:
+        """Read ``ecg_config.json`` of a model folder or Hub repo (downloaded through the HF cache)."""
+        from transformers.utils import cached_file
+
+        try:
+            path = cached_file(str(name_or_path), ECG_CONFIG_NAME, _raise_exceptions_for_missing_entries=False)
+        except OSError:  # not a folder, and not a valid Hub id either (``outputs/model`` before it was trained)
+            path = None
+        if path is None and not Path(name_or_path).exists():
+            raise ValueError(
+                f"{name_or_path}: no such model folder, and no Hub model of that id with an {ECG_CONFIG_NAME} "
+                "could be reached"
+            )
+        if path is None:
+            raise ValueError(
+                f"{name_or_path} has no {ECG_CONFIG_NAME}: it is not a model trained with hf_ecg (`hf-ecg train`)"
+            )
+        return cls.load(Path(path).parent)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> ECGConfig:
+        """Read ``ecg_config.json`` from a model folder."""
+        path = Path(directory) / ECG_CONFIG_NAME
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: is {directory} a model trained with hf_ecg?")
+        data = read_json(path, "an hf_ecg model config")
+        if data.get("format_version", 0) > FORMAT_VERSION:
+            raise ValueError(
+                f"{path} has format version {data['format_version']}; this hf_ecg reads up to {FORMAT_VERSION}"
+            )
+        return cls(**data)
+
+
+# ---- vocabulary.py ---------------------------------------------------------------------------------------------------
+
+"""What the decoders and the mention writer read from a tokenizer's whole vocabulary, computed once per model:
+which tokens keep characters whole (:class:`~.char_boundaries.CharacterBoundaries`), the vocabulary's words (for the
+tag-piece rule, :func:`~.tag_pieces.vocabulary_words`) and which tokens begin a word (the writer's word count).
+
+:class:`~.engine.SampleEngine` builds one :class:`VocabularyTables` per model and hands it to every decoder and
+writer it makes; a decoder or writer built alone computes what it needs itself.
+"""
+
+
+def word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
+    """The tokens whose text is a space then more (`` cell``), and the tokens of white space alone: an answer holds
+    at least as many words as it has such word starts (:meth:`~.mention_writer.MentionWriter._words_at_least`).
+    Decodes the whole vocabulary token by token (about half a second for SmolLM2's 49k tokens)."""
+    ids = sorted(tokenizer.get_vocab().values())
+    texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
+    starts = frozenset(i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip())
+    blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
+    return starts, blank
+
+
+class VocabularyTables:
+    """One tokenizer's tables: ``characters`` (the UTF-8 mask) and ``words`` (its whole words), which every decoder
+    reads, and :attr:`word_starts` (:func:`word_start_tokens`), which only a mention writer reads: decoded on first
+    use, so that an engine that writes no mentions does not pay for it."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+        self.characters = CharacterBoundaries(tokenizer)
+        self.words = vocabulary_words(tokenizer.get_vocab())
+
+    @classmethod
+    def of(cls, tokenizer: Any) -> VocabularyTables:
+        return cls(tokenizer)
+
+    @cached_property
+    def word_starts(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The word-start tokens and the blank ones (:func:`word_start_tokens`)."""
+        return word_start_tokens(self._tokenizer)
+
+
 # ---- mention_prompts.py ----------------------------------------------------------------------------------------------
 
 """The prompt a mention is written after: :class:`MentionPrompts` lays a template's slot out as the generator's
@@ -3058,7 +3151,7 @@ class MentionPrompts:
         ``after-sentence``, the template's last block row then a tag/mention pair per earlier slot
         (:func:`~hf_ecg.runtime.layout.continued_answer`), the slot's tag as the last question."""
         layout = self.ecg_config.mention_layout
-        if layout == "after-sentence":
+        if continues_block(layout):
             return self._continued_prompt(template, written, slot)
         context = mention_context(template, written, slot, layout=layout)
         return prompt_ids(
@@ -3193,46 +3286,111 @@ class BlockRules:
         return bool(sentence_breaks(tail, self.endings, entity_starts, self._break_kinds))
 
 
-# ---- vocabulary.py ---------------------------------------------------------------------------------------------------
+# ---- mention_rules.py ------------------------------------------------------------------------------------------------
 
-"""What the decoders and the mention writer read from a tokenizer's whole vocabulary, computed once per model:
-which tokens keep characters whole (:class:`~.char_boundaries.CharacterBoundaries`), the vocabulary's words (for the
-tag-piece rule, :func:`~.tag_pieces.vocabulary_words`) and which tokens begin a word (the writer's word count).
-
-:class:`~.engine.SampleEngine` builds one :class:`VocabularyTables` per model and hands it to every decoder and
-writer it makes; a decoder or writer built alone computes what it needs itself.
-"""
+"""What a written mention's try must be to be kept, and when a try ends: :class:`MentionRules`, read by the
+:class:`~hf_ecg.runtime.mention_writer.MentionWriter` at each step (ended?) and at each ended try (kept, or why not)."""
 
 
-def word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
-    """The tokens whose text is a space then more (`` cell``), and the tokens of white space alone: an answer holds
-    at least as many words as it has such word starts (:meth:`~.mention_writer.MentionWriter._words_at_least`).
-    Decodes the whole vocabulary token by token (about half a second for SmolLM2's 49k tokens)."""
-    ids = sorted(tokenizer.get_vocab().values())
-    texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
-    starts = frozenset(i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip())
-    blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
-    return starts, blank
+class MentionRules:
+    """The limits a written mention keeps and the checks it passes.
+
+    A try ends at ``<ENDTEXT>``, at :attr:`max_tokens` (the longest training mention's tokens, and room for what the
+    tokenizer puts before ``<ENDTEXT>``), or as soon as it holds more words than the longest training mention of
+    its type. An ended try is rejected (:meth:`judge`, with the reason) when it did not end, comes out empty, is
+    longer in words than its type's longest training mention, holds a word that reads as structure, begins or ends
+    on punctuation (it ran past the name), fails the check every mention source passes, or is a training mention
+    of another type only (``selegiline`` written for a Disease: the model ignored the slot's tag).
+
+    Args:
+        tokenizer: the generator's tokenizer.
+        ecg_config: its :class:`~hf_ecg.ECGConfig` (the training mentions' lengths, the word exceptions).
+        endtext_id: the id of ``<ENDTEXT>``.
+        known: the training mention bank (the types each known mention has).
+        vocabulary: the tokenizer's tables, computed once per model; computed here when not given.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        ecg_config: ECGConfig,
+        endtext_id: int,
+        *,
+        known: MentionBank | None = None,
+        vocabulary: VocabularyTables | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.endtext_id = endtext_id
+        # an answer holds the mention's ids (the longest training mention's: mention_max_tokens), then whatever text
+        # tokenization puts before <ENDTEXT> (a space token with a byte-level BPE): without room for it the longest
+        # training mentions could never end
+        before_end = len(tokenizer(f" {ENDTEXT}", add_special_tokens=False)["input_ids"]) - 1
+        self.max_tokens = (ecg_config.mention_max_tokens or 16) + before_end
+        self.max_words: dict[str, int] = ecg_config.mention_max_words or {}
+        self.split_words = WordSplitter(ecg_config.word_exceptions)
+        tables = vocabulary.word_starts if vocabulary is not None else word_start_tokens(tokenizer)
+        self._word_starts, self._blank = tables
+        # The types each known mention has (case folded).
+        self.known_types: dict[str, set[str]] = {}
+        for label in known.types if known is not None else ():
+            for mention in known.counts(label):
+                self.known_types.setdefault(" ".join(mention).casefold(), set()).add(label)
+
+    def ended(self, answer: Sequence[int], label: str | None) -> bool:
+        """Whether a try's ``answer`` ended: ``<ENDTEXT>``, the token limit, or more words than the longest training
+        mention of ``label`` (not checked for ``None``)."""
+        return bool(answer) and (
+            answer[-1] == self.endtext_id
+            or len(answer) > self.max_tokens
+            or (label is not None and self.too_long(answer, label))
+        )
+
+    def words_at_least(self, ids: Sequence[int]) -> int:
+        """How many words the answer ``ids`` holds at least (:meth:`judge` splits the text on spaces first): its word
+        starts, and one for text before the first of them."""
+        starts = sum(i in self._word_starts for i in ids)
+        first = next((i for i in ids if i not in self._blank), None)
+        return starts + (first is not None and first not in self._word_starts)
+
+    def too_long(self, ids: Sequence[int], label: str) -> bool:
+        """Whether an answer already holds more words than the longest training mention of ``label``."""
+        limit = self.max_words.get(label)
+        return limit is not None and len(ids) > limit and self.words_at_least(ids) > limit
+
+    def judge(self, ids: list[int], label: str) -> tuple[tuple[str, ...] | None, str]:
+        """The mention's words, or ``None`` and why the try is rejected."""
+        if self.endtext_id not in ids:
+            return None, "too long" if self.too_long(ids, label) else "unended"
+        text = self.tokenizer.decode(
+            ids[: ids.index(self.endtext_id)], skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
+        words = tuple(self.split_words(text))
+        if not words:
+            return None, "empty"
+        if any(tag_label(w) is not None or w == ENDTEXT or w in (*SEGMENT_TOKENS, MENTION_TOKEN) for w in words):
+            return None, "structure"
+        if len(words) > self.max_words.get(label, len(words)):
+            return None, "too long"
+        if loose_edge(words):
+            return None, "punctuation at an edge"
+        if mention_problem(words):  # the check every mention source passes (a control character, ...)
+            return None, "no mention"
+        if label not in self.known_types.get(" ".join(words).casefold(), {label}):
+            return None, "another type's mention"
+        return words, ""
 
 
-class VocabularyTables:
-    """One tokenizer's tables: ``characters`` (the UTF-8 mask) and ``words`` (its whole words), which every decoder
-    reads, and :attr:`word_starts` (:func:`word_start_tokens`), which only a mention writer reads: decoded on first
-    use, so that an engine that writes no mentions does not pay for it."""
+_CLOSING = {")": "(", "]": "["}
 
-    def __init__(self, tokenizer: Any) -> None:
-        self._tokenizer = tokenizer
-        self.characters = CharacterBoundaries(tokenizer)
-        self.words = vocabulary_words(tokenizer.get_vocab())
 
-    @classmethod
-    def of(cls, tokenizer: Any) -> VocabularyTables:
-        return cls(tokenizer)
-
-    @cached_property
-    def word_starts(self) -> tuple[frozenset[int], frozenset[int]]:
-        """The word-start tokens and the blank ones (:func:`word_start_tokens`)."""
-        return word_start_tokens(self._tokenizer)
+def loose_edge(words: tuple[str, ...]) -> bool:
+    """Whether a mention begins or ends on a word with no letter or digit (``pain -``, ``L - dopa ,``): the
+    writer ran past the name. A closing bracket whose opening one is in the mention (``IL-2 receptor ( IL-2R )``)
+    is part of it."""
+    first, last = words[0], words[-1]
+    if not any(ch.isalnum() for ch in first):
+        return True
+    return not any(ch.isalnum() for ch in last) and _CLOSING.get(last) not in words[:-1]
 
 
 # ---- decoding_sampler.py ---------------------------------------------------------------------------------------------
@@ -3388,342 +3546,6 @@ class RowSampler:
             return True
         row.refused += 1
         return False
-
-
-# ---- mention_rules.py ------------------------------------------------------------------------------------------------
-
-"""What a written mention's try must be to be kept, and when a try ends: :class:`MentionRules`, read by the
-:class:`~hf_ecg.runtime.mention_writer.MentionWriter` at each step (ended?) and at each ended try (kept, or why not)."""
-
-
-class MentionRules:
-    """The limits a written mention keeps and the checks it passes.
-
-    A try ends at ``<ENDTEXT>``, at :attr:`max_tokens` (the longest training mention's tokens, and room for what the
-    tokenizer puts before ``<ENDTEXT>``), or as soon as it holds more words than the longest training mention of
-    its type. An ended try is rejected (:meth:`judge`, with the reason) when it did not end, comes out empty, is
-    longer in words than its type's longest training mention, holds a word that reads as structure, begins or ends
-    on punctuation (it ran past the name), fails the check every mention source passes, or is a training mention
-    of another type only (``selegiline`` written for a Disease: the model ignored the slot's tag).
-
-    Args:
-        tokenizer: the generator's tokenizer.
-        ecg_config: its :class:`~hf_ecg.ECGConfig` (the training mentions' lengths, the word exceptions).
-        endtext_id: the id of ``<ENDTEXT>``.
-        known: the training mention bank (the types each known mention has).
-        vocabulary: the tokenizer's tables, computed once per model; computed here when not given.
-    """
-
-    def __init__(
-        self,
-        tokenizer: Any,
-        ecg_config: ECGConfig,
-        endtext_id: int,
-        *,
-        known: MentionBank | None = None,
-        vocabulary: VocabularyTables | None = None,
-    ) -> None:
-        self.tokenizer = tokenizer
-        self.endtext_id = endtext_id
-        # an answer holds the mention's ids (the longest training mention's: mention_max_tokens), then whatever text
-        # tokenization puts before <ENDTEXT> (a space token with a byte-level BPE): without room for it the longest
-        # training mentions could never end
-        before_end = len(tokenizer(f" {ENDTEXT}", add_special_tokens=False)["input_ids"]) - 1
-        self.max_tokens = (ecg_config.mention_max_tokens or 16) + before_end
-        self.max_words: dict[str, int] = ecg_config.mention_max_words or {}
-        self.split_words = WordSplitter(ecg_config.word_exceptions)
-        tables = vocabulary.word_starts if vocabulary is not None else word_start_tokens(tokenizer)
-        self._word_starts, self._blank = tables
-        # The types each known mention has (case folded).
-        self.known_types: dict[str, set[str]] = {}
-        for label in known.types if known is not None else ():
-            for mention in known.counts(label):
-                self.known_types.setdefault(" ".join(mention).casefold(), set()).add(label)
-
-    def ended(self, answer: Sequence[int], label: str | None) -> bool:
-        """Whether a try's ``answer`` ended: ``<ENDTEXT>``, the token limit, or more words than the longest training
-        mention of ``label`` (not checked for ``None``)."""
-        return bool(answer) and (
-            answer[-1] == self.endtext_id
-            or len(answer) > self.max_tokens
-            or (label is not None and self.too_long(answer, label))
-        )
-
-    def words_at_least(self, ids: Sequence[int]) -> int:
-        """How many words the answer ``ids`` holds at least (:meth:`judge` splits the text on spaces first): its word
-        starts, and one for text before the first of them."""
-        starts = sum(i in self._word_starts for i in ids)
-        first = next((i for i in ids if i not in self._blank), None)
-        return starts + (first is not None and first not in self._word_starts)
-
-    def too_long(self, ids: Sequence[int], label: str) -> bool:
-        """Whether an answer already holds more words than the longest training mention of ``label``."""
-        limit = self.max_words.get(label)
-        return limit is not None and len(ids) > limit and self.words_at_least(ids) > limit
-
-    def judge(self, ids: list[int], label: str) -> tuple[tuple[str, ...] | None, str]:
-        """The mention's words, or ``None`` and why the try is rejected."""
-        if self.endtext_id not in ids:
-            return None, "too long" if self.too_long(ids, label) else "unended"
-        text = self.tokenizer.decode(
-            ids[: ids.index(self.endtext_id)], skip_special_tokens=True, clean_up_tokenization_spaces=False
-        )
-        words = tuple(self.split_words(text))
-        if not words:
-            return None, "empty"
-        if any(tag_label(w) is not None or w == ENDTEXT or w in (*SEGMENT_TOKENS, MENTION_TOKEN) for w in words):
-            return None, "structure"
-        if len(words) > self.max_words.get(label, len(words)):
-            return None, "too long"
-        if loose_edge(words):
-            return None, "punctuation at an edge"
-        if mention_problem(words):  # the check every mention source passes (a control character, ...)
-            return None, "no mention"
-        if label not in self.known_types.get(" ".join(words).casefold(), {label}):
-            return None, "another type's mention"
-        return words, ""
-
-
-_CLOSING = {")": "(", "]": "["}
-
-
-def loose_edge(words: tuple[str, ...]) -> bool:
-    """Whether a mention begins or ends on a word with no letter or digit (``pain -``, ``L - dopa ,``): the
-    writer ran past the name. A closing bracket whose opening one is in the mention (``IL-2 receptor ( IL-2R )``)
-    is part of it."""
-    first, last = words[0], words[-1]
-    if not any(ch.isalnum() for ch in first):
-        return True
-    return not any(ch.isalnum() for ch in last) and _CLOSING.get(last) not in words[:-1]
-
-
-# ---- decoding_base.py ------------------------------------------------------------------------------------------------
-
-"""What the ECG-QALM and ECG-LM decoders share: the model's ECG tokens, the per-row constraint on the
-next token, the block rules that draw a block again, prompts (:mod:`hf_ecg.runtime.layout`) and results."""
-
-
-#: Templates a decode call keeps their last prompt's keys/values for at most (``keep_prefixes``): about 1 MB each
-#: for SmolLM2-135M in bfloat16, so a call's 256-template shard holds a few hundred MB until its mentions are written.
-MAX_KEPT_PREFIXES = 1024
-
-
-class BlockDecoder:
-    """What both decoders share: the ECG tokens of the model, the row sampler (:class:`RowSampler`: the per-row
-    constraint on the next token, when a block is drawn again), prompts and results. A subclass writes the
-    templates (:meth:`_decode`).
-
-    Args:
-        model: a causal LM trained by :class:`~hf_ecg.ECGTrainer` (eval mode is set here).
-        tokenizer: its tokenizer (with the ECG tokens).
-        ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
-        config: sampling settings and limits.
-        vocabulary: the tokenizer's tables, computed once per model (:class:`~.engine.SampleEngine`); computed here
-            when not given.
-    """
-
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        ecg_config: ECGConfig,
-        config: DecodingConfig | None = None,
-        vocabulary: VocabularyTables | None = None,
-    ):
-        self.model = model.eval()
-        self.tokenizer = tokenizer
-        self.ecg_config = ecg_config
-        self.config = config or DecodingConfig()
-        vocab = tokenizer.get_vocab()
-        needed = [CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN, ENDTEXT, *ecg_config.tag_tokens.values()]
-        missing = [token for token in needed if token not in vocab]
-        if missing:
-            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
-        self.segments = SegmentIds.of(tokenizer)
-        self._questions: dict[tuple[int, ...], list[int]] = {}  # qa-plan: a question's ids, per blocks' ends
-        self.context_id, self.question_id, self.answer_id = (
-            self.segments.context,
-            self.segments.question,
-            self.segments.answer,
-        )
-        self.endtext_id = vocab[ENDTEXT]
-        self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
-        structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
-        self.rules = BlockRules(tokenizer, ecg_config, self.config, vocabulary.words if vocabulary else None)
-        self.row_sampler = RowSampler(
-            tokenizer,
-            self.config,
-            self.rules,
-            tag_ids=self.tag_ids,
-            endtext_id=self.endtext_id,
-            banned=sorted(structural | set(tokenizer.all_special_ids)),
-            characters=vocabulary.characters if vocabulary is not None else CharacterBoundaries(tokenizer),
-            split_words=WordSplitter(ecg_config.word_exceptions),
-        )
-        self.stop_ids = self.row_sampler.stop_ids
-        self.constraint = self.row_sampler.constraint
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
-        # a first block's prompt (empty context), per the ids its question is made of: its cache, row and logits
-        self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
-        self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
-        self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
-        self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
-
-    @property
-    def device(self) -> torch.device:
-        return self.model.device
-
-    @property
-    def budget(self) -> RedrawBudget:
-        """What the current (or last) decode call kept and threw away; progress bars read it."""
-        return self.row_sampler.budget
-
-    # ------------------------------------------------------------------ public
-
-    def decode(
-        self,
-        sequences: Sequence[Sequence[str]],
-        *,
-        progress: Callable[[int], None] | None = None,
-        keep_prefixes: bool = False,
-    ) -> list[DecodedTemplate]:
-        """A template per entity sequence, in input order. ``progress(n)`` is called as ``n`` samples finish.
-
-        ``keep_prefixes``: each template keeps its last prompt's context (with mention layout ``after-sentence``,
-        its whole last row) and its keys/values (:attr:`DecodedTemplate.prompt_prefix`, batched mode, at most
-        :data:`MAX_KEPT_PREFIXES` templates a call), for the mention writer to start from.
-
-        Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
-        entity-free sentence.
-        """
-        self._prefixes_left = MAX_KEPT_PREFIXES if keep_prefixes else 0
-        self._whole_rows = keep_prefixes and self.ecg_config.mention_layout == "after-sentence"
-        if any(isinstance(sequence, str) for sequence in sequences):
-            raise TypeError("each entity sequence is a list of types, not a string")
-        sequences = [tuple(sequence) for sequence in sequences]
-        for sequence in sequences:
-            self.ecg_config.check_entity_types(sequence)
-            if len(sequence) > self.config.max_entities:
-                raise ValueError(
-                    f"an entity sequence of {len(sequence)} entities exceeds max_entities={self.config.max_entities}"
-                )
-        if not sequences:
-            return []
-        # Before any block is kept, a quarter of the batch's first blocks may be drawn again at full length.
-        rows = 1 if self.config.mode == "sequential" else min(self.config.batch_size, len(sequences))
-        self.row_sampler.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * -(-rows // 4))
-        rng = torch.Generator(device=self.device)
-        rng.manual_seed(self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63))
-        with torch.inference_mode():
-            return self._decode(sequences, rng, progress)
-
-    def _decode(
-        self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
-    ) -> list[DecodedTemplate]:
-        raise NotImplementedError
-
-    def logits_processor(
-        self, targets: Sequence[str | None], *, max_block_tokens: int | None = None
-    ) -> EntityConstraintLogitsProcessor:
-        """This decoder's constraint for one ``model.generate()`` call over one block per row: ``targets[i]``
-        the entity type that row's block must end on (``None``: ``<ENDTEXT>``, the sentence's last block).
-        Pass the decoder's stops as ``eos_token_id`` so that a row stops at its tag::
-
-            processor = decoder.logits_processor(["Chemical", None], max_block_tokens=32)
-            model.generate(prompts, logits_processor=LogitsProcessorList([processor]),
-                           eos_token_id=decoder.stop_ids, max_new_tokens=32, do_sample=True)
-        """
-        unknown = sorted({t for t in targets if t is not None and t not in self.tag_ids})
-        if unknown:
-            raise ValueError(f"unknown entity types {unknown}; the model knows {', '.join(self.tag_ids)}")
-        ids = [self.endtext_id if t is None else self.tag_ids[t] for t in targets]
-        return EntityConstraintLogitsProcessor(
-            self.stop_ids,
-            self.constraint.banned.tolist(),
-            targets=ids,
-            max_block_tokens=max_block_tokens,
-            block_end=self.config.block_end,
-        )
-
-    def block_prompt(self, words: Sequence[str], target: str | None, later: Sequence[str] = ()) -> list[int]:
-        """The prompt ids of the block that follows the sentence so far (``words``, tags as ``<Type>``) and ends
-        on ``target`` (an entity type; ``None``: ``<ENDTEXT>``), laid out as in training: what
-        :meth:`logits_processor` and ``model.generate()`` continue. ``later``: the entity types requested after
-        ``target`` (a ``qa-plan`` model reads them in its question)."""
-        unknown = [label for label in (target, *later) if label is not None and label not in self.tag_ids]
-        if unknown:
-            raise ValueError(f"unknown entity type {unknown[0]!r}; the model knows {', '.join(self.tag_ids)}")
-        targets = [] if target is None else [self.tag_ids[target], *(self.tag_ids[label] for label in later)]
-        return self._prompt_ids(list(words), [*targets, self.endtext_id])
-
-    # ------------------------------------------------------------------ prompts
-
-    def _prompt_ids(self, words: list[str], targets: Sequence[int]) -> list[int]:
-        """``<|context|> ctx <|question|> question <|answer|>`` of the block ending on ``targets[0]`` (``targets``:
-        the ids it and the blocks after it end on), the context cut from the left to leave room for a whole
-        block inside ``ecg_config.max_length`` (as in training)."""
-        context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
-        return prompt_ids(
-            self.segments,
-            context,
-            self._question(targets),
-            max_length=self.ecg_config.max_length,
-            answer_room=self.config.max_block_tokens,
-        )
-
-    def _question(self, targets: Sequence[int]) -> list[int]:
-        """The question of the block ending on ``targets[0]``: that tag (``qa``); with layout ``qa-plan`` the tags of
-        every block still to come, tokenized as training tokenizes its question text."""
-        if self.ecg_config.layout != "qa-plan":
-            return [targets[0]]
-        key = tuple(targets)
-        if key not in self._questions:
-            text = " ".join(self.tokenizer.convert_ids_to_tokens(list(key)))
-            self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        return self._questions[key]
-
-    def _targets(self, sequence: tuple[str, ...]) -> list[int]:
-        return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
-
-    def _result(
-        self,
-        entities: tuple[str, ...],
-        words: list[str],
-        *,
-        forced: int,
-        model_tokens: int,
-        cut: int = 0,
-        attempts: int = 0,
-        redrawn_tokens: int = 0,
-        refused: int = 0,
-        prefix: tuple[list[int], Any] | None = None,
-    ) -> DecodedTemplate:
-        if prefix is not None:
-            if self._prefixes_left > 0:
-                self._prefixes_left -= 1
-            else:
-                prefix = None
-        return DecodedTemplate(
-            entities=entities,
-            template=Template(tuple(words)),
-            forced_tags=forced,
-            model_tokens=model_tokens,
-            redrawn_tokens=redrawn_tokens,
-            refused_redraws=refused,
-            attempts=attempts,
-            cut_blocks=cut,
-            complete=bool(words) and words[-1] in self.rules.endings,
-            tag_pieces=len(
-                self.rules.tag_pieces(
-                    [w for w in words if tag_label(w) is None],
-                    starts_sentence=bool(words) and tag_label(words[0]) is None,
-                )
-            ),
-            prompt_prefix=prefix,
-        )
-
-    def _new_cache(self) -> DynamicCache:
-        return new_cache(self.model)
 
 
 # ---- mention_writer.py -----------------------------------------------------------------------------------------------
@@ -3940,7 +3762,7 @@ class MentionWriter:
         row that ends leaves the batch and its template's next try waits with the new templates. Those join the
         rows still writing once :data:`JOIN_WHEN_FREE` of the batch is free: no step waits for a few long answers
         while the rest of the batch is idle."""
-        continued = self.ecg_config.mention_layout == "after-sentence" and self._continue_in_batch
+        continued = continues_block(self.ecg_config.mention_layout) and self._continue_in_batch
         fed: dict[int, list[int]] = {}  # each template's current prompt
         todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in order}  # slots left, in order
         tries = dict.fromkeys(order, 0)  # of the template's current slot
@@ -4027,6 +3849,235 @@ def template_seeds(seed: int, count: int) -> list[int]:
     """The seeds of the random streams the templates of a :meth:`MentionWriter.write` call seeded ``seed`` draw
     their mentions' tokens from (one uniform number a token), template by template."""
     return [random.Random(f"written mention:{seed}:{i}").getrandbits(63) for i in range(count)]
+
+
+# ---- decoding_base.py ------------------------------------------------------------------------------------------------
+
+"""What the ECG-QALM and ECG-LM decoders share: the model's ECG tokens, the per-row constraint on the
+next token, the block rules that draw a block again, prompts (:mod:`hf_ecg.runtime.layout`) and results."""
+
+
+#: Templates a decode call keeps their last prompt's keys/values for at most (``keep_prefixes``): about 1 MB each
+#: for SmolLM2-135M in bfloat16, so a call's 256-template shard holds a few hundred MB until its mentions are written.
+MAX_KEPT_PREFIXES = 1024
+
+
+class BlockDecoder:
+    """What both decoders share: the ECG tokens of the model, the row sampler (:class:`RowSampler`: the per-row
+    constraint on the next token, when a block is drawn again), prompts and results. A subclass writes the
+    templates (:meth:`_decode`).
+
+    Args:
+        model: a causal LM trained by :class:`~hf_ecg.ECGTrainer` (eval mode is set here).
+        tokenizer: its tokenizer (with the ECG tokens).
+        ecg_config: the model's :class:`~hf_ecg.ECGConfig` (entity types, ``max_length``).
+        config: sampling settings and limits.
+        vocabulary: the tokenizer's tables, computed once per model (:class:`~.engine.SampleEngine`); computed here
+            when not given.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        ecg_config: ECGConfig,
+        config: DecodingConfig | None = None,
+        vocabulary: VocabularyTables | None = None,
+    ):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.ecg_config = ecg_config
+        self.config = config or DecodingConfig()
+        vocab = tokenizer.get_vocab()
+        needed = [CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN, ENDTEXT, *ecg_config.tag_tokens.values()]
+        missing = [token for token in needed if token not in vocab]
+        if missing:
+            raise ValueError(f"the tokenizer lacks the ECG tokens {missing}: is this a model trained with hf_ecg?")
+        self.segments = SegmentIds.of(tokenizer)
+        self._questions: dict[tuple[int, ...], list[int]] = {}  # qa-plan: a question's ids, per blocks' ends
+        self.context_id, self.question_id, self.answer_id = (
+            self.segments.context,
+            self.segments.question,
+            self.segments.answer,
+        )
+        self.endtext_id = vocab[ENDTEXT]
+        self.tag_ids = {label: vocab[token] for label, token in ecg_config.tag_tokens.items()}
+        structural = {self.endtext_id, *self.tag_ids.values(), self.context_id, self.question_id, self.answer_id}
+        self.rules = BlockRules(tokenizer, ecg_config, self.config, vocabulary.words if vocabulary else None)
+        self.row_sampler = RowSampler(
+            tokenizer,
+            self.config,
+            self.rules,
+            tag_ids=self.tag_ids,
+            endtext_id=self.endtext_id,
+            banned=sorted(structural | set(tokenizer.all_special_ids)),
+            characters=vocabulary.characters if vocabulary is not None else CharacterBoundaries(tokenizer),
+            split_words=WordSplitter(ecg_config.word_exceptions),
+        )
+        self.stop_ids = self.row_sampler.stop_ids
+        self.constraint = self.row_sampler.constraint
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.endtext_id
+        # a first block's prompt (empty context), per the ids its question is made of: its cache, row and logits
+        self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
+        self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
+        self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
+        self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    @property
+    def budget(self) -> RedrawBudget:
+        """What the current (or last) decode call kept and threw away; progress bars read it."""
+        return self.row_sampler.budget
+
+    # ------------------------------------------------------------------ public
+
+    def decode(
+        self,
+        sequences: Sequence[Sequence[str]],
+        *,
+        progress: Callable[[int], None] | None = None,
+        keep_prefixes: bool = False,
+    ) -> list[DecodedTemplate]:
+        """A template per entity sequence, in input order. ``progress(n)`` is called as ``n`` samples finish.
+
+        ``keep_prefixes``: each template keeps its last prompt's context (with mention layout ``after-sentence``,
+        its whole last row) and its keys/values (:attr:`DecodedTemplate.prompt_prefix`, batched mode, at most
+        :data:`MAX_KEPT_PREFIXES` templates a call), for the mention writer to start from.
+
+        Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
+        entity-free sentence.
+        """
+        self._prefixes_left = MAX_KEPT_PREFIXES if keep_prefixes else 0
+        self._whole_rows = keep_prefixes and continues_block(self.ecg_config.mention_layout)
+        if any(isinstance(sequence, str) for sequence in sequences):
+            raise TypeError("each entity sequence is a list of types, not a string")
+        sequences = [tuple(sequence) for sequence in sequences]
+        for sequence in sequences:
+            self.ecg_config.check_entity_types(sequence)
+            if len(sequence) > self.config.max_entities:
+                raise ValueError(
+                    f"an entity sequence of {len(sequence)} entities exceeds max_entities={self.config.max_entities}"
+                )
+        if not sequences:
+            return []
+        # Before any block is kept, a quarter of the batch's first blocks may be drawn again at full length.
+        rows = 1 if self.config.mode == "sequential" else min(self.config.batch_size, len(sequences))
+        self.row_sampler.budget = RedrawBudget(self.config.redraw_budget, self.config.max_block_tokens * -(-rows // 4))
+        rng = torch.Generator(device=self.device)
+        rng.manual_seed(self.config.seed if self.config.seed is not None else random.SystemRandom().getrandbits(63))
+        with torch.inference_mode():
+            return self._decode(sequences, rng, progress)
+
+    def _decode(
+        self, sequences: list[tuple[str, ...]], rng: torch.Generator, progress: Callable[[int], None] | None
+    ) -> list[DecodedTemplate]:
+        raise NotImplementedError
+
+    def logits_processor(
+        self, targets: Sequence[str | None], *, max_block_tokens: int | None = None
+    ) -> EntityConstraintLogitsProcessor:
+        """This decoder's constraint for one ``model.generate()`` call over one block per row: ``targets[i]``
+        the entity type that row's block must end on (``None``: ``<ENDTEXT>``, the sentence's last block).
+        Pass the decoder's stops as ``eos_token_id`` so that a row stops at its tag::
+
+            processor = decoder.logits_processor(["Chemical", None], max_block_tokens=32)
+            model.generate(prompts, logits_processor=LogitsProcessorList([processor]),
+                           eos_token_id=decoder.stop_ids, max_new_tokens=32, do_sample=True)
+        """
+        unknown = sorted({t for t in targets if t is not None and t not in self.tag_ids})
+        if unknown:
+            raise ValueError(f"unknown entity types {unknown}; the model knows {', '.join(self.tag_ids)}")
+        ids = [self.endtext_id if t is None else self.tag_ids[t] for t in targets]
+        return EntityConstraintLogitsProcessor(
+            self.stop_ids,
+            self.constraint.banned.tolist(),
+            targets=ids,
+            max_block_tokens=max_block_tokens,
+            block_end=self.config.block_end,
+        )
+
+    def block_prompt(self, words: Sequence[str], target: str | None, later: Sequence[str] = ()) -> list[int]:
+        """The prompt ids of the block that follows the sentence so far (``words``, tags as ``<Type>``) and ends
+        on ``target`` (an entity type; ``None``: ``<ENDTEXT>``), laid out as in training: what
+        :meth:`logits_processor` and ``model.generate()`` continue. ``later``: the entity types requested after
+        ``target`` (a ``qa-plan`` model reads them in its question)."""
+        unknown = [label for label in (target, *later) if label is not None and label not in self.tag_ids]
+        if unknown:
+            raise ValueError(f"unknown entity type {unknown[0]!r}; the model knows {', '.join(self.tag_ids)}")
+        targets = [] if target is None else [self.tag_ids[target], *(self.tag_ids[label] for label in later)]
+        return self._prompt_ids(list(words), [*targets, self.endtext_id])
+
+    # ------------------------------------------------------------------ prompts
+
+    def _prompt_ids(self, words: list[str], targets: Sequence[int]) -> list[int]:
+        """``<|context|> ctx <|question|> question <|answer|>`` of the block ending on ``targets[0]`` (``targets``:
+        the ids it and the blocks after it end on), the context cut from the left to leave room for a whole
+        block inside ``ecg_config.max_length`` (as in training)."""
+        context = self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
+        return prompt_ids(
+            self.segments,
+            context,
+            self._question(targets),
+            max_length=self.ecg_config.max_length,
+            answer_room=self.config.max_block_tokens,
+        )
+
+    def _question(self, targets: Sequence[int]) -> list[int]:
+        """The question of the block ending on ``targets[0]``: that tag (``qa``); with layout ``qa-plan`` the tags of
+        every block still to come, tokenized as training tokenizes its question text."""
+        if not self.ecg_config.prompt_layout.plan:
+            return [targets[0]]
+        key = tuple(targets)
+        if key not in self._questions:
+            text = " ".join(self.tokenizer.convert_ids_to_tokens(list(key)))
+            self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self._questions[key]
+
+    def _targets(self, sequence: tuple[str, ...]) -> list[int]:
+        return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
+
+    def _result(
+        self,
+        entities: tuple[str, ...],
+        words: list[str],
+        *,
+        forced: int,
+        model_tokens: int,
+        cut: int = 0,
+        attempts: int = 0,
+        redrawn_tokens: int = 0,
+        refused: int = 0,
+        prefix: tuple[list[int], Any] | None = None,
+    ) -> DecodedTemplate:
+        if prefix is not None:
+            if self._prefixes_left > 0:
+                self._prefixes_left -= 1
+            else:
+                prefix = None
+        return DecodedTemplate(
+            entities=entities,
+            template=Template(tuple(words)),
+            forced_tags=forced,
+            model_tokens=model_tokens,
+            redrawn_tokens=redrawn_tokens,
+            refused_redraws=refused,
+            attempts=attempts,
+            cut_blocks=cut,
+            complete=bool(words) and words[-1] in self.rules.endings,
+            tag_pieces=len(
+                self.rules.tag_pieces(
+                    [w for w in words if tag_label(w) is None],
+                    starts_sentence=bool(words) and tag_label(words[0]) is None,
+                )
+            ),
+            prompt_prefix=prefix,
+        )
+
+    def _new_cache(self) -> DynamicCache:
+        return new_cache(self.model)
 
 
 # ---- decoding_lm.py --------------------------------------------------------------------------------------------------
@@ -4322,7 +4373,7 @@ class ChainedDecoder(BlockDecoder):
 
     def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
         """What a first block's prompt depends on: its tag (``qa``), or every block's end (``qa-plan``)."""
-        return tuple(row.targets) if self.ecg_config.layout == "qa-plan" else (row.target,)
+        return tuple(row.targets) if self.ecg_config.prompt_layout.plan else (row.target,)
 
     def _prefill(self, rows: list[TemplateRow], rng: torch.Generator) -> tuple[list[TemplateRow], list[TemplateRow]]:
         """Encode the rows' prompts (left-padded forwards) and sample each row's first block token.
@@ -4500,7 +4551,7 @@ def make_decoder(
     """The decoder for the model's training layout: :class:`ChainedDecoder` (``qa``, ECG-QALM) or
     :class:`TemplateLMDecoder` (``lm``, the ECG-LM ablation); ``vocabulary``: the tokenizer's tables, if already
     computed."""
-    cls = TemplateLMDecoder if ecg_config.layout == "lm" else ChainedDecoder
+    cls = ChainedDecoder if ecg_config.prompt_layout.per_block else TemplateLMDecoder
     return cls(model, tokenizer, ecg_config, config, vocabulary)
 
 

@@ -29,8 +29,8 @@ __all__ = [
     "QASample",
     "RoundTripError",
     "Template",
+    "continues_block",
     "decompose",
-    "default_mention_layout",
     "mention_context",
     "mention_samples",
     "qa_samples",
@@ -63,10 +63,10 @@ MENTION_TOKEN = "<|mention|>"
 MENTION_LAYOUTS = ("in-sentence", "after-template", "after-sentence")
 
 
-def default_mention_layout(layout: str) -> str:
-    """The mention layout a model of Q&A ``layout`` trains with when none is given: ``after-sentence``, except with
-    ``lm`` (ECG-LM writes a sentence in one answer: there is no last block row to continue), ``in-sentence``."""
-    return "in-sentence" if layout == "lm" else "after-sentence"
+def continues_block(mention_layout: str) -> bool:
+    """Whether a mention layout's rows continue the sentence's last block row (``after-sentence``): its prompts
+    and the decoder's rows share their prefix."""
+    return mention_layout == "after-sentence"
 
 
 _LABEL_RE = re.compile(r"^[^\s<>|]+$")

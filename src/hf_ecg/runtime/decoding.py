@@ -82,5 +82,5 @@ def make_decoder(
     """The decoder for the model's training layout: :class:`ChainedDecoder` (``qa``, ECG-QALM) or
     :class:`TemplateLMDecoder` (``lm``, the ECG-LM ablation); ``vocabulary``: the tokenizer's tables, if already
     computed."""
-    cls = TemplateLMDecoder if ecg_config.layout == "lm" else ChainedDecoder
+    cls = ChainedDecoder if ecg_config.prompt_layout.per_block else TemplateLMDecoder
     return cls(model, tokenizer, ecg_config, config, vocabulary)

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, Template, tag_label
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, Template, continues_block, tag_label
 from .char_boundaries import CharacterBoundaries
 from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
@@ -121,7 +121,7 @@ class BlockDecoder:
         entity-free sentence.
         """
         self._prefixes_left = MAX_KEPT_PREFIXES if keep_prefixes else 0
-        self._whole_rows = keep_prefixes and self.ecg_config.mention_layout == "after-sentence"
+        self._whole_rows = keep_prefixes and continues_block(self.ecg_config.mention_layout)
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
         sequences = [tuple(sequence) for sequence in sequences]
@@ -198,7 +198,7 @@ class BlockDecoder:
     def _question(self, targets: Sequence[int]) -> list[int]:
         """The question of the block ending on ``targets[0]``: that tag (``qa``); with layout ``qa-plan`` the tags of
         every block still to come, tokenized as training tokenizes its question text."""
-        if self.ecg_config.layout != "qa-plan":
+        if not self.ecg_config.prompt_layout.plan:
             return [targets[0]]
         key = tuple(targets)
         if key not in self._questions:

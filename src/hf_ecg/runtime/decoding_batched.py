@@ -139,7 +139,7 @@ class ChainedDecoder(BlockDecoder):
 
     def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
         """What a first block's prompt depends on: its tag (``qa``), or every block's end (``qa-plan``)."""
-        return tuple(row.targets) if self.ecg_config.layout == "qa-plan" else (row.target,)
+        return tuple(row.targets) if self.ecg_config.prompt_layout.plan else (row.target,)
 
     def _prefill(self, rows: list[TemplateRow], rng: torch.Generator) -> tuple[list[TemplateRow], list[TemplateRow]]:
         """Encode the rows' prompts (left-padded forwards) and sample each row's first block token.

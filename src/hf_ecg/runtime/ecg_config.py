@@ -10,6 +10,7 @@ from typing import Any
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, tag_token
 from .files import read_json
+from .layout import Layout, layout_named
 
 __all__ = ["ECG_CONFIG_NAME", "FORMAT_VERSION", "ECGConfig"]
 
@@ -74,6 +75,11 @@ class ECGConfig:
         self.entity_types = sorted(self.entity_types)
         if not self.tag_tokens:
             self.tag_tokens = {label: tag_token(label) for label in self.entity_types}
+
+    @property
+    def prompt_layout(self) -> Layout:
+        """The :class:`~hf_ecg.runtime.layout.Layout` the model was trained with (its ``layout`` name)."""
+        return layout_named(self.layout)
 
     def check_entity_types(self, requested: list[str] | tuple[str, ...]) -> None:
         """Raise ``ValueError`` naming the known types if ``requested`` has an unknown one."""

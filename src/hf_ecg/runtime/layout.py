@@ -20,21 +20,71 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN
+from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN, QASample, Template, lm_sample, qa_samples
 
 __all__ = [
     "LAYOUTS",
+    "Layout",
     "SegmentIds",
     "context_prefix",
     "continued_answer",
     "fit_question",
+    "layout_named",
     "prompt_ids",
+    "register_layout",
     "training_sample",
 ]
 
-#: ``qa``: ECG-QALM, a Q&A sample per block; ``qa-plan``: the same, each question holding the tags still to come;
-#: ``lm``: ECG-LM, a sample per sentence.
-LAYOUTS = ("qa", "qa-plan", "lm")
+
+@dataclass(frozen=True)
+class Layout:
+    """A prompt layout by name: what a training row of a template is, and so what a decoding prompt asks. Read
+    through the model's config (:attr:`~hf_ecg.runtime.ecg_config.ECGConfig.prompt_layout`); every behaviour that
+    depends on the layout asks this object, never its name."""
+
+    name: str
+    #: the paper's name for a generator trained with it
+    method: str
+    #: a sample per block, each ending in its tag (Q&A); else one sample per sentence, the whole template its answer
+    per_block: bool
+    #: the question holds the tags of the blocks still to come
+    plan: bool
+    #: the mention layout it trains with when none is given (:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`)
+    mention_layout: str
+
+    def samples(self, template: Template) -> list[QASample]:
+        """The training samples of ``template`` (context, question, answer), in block order."""
+        return qa_samples(template, plan=self.plan) if self.per_block else [lm_sample(template)]
+
+
+_REGISTERED: dict[str, Layout] = {}
+
+
+def register_layout(layout: Layout) -> Layout:
+    """Make ``layout`` known by its name (a name taken twice is refused)."""
+    if layout.name in _REGISTERED:
+        raise ValueError(f"a layout named {layout.name!r} is registered already")
+    _REGISTERED[layout.name] = layout
+    return layout
+
+
+def layout_named(name: str) -> Layout:
+    """The layout registered as ``name``; ``ValueError`` naming the known ones."""
+    try:
+        return _REGISTERED[name]
+    except KeyError:
+        raise ValueError(f"unknown layout {name!r}; known: {', '.join(_REGISTERED)}") from None
+
+
+#: ECG-QALM: a Q&A sample per block.
+QA = register_layout(Layout("qa", "ECG-QALM", per_block=True, plan=False, mention_layout="after-sentence"))
+#: The same, each question holding the tags still to come.
+QA_PLAN = register_layout(Layout("qa-plan", "ECG-QALM", per_block=True, plan=True, mention_layout="after-sentence"))
+#: ECG-LM, the paper's ablation: a sample per sentence (its mentions are written in the sentence: no last block row
+#: to continue).
+LM = register_layout(Layout("lm", "ECG-LM", per_block=False, plan=False, mention_layout="in-sentence"))
+#: The names of the layouts, in the order they were registered.
+LAYOUTS = tuple(_REGISTERED)
 #: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.
 SEGMENTS_IN_PROMPT = 3
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .blocks import ENDTEXT, Template, mention_context, tag_label, tag_token
+from .blocks import ENDTEXT, Template, continues_block, mention_context, tag_label, tag_token
 from .ecg_config import ECGConfig
 from .layout import SEGMENTS_IN_PROMPT, SegmentIds, continued_answer, prompt_ids
 
@@ -36,7 +36,7 @@ class MentionPrompts:
         ``after-sentence``, the template's last block row then a tag/mention pair per earlier slot
         (:func:`~hf_ecg.runtime.layout.continued_answer`), the slot's tag as the last question."""
         layout = self.ecg_config.mention_layout
-        if layout == "after-sentence":
+        if continues_block(layout):
             return self._continued_prompt(template, written, slot)
         context = mention_context(template, written, slot, layout=layout)
         return prompt_ids(

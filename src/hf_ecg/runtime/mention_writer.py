@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template
+from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, continues_block
 from .decoding_cache import KeptStates, RowBatch
 from .ecg_config import ECGConfig
 from .mention_prompts import MentionPrompts
@@ -231,7 +231,7 @@ class MentionWriter:
         row that ends leaves the batch and its template's next try waits with the new templates. Those join the
         rows still writing once :data:`JOIN_WHEN_FREE` of the batch is free: no step waits for a few long answers
         while the rest of the batch is idle."""
-        continued = self.ecg_config.mention_layout == "after-sentence" and self._continue_in_batch
+        continued = continues_block(self.ecg_config.mention_layout) and self._continue_in_batch
         fed: dict[int, list[int]] = {}  # each template's current prompt
         todo = {i: [k for k, m in enumerate(given[i]) if m is None] for i in order}  # slots left, in order
         tries = dict.fromkeys(order, 0)  # of the template's current slot

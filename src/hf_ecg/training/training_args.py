@@ -8,8 +8,8 @@ from pathlib import Path
 
 from transformers import TrainingArguments
 
-from ..runtime.blocks import MENTION_LAYOUTS, default_mention_layout
-from ..runtime.layout import LAYOUTS
+from ..runtime.blocks import MENTION_LAYOUTS, continues_block
+from ..runtime.layout import LAYOUTS, layout_named
 
 __all__ = ["FULL_LEARNING_RATE", "LORA_LEARNING_RATE", "ECGTrainingArguments"]
 
@@ -147,10 +147,10 @@ class ECGTrainingArguments(TrainingArguments):
         if self.layout not in LAYOUT_CHOICES:
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
         if self.mention_layout is None:
-            self.mention_layout = default_mention_layout(self.layout)
+            self.mention_layout = layout_named(self.layout).mention_layout
         if self.mention_layout not in MENTION_LAYOUTS:
             raise ValueError(f"mention_layout must be one of {MENTION_LAYOUTS}, got {self.mention_layout!r}")
-        if self.mention_samples and self.mention_layout == "after-sentence" and self.layout == "lm":
+        if self.mention_samples and continues_block(self.mention_layout) and not layout_named(self.layout).per_block:
             raise ValueError("mention_layout 'after-sentence' continues a Q&A block row: use layout 'qa' or 'qa-plan'")
         if self.loss_on not in LOSS_CHOICES:
             raise ValueError(f"loss_on must be one of {LOSS_CHOICES}, got {self.loss_on!r}")
