@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import datasets
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,7 +11,13 @@ from hypothesis import strategies as st
 from conftest import labelled_sentences
 from hf_ecg.cli import main
 from hf_ecg.data.corpus import Corpus, Sentence, read_conll
-from hf_ecg.data.dataset_format import DATA_FILES_HEADER, bio_labels, load_data_folder, read_generated
+from hf_ecg.data.dataset_format import (
+    DATA_FILES_HEADER,
+    DECODER_COLUMNS,
+    bio_labels,
+    load_data_folder,
+    read_generated,
+)
 from hf_ecg.data.sources import load_labelled
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.runtime.blocks import decompose
@@ -75,6 +83,21 @@ def test_cli_writes_a_dataset_in_the_generate_schema(tmp_path, capsys):
     made = f"Each row is a gold sentence of `{gold}:3` (in order, cycled) with each mention replaced"
     assert made in text
     assert "Generator:" not in text and "ECG-QALM" not in text and "mention-replacement" in text
+    # no decoder wrote its rows: none of the decoder's columns, rather than columns of zeros
+    assert not set(DECODER_COLUMNS) & set(data.column_names) and card.forced_tags is None
+    assert "`forced_tags`" not in text and "unforced sentences" not in text
+
+
+def test_a_baseline_folder_an_earlier_release_wrote_still_reads(tmp_path):
+    """A committed mention-replacement set written while the decoder's columns were zero-filled: load_dataset,
+    the readers of generated folders, its card and selection still take it."""
+    folder = Path(__file__).resolve().parents[1] / "results" / "dictionaries" / "sets" / "bc45-mr-dict-10x"
+    data = datasets.load_dataset(str(folder), split="train")
+    assert data.num_rows == 450 and set(DECODER_COLUMNS) <= set(data.column_names)
+    manifest, table = read_generated(folder)
+    assert manifest.method == "mention-replacement" and table.num_rows == 450
+    card = ECGDatasetCardData.from_generated(folder)
+    assert card.forced_tags == 0 and "`forced_tags`" in str(card.to_dataset_card())
 
 
 def test_folders_of_one_name_read_as_their_own_rows(tmp_path):

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "ADDED_COLUMNS",
+    "DECODER_COLUMNS",
     "GENERATION_COLUMNS",
     "MANIFEST_NAME",
     "SHARD_PATTERN",
@@ -160,8 +161,19 @@ def dataset_features(entity_types: Sequence[str], label_names: Sequence[str] | N
 
 #: Columns added after the first release: a folder begun without one keeps its columns when it resumes.
 ADDED_COLUMNS = ("spans", "tag_pieces", "model_tokens", "redrawn_tokens", "refused_redraws", "mention_sources")
-#: Columns only generation writes: the baselines' folders (gold sentences, their mentions kept or swapped) lack them.
-GENERATION_COLUMNS = ("mention_sources",)
+#: The decoder's statistics of each sample: written by the families that decode (ECG-QALM), absent where no decoder
+#: wrote the sample (a baseline's gold sentences, their mentions kept or swapped), never zero-filled.
+DECODER_COLUMNS = (
+    "forced_tags",
+    "cut_blocks",
+    "complete",
+    "tag_pieces",
+    "model_tokens",
+    "redrawn_tokens",
+    "refused_redraws",
+)
+#: Columns only generation writes: the baselines' folders lack them.
+GENERATION_COLUMNS = (*DECODER_COLUMNS, "mention_sources")
 #: Columns a step after generation adds, with their dtype: selection's ``relabel`` rule counts the words it
 #: relabelled per sample.
 STEP_COLUMNS = {"relabelled": "int32"}

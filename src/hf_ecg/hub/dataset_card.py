@@ -110,7 +110,7 @@ class ECGDatasetCardData:
     entity_counts: dict[str, int] = field(default_factory=dict)
     num_tokens: int = 0
     num_blocks: int = 0
-    forced_tags: int = 0
+    forced_tags: int | None = 0  # None: no decoder wrote the samples (a baseline's)
     cut_blocks: int = 0
     complete_samples: int | None = None  # None: written before hf_ecg flagged complete sentences
     tag_piece_samples: int | None = None  # samples whose O text spells a tag's name; None: not flagged
@@ -192,8 +192,8 @@ class ECGDatasetCardData:
             "entity_counts": entity_counts,
             "num_tokens": sum(map(len, tokens)),
             "num_blocks": sum(entity_counts.values()) + table.num_rows,
-            "forced_tags": sum(table.column("forced_tags").to_pylist()),
-            "cut_blocks": sum(table.column("cut_blocks").to_pylist()) if "cut_blocks" in table.column_names else 0,
+            "forced_tags": _column_sum(table, "forced_tags"),
+            "cut_blocks": _column_sum(table, "cut_blocks") or 0,
             "complete_samples": sum(table.column("complete").to_pylist()) if "complete" in table.column_names else None,
             "tag_piece_samples": sum(n > 0 for n in table.column("tag_pieces").to_pylist())
             if "tag_pieces" in table.column_names
@@ -341,3 +341,8 @@ def _with_weights(data_dir: Path, silver: dict[str, Any] | None) -> dict[str, An
     from ..data.silver import silver_weight_counts
 
     return {**silver, "weights": silver_weight_counts(data_dir)} if silver else None
+
+
+def _column_sum(table: Any, column: str) -> int | None:
+    """The sum of a column of counts, ``None`` where the shards lack it (no decoder wrote the samples)."""
+    return sum(table.column(column).to_pylist()) if column in table.column_names else None

@@ -20,7 +20,7 @@ from ..data.corpus import Corpus
 from ..runtime.blocks import decompose, recompose
 from ..runtime.mentions import MentionBank, mention_list_files
 from ..runtime.tags import spans_to_tags, text_spans
-from ..runtime.words import WordSplitter, sentence_endings, word_exceptions
+from ..runtime.words import WordSplitter, word_exceptions
 
 __all__ = ["mention_replacement", "replacement_bank", "write_dataset"]
 
@@ -48,7 +48,6 @@ def mention_replacement(
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
     bank = bank or MentionBank.from_sentences(corpus)
-    endings = set(sentence_endings(s.tokens for s in corpus))
     rng = random.Random(seed)
     rows = []
     for i in range(num_samples):
@@ -73,13 +72,6 @@ def mention_replacement(
                 "template": str(template),
                 "text": " ".join(tokens),
                 "spans": text_spans(tokens, spans),
-                "forced_tags": 0,
-                "cut_blocks": 0,
-                "complete": bool(tokens) and tokens[-1] in endings,
-                "tag_pieces": 0,  # the gold sentences' own words
-                "model_tokens": 0,  # no generator wrote them
-                "redrawn_tokens": 0,
-                "refused_redraws": 0,
             }
         )
     return rows
