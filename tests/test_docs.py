@@ -293,3 +293,14 @@ def test_every_results_folder_says_what_it_holds_and_the_index_names_it():
     assert len(folders) > 20
     assert [f.name for f in folders if not (f / "README.md").is_file()] == []
     assert [f.name for f in folders if f"`{f.name}/`" not in index] == []
+
+
+def test_the_contributing_layout_names_every_module():
+    """CONTRIBUTING.md's source layout stays true: every module of the package is named there."""
+    layout = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    layout = layout[layout.index("## Source layout") :]
+    package = ROOT / "src" / "hf_ecg"
+    modules = [
+        path for path in sorted(package.rglob("*.py")) if path.name != "__init__.py" and "remote_code" not in path.parts
+    ]
+    assert [str(p.relative_to(package)) for p in modules if p.name not in layout] == []
