@@ -452,3 +452,49 @@ def test_rows_joining_and_leaving_a_batch_keep_their_states_positions_and_ids(pa
     check(batch, staying)
     assert len(batch.answers) == len(batch.positions) == len(batch.mask) == batch.cache.layers[0].keys.shape[0]
     assert batch.mask[:, 0].any()  # once rows left, no column on the left that no row uses
+
+
+@pytest.mark.parametrize("mode", ["batched", "sequential"])
+def test_a_phrase_piece_is_written_exactly_where_it_stands_and_once(tiny, mode):
+    """A request of entity types and phrases: every phrase is in the template verbatim, after the tags before it and
+    before the tags after it, once; the tags are exactly the requested ones."""
+    from hf_ecg.runtime.decoding import make_decoder
+    from hf_ecg.runtime.decoding_config import DecodingConfig, Phrase
+
+    model, tokenizer, config = tiny
+    decoder = make_decoder(model, tokenizer, config, DecodingConfig(seed=3, max_block_tokens=6, mode=mode))
+    types = list(config.entity_types)
+    first, second = Phrase.of("zebra quartz"), Phrase(("mauve", "lintel", "."))
+    requests = [
+        [first, types[0], second],
+        [types[0], first, types[-1], second],
+        [first, second],
+        [types[0], types[-1]],
+    ]
+    for request, decoded in zip(requests, decoder.decode(requests), strict=True):
+        words = list(decoded.template.tokens)
+        assert decoded.entities == tuple(p for p in request if isinstance(p, str))
+        order = []
+        for piece in request:
+            if isinstance(piece, Phrase):
+                n = len(piece.words)
+                starts = [i for i in range(len(words) - n + 1) if tuple(words[i : i + n]) == piece.words]
+                assert len(starts) == 1, (piece, words)  # verbatim, once
+                order.append(starts[0])
+            else:
+                order.append(words.index(config.tag_tokens[piece], order[-1] + 1 if order else 0))
+        assert order == sorted(order), (request, words)
+
+
+def test_a_phrase_piece_is_refused_where_it_cannot_be_written(tiny):
+    from hf_ecg.runtime.decoding import make_decoder
+    from hf_ecg.runtime.decoding_config import DecodingConfig, Phrase
+
+    model, tokenizer, config = tiny
+    decoder = make_decoder(model, tokenizer, config, DecodingConfig(seed=3, max_block_tokens=6))
+    tag = config.tag_tokens[config.entity_types[0]]
+    with pytest.raises(ValueError, match="structure tokens"):
+        decoder.decode([[Phrase(("a", tag))]])
+    for bad in ((), ("two words",), ""):
+        with pytest.raises(ValueError, match="phrase"):
+            Phrase(bad)

@@ -2076,8 +2076,9 @@ def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 # ---- decoding_config.py ----------------------------------------------------------------------------------------------
 
-"""Decoding settings (:class:`DecodingConfig`, every limit checked when built) and the result of
-decoding one entity sequence (:class:`DecodedTemplate`)."""
+"""Decoding settings (:class:`DecodingConfig`, every limit checked when built), the pieces a request is made of
+(entity types, and :class:`Phrase`: words written exactly as given) and the result of decoding one request
+(:class:`DecodedTemplate`)."""
 
 
 DECODING_MODES = ("batched", "sequential")
@@ -2268,6 +2269,40 @@ class ShardSeeds:
     def of(cls, seed: int, shard: int) -> ShardSeeds:
         purposes = ("entities", "decoding", "mentions", "written mentions")
         return cls(*(random.Random(f"{purpose}:{seed}:{shard}").getrandbits(63) for purpose in purposes))
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A piece of a request written exactly as given, where it stands among the entity types: its words open the
+    block after the tags before it (the sentence's first block, or the last one after every tag), and the model
+    writes that block's own words after them, reading them as the sentence so far (jump-forward: a known string
+    costs one prompt, no sampling). ``Phrase(("was", "given", "to"))`` or ``Phrase.of("was given to")``."""
+
+    words: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.words, str) or not self.words or not all(isinstance(w, str) and w for w in self.words):
+            raise ValueError(f"a phrase is a non-empty tuple of words, got {self.words!r}")
+        if any(len(word.split()) != 1 for word in self.words):
+            raise ValueError(f"a phrase's words hold no spaces, got {self.words!r}")
+
+    @classmethod
+    def of(cls, text: str) -> Phrase:
+        """The phrase of ``text``'s words (split on spaces)."""
+        return cls(tuple(text.split()))
+
+
+def split_request(request: Sequence[str | Phrase]) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
+    """A request's entity types, and the words of its phrases by the block they open (block ``k`` follows the
+    ``k``-th tag; phrases in a row join)."""
+    labels: list[str] = []
+    phrases: dict[int, tuple[str, ...]] = {}
+    for piece in request:
+        if isinstance(piece, Phrase):
+            phrases[len(labels)] = phrases.get(len(labels), ()) + piece.words
+        else:
+            labels.append(piece)
+    return tuple(labels), phrases
 
 
 @dataclass(frozen=True)
@@ -3921,6 +3956,7 @@ class BlockDecoder:
         self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
         self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
+        self._phrases: list[dict[int, tuple[str, ...]]] = []  # per request of this call, its phrases by block
         self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
 
     @property
@@ -3936,7 +3972,7 @@ class BlockDecoder:
 
     def decode(
         self,
-        sequences: Sequence[Sequence[str]],
+        sequences: Sequence[Sequence[str | Phrase]],
         *,
         progress: Callable[[int], None] | None = None,
         keep_prefixes: bool = False,
@@ -3947,14 +3983,25 @@ class BlockDecoder:
         its whole last row) and its keys/values (:attr:`DecodedTemplate.prompt_prefix`, batched mode, at most
         :data:`MAX_KEPT_PREFIXES` templates a call), for the mention writer to start from.
 
-        Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
+        A request may hold :class:`~hf_ecg.runtime.decoding_config.Phrase` pieces among its entity types: each is
+        written exactly as given where it stands, the model's own words around it (batched and sequential modes of a
+        Q&A layout). Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
         entity-free sentence.
         """
         self._prefixes_left = MAX_KEPT_PREFIXES if keep_prefixes else 0
         self._whole_rows = keep_prefixes and continues_block(self.ecg_config.mention_layout)
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
-        sequences = [tuple(sequence) for sequence in sequences]
+        requests = [split_request(sequence) for sequence in sequences]
+        sequences = [labels for labels, _ in requests]
+        self._phrases = [phrases for _, phrases in requests]
+        if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:
+            raise ValueError(f"phrase pieces open blocks: a model of layout {self.ecg_config.layout!r} has none")
+        structure = {*self.ecg_config.tag_tokens.values(), ENDTEXT, CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN}
+        for phrases in self._phrases:
+            taken = [word for words in phrases.values() for word in words if word in structure]
+            if taken:
+                raise ValueError(f"a phrase holds {taken[0]!r}, one of the model's structure tokens")
         for sequence in sequences:
             self.ecg_config.check_entity_types(sequence)
             if len(sequence) > self.config.max_entities:
@@ -4035,6 +4082,10 @@ class BlockDecoder:
             text = " ".join(self.tokenizer.convert_ids_to_tokens(list(key)))
             self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         return self._questions[key]
+
+    def _phrase(self, index: int, block: int) -> tuple[str, ...]:
+        """The words of request ``index``'s phrase that open its block ``block`` (none: empty)."""
+        return self._phrases[index].get(block, ()) if self._phrases else ()
 
     def _targets(self, sequence: tuple[str, ...]) -> list[int]:
         return [self.tag_ids[label] for label in sequence] + [self.endtext_id]
@@ -4194,6 +4245,7 @@ def decode_sequential(
         targets = decoder._targets(sequence)
         budget = decoder.budget
         for block, target in enumerate(targets):
+            words.extend(decoder._phrase(len(results), block))
             prompt = torch.tensor([decoder._prompt_ids(words, targets[block:])], device=decoder.device)
             for attempt in range(1, decoder.config.max_attempts + 1):
                 attempts += 1
@@ -4284,6 +4336,10 @@ class ChainedDecoder(BlockDecoder):
             if free and not schedule.ready:
                 # Encode the waiting rows' prompts; top the pool up with new samples.
                 batch, new = schedule.take_waiting(), schedule.admit(self._targets)
+                for row in new:  # a phrase before the first tag: its first prompt has a context, encoded as a next one
+                    row.words.extend(self._phrase(row.index, 0))
+                batch += [row for row in new if row.words]
+                new = [row for row in new if not row.words]
                 for rows, begin in ((new, self._start), (batch, self._prefill)):
                     if rows:
                         placed, ended = begin(rows, rng)
@@ -4336,6 +4392,7 @@ class ChainedDecoder(BlockDecoder):
             return None
         self.budget.kept += len(row.block_ids) + 1
         if row.keep_block(words, tag):
+            row.words.extend(self._phrase(row.index, row.block))
             return None
         result = self._result(
             sequence,

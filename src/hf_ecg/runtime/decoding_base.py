@@ -13,7 +13,7 @@ from transformers import DynamicCache
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, Template, continues_block, tag_label
 from .char_boundaries import CharacterBoundaries
 from .decoding_cache import new_cache
-from .decoding_config import DecodedTemplate, DecodingConfig, RedrawBudget
+from .decoding_config import DecodedTemplate, DecodingConfig, Phrase, RedrawBudget, split_request
 from .decoding_constraint import EntityConstraintLogitsProcessor
 from .decoding_rules import BlockRules
 from .decoding_sampler import RowSampler
@@ -91,6 +91,7 @@ class BlockDecoder:
         self._first_prompts: dict[tuple[int, ...], tuple[DynamicCache, int, torch.Tensor]] = {}
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
         self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
+        self._phrases: list[dict[int, tuple[str, ...]]] = []  # per request of this call, its phrases by block
         self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
 
     @property
@@ -106,7 +107,7 @@ class BlockDecoder:
 
     def decode(
         self,
-        sequences: Sequence[Sequence[str]],
+        sequences: Sequence[Sequence[str | Phrase]],
         *,
         progress: Callable[[int], None] | None = None,
         keep_prefixes: bool = False,
@@ -117,14 +118,25 @@ class BlockDecoder:
         its whole last row) and its keys/values (:attr:`DecodedTemplate.prompt_prefix`, batched mode, at most
         :data:`MAX_KEPT_PREFIXES` templates a call), for the mention writer to start from.
 
-        Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
+        A request may hold :class:`~hf_ecg.runtime.decoding_config.Phrase` pieces among its entity types: each is
+        written exactly as given where it stands, the model's own words around it (batched and sequential modes of a
+        Q&A layout). Unknown entity types raise ``ValueError`` naming the known ones; an empty sequence gives an
         entity-free sentence.
         """
         self._prefixes_left = MAX_KEPT_PREFIXES if keep_prefixes else 0
         self._whole_rows = keep_prefixes and continues_block(self.ecg_config.mention_layout)
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
-        sequences = [tuple(sequence) for sequence in sequences]
+        requests = [split_request(sequence) for sequence in sequences]
+        sequences = [labels for labels, _ in requests]
+        self._phrases = [phrases for _, phrases in requests]
+        if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:
+            raise ValueError(f"phrase pieces open blocks: a model of layout {self.ecg_config.layout!r} has none")
+        structure = {*self.ecg_config.tag_tokens.values(), ENDTEXT, CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN}
+        for phrases in self._phrases:
+            taken = [word for words in phrases.values() for word in words if word in structure]
+            if taken:
+                raise ValueError(f"a phrase holds {taken[0]!r}, one of the model's structure tokens")
         for sequence in sequences:
             self.ecg_config.check_entity_types(sequence)
             if len(sequence) > self.config.max_entities:
@@ -205,6 +217,10 @@ class BlockDecoder:
             text = " ".join(self.tokenizer.convert_ids_to_tokens(list(key)))
             self._questions[key] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         return self._questions[key]
+
+    def _phrase(self, index: int, block: int) -> tuple[str, ...]:
+        """The words of request ``index``'s phrase that open its block ``block`` (none: empty)."""
+        return self._phrases[index].get(block, ()) if self._phrases else ()
 
     def _targets(self, sequence: tuple[str, ...]) -> list[int]:
         return [self.tag_ids[label] for label in sequence] + [self.endtext_id]

@@ -50,6 +50,10 @@ class ChainedDecoder(BlockDecoder):
             if free and not schedule.ready:
                 # Encode the waiting rows' prompts; top the pool up with new samples.
                 batch, new = schedule.take_waiting(), schedule.admit(self._targets)
+                for row in new:  # a phrase before the first tag: its first prompt has a context, encoded as a next one
+                    row.words.extend(self._phrase(row.index, 0))
+                batch += [row for row in new if row.words]
+                new = [row for row in new if not row.words]
                 for rows, begin in ((new, self._start), (batch, self._prefill)):
                     if rows:
                         placed, ended = begin(rows, rng)
@@ -102,6 +106,7 @@ class ChainedDecoder(BlockDecoder):
             return None
         self.budget.kept += len(row.block_ids) + 1
         if row.keep_block(words, tag):
+            row.words.extend(self._phrase(row.index, row.block))
             return None
         result = self._result(
             sequence,

@@ -1,9 +1,11 @@
-"""Decoding settings (:class:`DecodingConfig`, every limit checked when built) and the result of
-decoding one entity sequence (:class:`DecodedTemplate`)."""
+"""Decoding settings (:class:`DecodingConfig`, every limit checked when built), the pieces a request is made of
+(entity types, and :class:`Phrase`: words written exactly as given) and the result of decoding one request
+(:class:`DecodedTemplate`)."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,8 +20,10 @@ __all__ = [
     "MAX_ENTITIES_LIMIT",
     "DecodedTemplate",
     "DecodingConfig",
+    "Phrase",
     "RedrawBudget",
     "ShardSeeds",
+    "split_request",
 ]
 
 DECODING_MODES = ("batched", "sequential")
@@ -210,6 +214,40 @@ class ShardSeeds:
     def of(cls, seed: int, shard: int) -> ShardSeeds:
         purposes = ("entities", "decoding", "mentions", "written mentions")
         return cls(*(random.Random(f"{purpose}:{seed}:{shard}").getrandbits(63) for purpose in purposes))
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A piece of a request written exactly as given, where it stands among the entity types: its words open the
+    block after the tags before it (the sentence's first block, or the last one after every tag), and the model
+    writes that block's own words after them, reading them as the sentence so far (jump-forward: a known string
+    costs one prompt, no sampling). ``Phrase(("was", "given", "to"))`` or ``Phrase.of("was given to")``."""
+
+    words: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.words, str) or not self.words or not all(isinstance(w, str) and w for w in self.words):
+            raise ValueError(f"a phrase is a non-empty tuple of words, got {self.words!r}")
+        if any(len(word.split()) != 1 for word in self.words):
+            raise ValueError(f"a phrase's words hold no spaces, got {self.words!r}")
+
+    @classmethod
+    def of(cls, text: str) -> Phrase:
+        """The phrase of ``text``'s words (split on spaces)."""
+        return cls(tuple(text.split()))
+
+
+def split_request(request: Sequence[str | Phrase]) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
+    """A request's entity types, and the words of its phrases by the block they open (block ``k`` follows the
+    ``k``-th tag; phrases in a row join)."""
+    labels: list[str] = []
+    phrases: dict[int, tuple[str, ...]] = {}
+    for piece in request:
+        if isinstance(piece, Phrase):
+            phrases[len(labels)] = phrases.get(len(labels), ()) + piece.words
+        else:
+            labels.append(piece)
+    return tuple(labels), phrases
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ def decode_sequential(
         targets = decoder._targets(sequence)
         budget = decoder.budget
         for block, target in enumerate(targets):
+            words.extend(decoder._phrase(len(results), block))
             prompt = torch.tensor([decoder._prompt_ids(words, targets[block:])], device=decoder.device)
             for attempt in range(1, decoder.config.max_attempts + 1):
                 attempts += 1
