@@ -352,3 +352,15 @@ def test_every_cross_reference_in_a_docstring_names_what_exists():
         if not _resolves(match.group(1))
     )
     assert dangling == []
+
+
+def test_the_recipes_take_at_most_twelve_parameters():
+    """The library's two recipes stay readable: what groups (card fields, the text's templates, run settings) is an
+    object, not more keywords."""
+    import inspect
+
+    from hf_ecg.synthetic.generate import generate_dataset
+    from hf_ecg.training.train import train_ecg_model
+
+    for recipe in (generate_dataset, train_ecg_model):
+        assert len(inspect.signature(recipe).parameters) <= 12, recipe.__name__

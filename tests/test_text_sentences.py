@@ -12,7 +12,7 @@ from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.labelling.dictionary import Dictionary
 from hf_ecg.synthetic import sample_rules
 from hf_ecg.training import text_sentences as text_module
-from hf_ecg.training.text_sentences import text_sentence_count, text_sentences
+from hf_ecg.training.text_sentences import TextTemplates, text_sentence_count, text_sentences
 from hf_ecg.training.train import train_ecg_model
 from hf_ecg.training.training_args import ECGTrainingArguments
 from tiny import save_tiny_model, toy_corpus
@@ -93,7 +93,7 @@ def test_training_on_the_text_adds_its_templates_once_and_keeps_the_text_out_of_
     )
     base = str(save_tiny_model(tmp_path / "base"))
     alone = train_ecg_model(data, base, args)
-    trainer = train_ecg_model(data, base, args, overwrite=True, text=TEXT, dictionary=DICTIONARY)
+    trainer = train_ecg_model(data, base, args, overwrite=True, text=TextTemplates(TEXT, DICTIONARY))
     added = trainer.model_card_data.text_sentences
     assert added["kept"] == 2 and added["blocks"] > 0
     assert trainer.train_dataset.num_rows == alone.train_dataset.num_rows + added["blocks"]

@@ -204,27 +204,29 @@ def _print_plan(plan_logger: logging.Logger) -> None:
     plan_logger.propagate = False
 
 
-def _text(args: argparse.Namespace) -> tuple[Any, Any]:
+def _text(args: argparse.Namespace) -> Any:
     """``--unlabelled`` read as sentences and ``--dictionary`` as names (both or neither), before any work."""
     if args.unlabelled is None and args.dictionary is None:
         if args.text_sentences is not None:
             raise CLIError("--text-sentences would do nothing: give your text with --unlabelled and --dictionary")
-        return None, None
+        return None
     if args.unlabelled is None or args.dictionary is None:
         raise CLIError("--unlabelled and --dictionary go together: the dictionary's names are the slots of your text")
     from ..data.sources import load_unlabelled_source
+    from ..training.text_sentences import TextTemplates
 
-    return load_unlabelled_source(args.unlabelled), read_dictionary(args.dictionary)
+    return TextTemplates(load_unlabelled_source(args.unlabelled), read_dictionary(args.dictionary))
 
 
 def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
+    from ..hub.model_card import ModelCardFields
     from ..training.train import PLAN_LOGGER, train_ecg_model
 
     corpus_file(args.data, "--data")
     if args.validation is not None:
         corpus_file(args.validation, "--validation")
     training_args = _training_arguments(args, extra)
-    text, dictionary = _text(args)
+    text = _text(args)
     _print_plan(PLAN_LOGGER)
     trainer = train_ecg_model(
         args.data,
@@ -237,10 +239,8 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
         overwrite=args.overwrite,
         trust_remote_code=args.trust_remote_code,
         corpus_name=args.corpus_name,
-        license=args.license,
-        dataset_id=args.dataset_id,
+        card=ModelCardFields(license=args.license, dataset_id=args.dataset_id),
         text=text,
-        dictionary=dictionary,
         **reader_options(args),
     )
     if trainer.args.should_save:

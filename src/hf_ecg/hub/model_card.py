@@ -25,6 +25,7 @@ __all__ = [
     "CARD_DATA_NAME",
     "MODEL_CARD_TEMPLATE",
     "ECGModelCardData",
+    "ModelCardFields",
     "library_versions",
     "looks_like_hub_id",
     "method_name",
@@ -47,6 +48,15 @@ def library_versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             pass
     return out
+
+
+@dataclass(frozen=True)
+class ModelCardFields:
+    """What a user says of a generator for its card, beyond what its training tells (``None``: not said): its
+    ``license`` and the Hub id of the gold corpus it learned from (``dataset_id``: the card's ``datasets``)."""
+
+    license: str | None = None
+    dataset_id: str | None = None
 
 
 @dataclass

@@ -29,6 +29,7 @@ __all__ = [
     "EXTRA_THRESHOLD",
     "TEXT_SENTENCE_RULES",
     "TextSentences",
+    "TextTemplates",
     "add_text_templates",
     "text_fingerprint",
     "text_sentence_count",
@@ -61,25 +62,28 @@ def text_sentence_count(num_gold: int, requested: int | None) -> int:
     return requested if requested is not None else max(OWN_SENTENCES_PER_GOLD * num_gold, OWN_SENTENCES_MIN)
 
 
-def text_fingerprint(
-    text: Sequence[Sequence[str]] | None, dictionary: Dictionary | None, requested: int | None
-) -> dict[str, str]:
+@dataclass(frozen=True)
+class TextTemplates:
+    """The user's text as a source of templates (``train_ecg_model(text=...)``): its tokenized ``sentences`` and the
+    ``dictionary`` whose names make their slots."""
+
+    sentences: Sequence[Sequence[str]]
+    dictionary: Dictionary
+
+
+def text_fingerprint(text: TextTemplates | None, requested: int | None) -> dict[str, str]:
     """The training record's ``text`` entry: a digest of what the templates are drawn from (the text, the dictionary's
-    names, how many were asked for), so that a resumed training with other text is refused; empty without text.
-    ``ValueError`` when only one of ``text`` and ``dictionary`` is given."""
-    if (text is None) != (dictionary is None):
-        raise ValueError("the text's sentences become templates through the dictionary's names: give both or neither")
-    if text is None or dictionary is None:
+    names, how many were asked for), so that a resumed training with other text is refused; empty without text."""
+    if text is None:
         return {}
-    content = json.dumps([[list(s) for s in text], dictionary.to_dict(), requested], ensure_ascii=False)
+    content = json.dumps([[list(s) for s in text.sentences], text.dictionary.to_dict(), requested], ensure_ascii=False)
     return {"text": hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]}
 
 
 def add_text_templates(
     blocks: datasets.DatasetDict,
     gold: Corpus,
-    text: Sequence[Sequence[str]] | None,
-    dictionary: Dictionary | None,
+    text: TextTemplates | None,
     args: ECGTrainingArguments,
     *,
     plan: logging.Logger | None = None,
@@ -90,12 +94,12 @@ def add_text_templates(
     (:func:`judging_plan`): minutes of tagger training before the generator's."""
     from .own_sentences import with_templates
 
-    if text is None or dictionary is None:
+    if text is None:
         return blocks, None
     if plan is not None:
         plan.info("%s", judging_plan(len(gold)))
     count = text_sentence_count(len(gold), args.text_sentences)
-    added = text_sentences(gold, text, dictionary, count, seed=args.seed)
+    added = text_sentences(gold, text.sentences, text.dictionary, count, seed=args.seed)
     train = with_templates(blocks["train"], added.corpus, args.layout)
     record = {**added.record, "blocks": train.num_rows - blocks["train"].num_rows}
     return datasets.DatasetDict({**blocks, "train": train}), record

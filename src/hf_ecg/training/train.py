@@ -10,19 +10,18 @@ import copy
 import logging
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import datasets
 
-from ..hub.model_card import ECGModelCardData
+from ..hub.model_card import ECGModelCardData, ModelCardFields
 from ..runtime.ecg_config import ECGConfig
 from .trainer import ECGTrainer
 from .training_args import ECGTrainingArguments
 
 if TYPE_CHECKING:
-    from ..labelling.dictionary import Dictionary
+    from .text_sentences import TextTemplates
 
 __all__ = ["PLAN_LOGGER", "hold_out_sentences", "is_trial", "train_ecg_model", "training_plan"]
 
@@ -99,17 +98,13 @@ def train_ecg_model(
     args: ECGTrainingArguments,
     *,
     validation: str | os.PathLike | Any | None = None,
-    first_n: int | None = None,
-    fraction: float | None = None,
     resume: bool = False,
     overwrite: bool = False,
     trust_remote_code: bool = False,
     corpus_name: str | None = None,
-    license: str | None = None,
-    dataset_id: str | None = None,
+    card: ModelCardFields | None = None,
     callbacks: list[Any] | None = None,
-    text: Sequence[Sequence[str]] | None = None,
-    dictionary: Dictionary | None = None,
+    text: TextTemplates | None = None,
     **reader_options: Any,
 ) -> ECGTrainer:
     """Build Q&A blocks from a corpus, fine-tune ``model_name`` on them and save into ``args.output_dir``.
@@ -118,14 +113,16 @@ def train_ecg_model(
     ``ner_tags`` columns; a ``ClassLabel`` dataset's label order is kept in ``ecg_config.json`` and used by
     the generated data, so that it concatenates with the training dataset.
 
-    ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``) tell
-    :class:`~hf_ecg.data.builder.ECGBlocksBuilder` how to read the corpus. ``resume`` continues from the
+    ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``, and ``first_n`` or
+    ``fraction``: the first sentences kept) tell :class:`~hf_ecg.data.builder.ECGBlocksBuilder` how to read the
+    corpus. ``resume`` continues from the
     last checkpoint in ``args.output_dir`` (a fresh start if none). ``args.output_dir`` follows
     :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a model hf_ecg wrote (continued with
     ``resume``, replaced with ``overwrite``, refused otherwise); never a folder with other files, nor one
     inside an input. ``corpus_name`` names the corpus in the
-    model card and the saved statistics (default: its file's or dataset's name); ``license`` and
-    ``dataset_id`` (the gold corpus's Hub id) go into the card's metadata; ``callbacks`` (``TrainerCallback``
+    model card and the saved statistics (default: its file's or dataset's name); ``card``
+    (:class:`~hf_ecg.hub.model_card.ModelCardFields`: a license, the gold corpus's Hub id) goes into the card's
+    metadata; ``callbacks`` (``TrainerCallback``
     objects) are added to the trainer's. Returns the trainer (its ``state`` holds the steps and logs).
 
     With ``args.own_sentences`` (by default on corpora under 500 sentences:
@@ -134,7 +131,8 @@ def train_ecg_model(
     those that pass the rules (:mod:`hf_ecg.training.own_sentences`); the returned trainer is the second's, its card
     data's ``own_sentences`` says what was added. ``resume`` continues whichever step was stopped.
 
-    With ``text`` (the user's tokenized sentences) and ``dictionary``, sentences of the text become templates too
+    With ``text`` (:class:`~hf_ecg.training.text_sentences.TextTemplates`: the user's tokenized sentences and a
+    dictionary), sentences of the text become templates too
     (:mod:`hf_ecg.training.text_sentences`), in the own sentences' place unless ``args.own_sentences`` is given.
 
     What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
@@ -155,18 +153,19 @@ def train_ecg_model(
 
     later = f"hf-ecg push-model --model {args.output_dir} --repo-id {args.hub_model_id or 'ORG/NAME'}"
     input_files = check_before_training(args, data, validation, overwrite, resume, later)
+    first_n, fraction = reader_options.pop("first_n", None), reader_options.pop("fraction", None)
     fingerprint = training_fingerprint(args, model_name, data, validation, first_n, fraction, reader_options)
-    fingerprint.update(text_fingerprint(text, dictionary, args.text_sentences))
+    fingerprint.update(text_fingerprint(text, args.text_sentences))
     record = read_training_record(args.output_dir) if resume else None  # None: a new training, or none recorded
     check_resumed_settings(args.output_dir, record, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
-    blocks, text_record = add_text_templates(blocks, corpus, text, dictionary, args, plan=PLAN_LOGGER)
+    blocks, text_record = add_text_templates(blocks, corpus, text, args, plan=PLAN_LOGGER)
     requested_own = 0 if text_record and args.own_sentences is None else args.own_sentences
     own_count = own_sentence_count(len(corpus), requested_own, trial=is_trial(args))
     check_not_finished(args.output_dir, record, own_count)
     text_count = text_record["kept"] if text_record else 0
     PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count, text_count))
-    card_data = _card_data(model_name, corpus, first_n, license, dataset_id, text_record)
+    card_data = _card_data(model_name, corpus, first_n, card or ModelCardFields(), text_record)
     training = _Training(args, str(model_name), blocks, corpus, card_data, trust_remote_code, callbacks)
     if overwrite and not resume:
         prepare_output(args.output_dir, MODEL, overwrite=True, inputs=input_files)
@@ -179,8 +178,7 @@ def _card_data(
     model_name: str,
     corpus: Any,
     first_n: int | None,
-    license: str | None,
-    dataset_id: str | None,
+    card: ModelCardFields,
     text_sentences: dict[str, Any] | None,
 ) -> ECGModelCardData:
     """The card data of a new generator of ``corpus`` (its statistics), before training fills it in."""
@@ -192,8 +190,8 @@ def _card_data(
         dataset_name=corpus.name,
         corpus_statistics=CorpusStatistics.from_corpus(corpus).to_dict(),
         first_n=first_n,
-        license=license,
-        dataset_id=dataset_id,
+        license=card.license,
+        dataset_id=card.dataset_id,
         text_sentences=text_sentences,
     )
 
