@@ -424,3 +424,28 @@ def test_the_places_script_writes_a_dictionary_the_lookup_reads(tmp_path):
     ]
     again = subprocess.run([sys.executable, str(script), "-o", str(out)], capture_output=True, text=True)
     assert again.returncode != 0 and "exists: give a new folder" in again.stderr  # nothing written over
+
+
+def test_the_dictionary_and_text_recipe_looks_the_text_up_once(tmp_path, monkeypatch):
+    """The names for the slots and the silver split come from one lookup of the text; the silver carries the
+    lookup's recall on gold without changing the names' source."""
+    from hf_ecg.labelling.dictionary import Dictionary, DictionaryNames
+
+    dictionary = Dictionary({"Disease": ["fever", "hepatitis"]})
+    calls = []
+    real = Dictionary.label
+    monkeypatch.setattr(Dictionary, "label", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    names = DictionaryNames(dictionary, ["acute hepatitis was seen .".split(), "no fever today .".split()])
+    gold = load_conll_text(tmp_path, "Fever\tB-Disease\nand\tO\nrash\tB-Disease\n.\tO\n")
+    silver = names.silver([gold])
+    assert names.names_as_mentions() is not None and len(calls) == 1
+    assert silver.labeller_recall == dictionary.recall_on([gold]) == 0.5 and names.labelled.labeller_recall is None
+    assert [len(s.spans) for s in silver] == [1, 1] and names.silver().labeller_recall is None
+
+
+def load_conll_text(tmp_path, text):
+    from hf_ecg.data.corpus import read_conll
+
+    path = tmp_path / "gold.tsv"
+    path.write_text(text, encoding="utf-8")
+    return read_conll(path)

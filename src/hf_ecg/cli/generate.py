@@ -195,10 +195,12 @@ def _shareable(args: argparse.Namespace) -> None:
     args.rules = rules if "text-copy" in rules else ["text-copy", *rules]
 
 
-def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
+def _mentions(args: argparse.Namespace, inputs: dict[str, Any]) -> tuple[Any, Any]:
     """What ``generate_dataset`` takes as ``mentions`` from ``--mentions``, ``--mention-shares``, ``--dictionary``
     and ``--unlabelled`` (``None``: the model's default), and its ``silver`` sentences (the text labelled by the
-    dictionary, unless ``--no-silver``); a dictionary is read, and refused, before anything is written."""
+    dictionary, unless ``--no-silver``: the same lookup the names come from); a dictionary is read, and refused,
+    before anything is written. ``inputs`` keeps the text and gold read here (``text``, ``gold``) for the selection,
+    which reads neither again."""
     if args.unlabelled and not args.dictionary:
         raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
     if args.silver is not None and not args.unlabelled:
@@ -213,8 +215,10 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
             raise CLIError(
                 "--dictionary fills the tags with its names: give --mention-shares to mix it with --mentions"
             )
-        text = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
+        text = inputs["text"] = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
         gold = [load_source(spec) for spec in (args.gold, args.corpus) if spec]  # the sentences it learned from
+        if args.gold:
+            inputs["gold"] = gold[0]
         dictionary = read_dictionary(args.dictionary, labelled=gold)
         if args.unlabelled:
             dictionary = DictionaryNames(dictionary, text)
@@ -222,9 +226,8 @@ def _mentions(args: argparse.Namespace) -> tuple[Any, Any]:
                 dictionary.names_as_mentions()  # the one lookup of the text: the names and the silver split
             except ValueError:
                 raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names") from None
-            silver = dictionary.labelled if args.silver is not False else None
-            if silver is not None and gold:  # how a tagger's auto recipe trains on the silver
-                silver.labeller_recall = dictionary.dictionary.recall_on(gold)
+            # with gold, the lookup's recall on it: how a tagger's auto recipe trains on the silver
+            silver = dictionary.silver(gold) if args.silver is not False else None
     if args.mention_shares is not None:
         return mention_mixture(args.mention_shares, args.mentions, lists=dictionary), silver
     if dictionary is not None:
@@ -274,7 +277,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     entities = None
     if args.entities is not None:
         entities = [[t.strip() for t in spec.split(",") if t.strip()] for spec in args.entities]
-    mentions, silver = _mentions(args)
+    inputs: dict[str, Any] = {}  # the text and gold, read once
+    mentions, silver = _mentions(args, inputs)
     if args.balance and len(args.balance) > 1:  # one type is balanced; a second would silently replace the first
         raise CLIError(f"--balance is given {len(args.balance)} times: one run balances one type's mentions")
     balance = Balance.read(args.balance[0]) if args.balance else None  # refused in one line, nothing written
@@ -321,15 +325,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     if selection is None:
         print(f"load them with: datasets.load_dataset({str(output)!r}, split='train')")
         return 0
-    _select(args, raw, selection)
+    _select(args, raw, selection, inputs)
     return 0
 
 
-def _select(args: argparse.Namespace, raw: Path, config: Any) -> None:
+def _select(args: argparse.Namespace, raw: Path, config: Any, inputs: dict[str, Any]) -> None:
     """Keep the samples of ``raw`` that the selection rules pass, in ``--output``; with the ``text-copy`` rule, mark
     ``raw`` unchecked first (push-dataset refuses it) and say that it still holds every sample before the check."""
     from ..data.manifest import mark_unchecked
-    from ..data.sources import load_source, load_unlabelled_source
+    from ..data.sources import load_source
     from ..synthetic.selection import filter_generated
 
     copy_checked = "text-copy" in config.rules  # the text no sample may copy (_selection: --unlabelled given)
@@ -337,12 +341,12 @@ def _select(args: argparse.Namespace, raw: Path, config: Any) -> None:
         mark_unchecked(raw)
     selected = filter_generated(
         raw,
-        load_source(args.gold),
+        inputs["gold"] if "gold" in inputs else load_source(args.gold),
         args.output,
         config,
         overwrite=args.overwrite,
         card_fields=dataset_card_fields(args),
-        unlabelled=load_unlabelled_source(args.unlabelled) if copy_checked else (),
+        unlabelled=inputs["text"] if copy_checked else (),  # --unlabelled needs --dictionary: _mentions read it
     )
     report_selection(Path(selected))
     if copy_checked:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -343,9 +343,10 @@ class Dictionary:
 
 @dataclass(frozen=True)
 class DictionaryNames:
-    """The names of ``dictionary`` that ``text`` (the user's tokenized sentences) holds, as slot mentions
-    (``generate_dataset(mentions=DictionaryNames(dictionary, text))``): each drawn by how often the text holds it,
-    in the text's spelling; the names the text never uses are left out, so the samples speak the domain's names.
+    """The dictionary-and-text recipe's one lookup of the text: the names of ``dictionary`` that ``text`` (the
+    user's tokenized sentences) holds, as slot mentions (``generate_dataset(mentions=names)``), each drawn by how
+    often the text holds it, in the text's spelling (the names the text never uses are left out, so the samples
+    speak the domain's names), and the text labelled by it (:meth:`silver`: ``generate_dataset(silver=...)``).
     ``ValueError`` when the text holds none."""
 
     dictionary: Dictionary
@@ -370,3 +371,8 @@ class DictionaryNames:
     def names_as_mentions(self) -> NamesAsMentions:
         """The names the text holds, with how often (built once, whoever resolves the mentions)."""
         return self._as_mentions
+
+    def silver(self, gold: Sequence[Corpus] = ()) -> Corpus:
+        """The silver split: the text as the dictionary labels it (the same lookup the names came from), with the
+        lookup's recall on the ``gold`` sentences when given (:meth:`Dictionary.label`)."""
+        return replace(self.labelled, labeller_recall=self.dictionary.recall_on(gold) if gold else None)
