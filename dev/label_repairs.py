@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hf_ecg.data.sources import load_source
 from hf_ecg.labelling.ensemble import train_gold_taggers
-from hf_ecg.synthetic.selection import SelectionConfig, filter_generated
+from hf_ecg.selection import SelectionConfig, filter_generated
 
 
 def main() -> int:

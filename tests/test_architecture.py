@@ -5,7 +5,8 @@ lowest first, are :data:`FLOORS`, and they are the order in which the work depen
 engine (``runtime``, shipped on its own); the user's inputs read and the formats on disk (``data``); the base models
 (``modeling``); the downstream tagger (``taggers``); what labels text without a person (``labelling``: dictionaries,
 taggers' readings, mined names); the measures (``evaluation``); the cards and the training record (``hub``, which
-generation and training both fill); writing datasets (``synthetic``); training generators (``training``, whose
+generation and training both fill); writing datasets (``synthetic``) and judging samples (``selection``), siblings
+that import nothing of each other; training generators (``training``, whose
 second stage writes its own sentences with ``synthetic``); the public names, and the commands and the demo on top.
 Data itself flows corpus → blocks → trainer → model → engine → dataset → Hub through them.
 """
@@ -31,7 +32,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("labelling",),
     ("evaluation",),
     ("hub",),
-    ("synthetic",),
+    ("synthetic", "selection"),
     ("training",),
     ("__init__",),
     ("demo", "cli"),
@@ -276,8 +277,8 @@ MEASURE_IMPORTERS = {
     "hf_ecg": "evaluate_ner, a public name",
     "hf_ecg.cli.evaluate": "the evaluate command",
     "hf_ecg.hub.dataset_card": "the surface-health measures the card reports",
-    "hf_ecg.synthetic.sample_rules": "the near-copy and fragment rules' measures",
-    "hf_ecg.synthetic.shared_runs": "the ROUGE-L of the text sentence that holds a sample's longest shared run",
+    "hf_ecg.selection.rules": "the near-copy and fragment rules' measures",
+    "hf_ecg.selection.shared_runs": "the ROUGE-L of the text sentence that holds a sample's longest shared run",
 }
 
 

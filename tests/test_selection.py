@@ -18,10 +18,10 @@ from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.labelling.ensemble import ensemble_proba, entity_like, relabel
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.tags import Span, tags_to_spans, text_spans
+from hf_ecg.selection import SelectionConfig, filter_generated, select_samples
+from hf_ecg.selection.teacher import teacher_probabilities, teacher_taggers
 from hf_ecg.synthetic.generate import generate_dataset
 from hf_ecg.synthetic.run_config import DatasetRunConfig
-from hf_ecg.synthetic.selection import SelectionConfig, filter_generated, select_samples
-from hf_ecg.synthetic.teacher import teacher_probabilities, teacher_taggers
 from hf_ecg.taggers.tagger import NERConfig
 from hf_ecg.taggers.training import train_tagger
 from tiny import save_tiny_ecg_model, toy_corpus

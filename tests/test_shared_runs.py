@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hf_ecg.synthetic.shared_runs import SharedRun, SharedRunIndex, run_distribution
+from hf_ecg.selection.shared_runs import SharedRun, SharedRunIndex, run_distribution
 
 WORDS = st.sampled_from(["the", "The", "patients", "with", "fever", "were", "given", "aspirin", ".", "of", "a"])
 

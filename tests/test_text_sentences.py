@@ -10,7 +10,7 @@ from hf_ecg.data.corpus import read_conll
 from hf_ecg.data.outputs import OWN_SENTENCES_DIR
 from hf_ecg.hub.model_card import ECGModelCardData
 from hf_ecg.labelling.dictionary import Dictionary
-from hf_ecg.synthetic import sample_rules
+from hf_ecg.selection import rules as sample_rules
 from hf_ecg.training import text_sentences as text_module
 from hf_ecg.training.text_sentences import TextTemplates, text_sentence_count, text_sentences
 from hf_ecg.training.train import train_ecg_model

@@ -131,7 +131,7 @@ def repaired_sets(
 ) -> dict[str, Path]:
     """Each source's set through :data:`REPAIR_RULES` with the gold taggers (``taggers``: None when every
     repaired folder is already there)."""
-    from hf_ecg.synthetic.selection import filter_generated
+    from hf_ecg.selection import filter_generated
 
     repaired = {}
     for source in sources:

@@ -7,7 +7,7 @@ resumes:
 3. synthetic sets: ECG-QALM over-generated (``over_generate`` × N; the extended curve's largest multiple in a
    folder of its own; the extended tables' mention-source curve, :mod:`paper_protocol.mention_curve`, from
    a third generator trained with mention samples), the selected ECG-QALM samples
-   (:mod:`hf_ecg.synthetic.selection`; the extended tables also select with each of
+   (:mod:`hf_ecg.selection`; the extended tables also select with each of
    :data:`~paper_protocol.config.SELECTION_VARIANTS`), ECG-LM and mention replacement (N each);
 4. generation quality against gold and sentence health;
 5. downstream NER, a token classifier trained to convergence once per seed, each run cached in ``runs/``.
@@ -163,7 +163,7 @@ def select_sets(
     folders with the selected ones added, and ``rows`` less those whose selection kept nothing."""
     from hf_ecg.data.selection_rules import DEFAULT_RULES
     from hf_ecg.evaluation.ner import score_tagger
-    from hf_ecg.synthetic.selection import SelectionConfig, filter_generated
+    from hf_ecg.selection import SelectionConfig, filter_generated
     from hf_ecg.taggers.training import train_tagger
 
     seeds = ner_config.seeds

@@ -49,8 +49,8 @@ _LAZY = {
     "MentionMixture": "runtime.mention_sources",
     "generate_dataset": "synthetic.generate",
     "align_labels": "data.dataset_format",
-    "SelectionConfig": "synthetic.selection",
-    "filter_generated": "synthetic.selection",
+    "SelectionConfig": "selection",
+    "filter_generated": "selection",
     "evaluate_ner": "evaluation.ner",
     "push_dataset": "hub.push",
     "push_model": "hub.push",
@@ -102,7 +102,7 @@ _MOVED = {
     "CorpusStatistics": "data.statistics",
     "MentionFiller": "runtime.filling",
     "export_generated": "data.export",
-    "select_samples": "synthetic.selection",
+    "select_samples": "selection",
 }
 
 if TYPE_CHECKING:
@@ -116,8 +116,8 @@ if TYPE_CHECKING:
     from .runtime.decoding import DecodingConfig
     from .runtime.mention_sources import MentionLists, MentionMixture
     from .runtime.pipeline import EntityControlledGenerationPipeline
+    from .selection import SelectionConfig, filter_generated
     from .synthetic.generate import generate_dataset
-    from .synthetic.selection import SelectionConfig, filter_generated
     from .taggers.tagger import NERConfig
     from .training.train import train_ecg_model
     from .training.trainer import ECGTrainer

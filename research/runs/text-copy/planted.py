@@ -19,8 +19,8 @@ from pathlib import Path
 from hf_ecg.data.dataset_format import read_generated
 from hf_ecg.data.silver import load_silver
 from hf_ecg.data.sources import load_unlabelled_source
-from hf_ecg.synthetic.selection_config import SelectionConfig
-from hf_ecg.synthetic.shared_runs import SharedRunIndex, copy_record, is_copy
+from hf_ecg.selection.config import SelectionConfig
+from hf_ecg.selection.shared_runs import SharedRunIndex, copy_record, is_copy
 
 SET = Path("results/dictionaries/sets/bc45-recipe-pool")
 TEXT = "../shared/data/bc5cdr/train.tsv:45:4560"

@@ -202,7 +202,7 @@ SELECTION_OPTIONS = (
 def add_selection_options(parser: Any, *, target_size: bool = True) -> None:
     """SelectionConfig's options (:data:`SELECTION_OPTIONS`, ``--target-size`` where the command has no size of
     its own, ``--tagger-seeds``), defaults and help from the dataclass."""
-    from ..synthetic.selection import SelectionConfig
+    from ..selection import SelectionConfig
 
     add_config_options(parser, SelectionConfig, [*SELECTION_OPTIONS, *(["target_size"] if target_size else [])])
     parser.set_defaults(max_shared_run=None)  # None: not given (the option needs the text-copy rule); 8 is used
@@ -256,7 +256,7 @@ def label_names_option(value: str | None) -> list[str] | None:
 
 
 def selection_config(args: argparse.Namespace, **overrides: Any) -> Any:
-    from ..synthetic.selection import SelectionConfig
+    from ..selection import SelectionConfig
 
     given = {name: value for name, value in config_values(args, SELECTION_OPTIONS).items() if value is not None}
     values = {

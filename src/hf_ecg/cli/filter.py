@@ -67,13 +67,13 @@ def add_parser(sub: Any) -> None:
 
 def _run_filter(args: argparse.Namespace) -> int:
     from ..data.sources import load_source, load_unlabelled_source
-    from ..synthetic.selection import filter_generated
+    from ..selection import filter_generated
 
     config = selection_config(args)
     if args.max_shared_run is not None and "text-copy" not in config.rules:
         raise CLIError("--max-shared-run would do nothing: only the text-copy rule reads it (--rule text-copy)")
     if not config.needs_taggers:  # options only the taggers read would be recorded, unused
-        from ..synthetic.selection_config import SelectionConfig
+        from ..selection.config import SelectionConfig
 
         unused = ["--unlabelled"] if args.unlabelled and "text-copy" not in config.rules else []
         if config.teacher_folds != SelectionConfig().teacher_folds:

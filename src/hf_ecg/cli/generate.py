@@ -334,7 +334,7 @@ def _select(args: argparse.Namespace, raw: Path, config: Any, inputs: dict[str, 
     ``raw`` unchecked first (push-dataset refuses it) and say that it still holds every sample before the check."""
     from ..data.manifest import mark_unchecked
     from ..data.sources import load_source
-    from ..synthetic.selection import filter_generated
+    from ..selection import filter_generated
 
     copy_checked = "text-copy" in config.rules  # the text no sample may copy (_selection: --unlabelled given)
     if copy_checked:

@@ -1,5 +1,5 @@
 """The selection rules by name: which exist, which run by default, what each drops (the dataset card's
-table) and which need gold taggers. Apart from :mod:`hf_ecg.synthetic.selection`, which applies them, so
+table) and which need gold taggers. Apart from :mod:`hf_ecg.selection`, which applies them, so
 that the dataset card and the CLI can name them without importing the taggers."""
 
 __all__ = ["DEFAULT_RULES", "REPAIR_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]

@@ -214,7 +214,7 @@ class ECGDatasetCardData:
 
     @staticmethod
     def rule_description(rule: str) -> str:
-        """What a selection rule of :mod:`hf_ecg.synthetic.selection` drops, in a few words."""
+        """What a selection rule of :mod:`hf_ecg.selection` drops, in a few words."""
         return RULE_DESCRIPTIONS.get(rule, "")
 
     @property

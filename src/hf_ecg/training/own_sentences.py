@@ -44,7 +44,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The selection rules a sentence must pass (:func:`~hf_ecg.synthetic.selection.select_samples`): not a gold
+#: The selection rules a sentence must pass (:func:`~hf_ecg.selection.select_samples`): not a gold
 #: sentence or an earlier one, no tag spelled as text, a whole sentence (complete, nothing forced or cut, no
 #: repetition, no second sentence of a kind rare in gold); then :data:`OWN_SENTENCE_CHECKS`.
 OWN_SENTENCE_RULES = ("duplicate", "tag-leak", "whole")
@@ -94,8 +94,8 @@ def write_own_sentences(
     from ..data.dataset_format import read_generated
     from ..runtime.ecg_config import ECGConfig
     from ..runtime.tag_pieces import vocabulary_words
+    from ..selection import SelectionConfig, select_samples, selection_inputs
     from ..synthetic.generate import generate_dataset
-    from ..synthetic.selection import SelectionConfig, select_samples, selection_inputs
 
     folder = Path(model_dir) / OWN_SENTENCES_DIR
     if not own_sentences_written(model_dir):  # once written, the model in model_dir may be the second one

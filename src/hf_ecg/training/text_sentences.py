@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: The selection rules a labelled sentence of the text must pass (:func:`~hf_ecg.synthetic.selection.select_samples`):
+#: The selection rules a labelled sentence of the text must pass (:func:`~hf_ecg.selection.select_samples`):
 #: not a gold sentence or an earlier one; no word outside the dictionary's names that the gold taggers read as a name.
 TEXT_SENTENCE_RULES = ("duplicate", "no-extra")
 #: ``no-extra``'s line: a word outside the names whose entity probability under the gold taggers reaches this leaves
@@ -114,7 +114,7 @@ def judging_plan(gold_sentences: int) -> str:
     on a machine without a GPU, about how long they take."""
     import torch
 
-    from ..synthetic.selection import SelectionConfig
+    from ..selection import SelectionConfig
 
     config = SelectionConfig(tagger_seeds=list(TAGGER_SEEDS))
     steps = len(TAGGER_SEEDS) * math.ceil(config.tagger_epochs * math.ceil(gold_sentences / config.tagger_batch_size))
@@ -152,7 +152,7 @@ def text_sentences(
     At most ``JUDGED_PER_KEPT * count`` sentences with a name are judged. The record says how many sentences the text
     has, how many hold a name, how many were judged, dropped (by rule) and kept, the rules and the threshold.
     ``taggers``: the gold taggers that judge (default: trained here, one per :data:`TAGGER_SEEDS`)."""
-    from ..synthetic.selection import SelectionConfig, select_samples
+    from ..selection import SelectionConfig, select_samples
 
     if count < 1:
         raise ValueError(f"text_sentences must be at least 1, got {count}")

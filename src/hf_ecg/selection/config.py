@@ -1,6 +1,6 @@
 """How selection runs: which rules, with which thresholds, and how the taggers that judge samples are trained
-(:class:`SelectionConfig`). Apart from :mod:`hf_ecg.synthetic.selection`, which applies the rules, and
-:mod:`hf_ecg.synthetic.teacher`, which trains and asks the taggers, so that both read it and neither imports
+(:class:`SelectionConfig`). Apart from :mod:`hf_ecg.selection`, which applies the rules, and
+:mod:`hf_ecg.selection.teacher`, which trains and asks the taggers, so that both read it and neither imports
 the other's module for it."""
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .selection_config import SelectionConfig
+    from .config import SelectionConfig
 
 __all__ = ["SharedRun", "SharedRunIndex", "copy_record", "is_copy", "run_distribution"]
 

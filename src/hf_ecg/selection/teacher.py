@@ -2,7 +2,7 @@
 sentences, :func:`~hf_ecg.labelling.ensemble.train_gold_taggers`; the ``self`` teacher: per fold, taggers trained on
 gold and the other folds' samples; either self-trained on the user's unlabelled text too), the agreement checks of
 the tagger rules (``mention-type``, ``consistent``, ``no-extra``, ``exact``) and the ``unlabel`` repair; the
-``relabel`` repair is the ensemble's (:func:`~hf_ecg.labelling.ensemble.relabel`). :mod:`hf_ecg.synthetic.selection`
+``relabel`` repair is the ensemble's (:func:`~hf_ecg.labelling.ensemble.relabel`). :mod:`hf_ecg.selection`
 applies them.
 """
 
@@ -18,7 +18,7 @@ from ..labelling.self_labelling import self_labelled
 from ..runtime.tags import tags_to_spans
 from ..taggers.tagger import Tagger
 from ..taggers.training import train_tagger
-from .selection_config import SelectionConfig
+from .config import SelectionConfig
 
 __all__ = ["agrees", "teacher_probabilities", "teacher_taggers", "unlabel"]
 

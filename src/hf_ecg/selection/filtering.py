@@ -9,7 +9,7 @@ counted under the first rule that drops it, and the tagger rules only see what t
 - ``duplicate``: the same tokens as a gold sentence or as an earlier sample;
 - ``near-copy``: ROUGE-L F1 to the nearest gold sentence above ``near_copy_threshold``;
 - ``text-copy``: a run of ``max_shared_run`` tokens or more, outside the entity mentions, that a sentence of the
-  user's text (``unlabelled``) holds (:mod:`hf_ecg.synthetic.shared_runs`); the selection record gets the
+  user's text (``unlabelled``) holds (:mod:`hf_ecg.selection.shared_runs`); the selection record gets the
   distribution of every judged sample's longest run and the ROUGE-L of the sentence holding it;
 - ``tag-leak``: a word outside the entities that spells an entity tag's name (``Dise``, ``ase``,
   ``DiseHLA``, ``Chemical``: :mod:`hf_ecg.runtime.tag_pieces`, with the forms the generator recorded, else the type
@@ -70,8 +70,8 @@ from ..runtime.ecg_config import ECGConfig
 from ..runtime.tag_pieces import vocabulary_words
 from ..runtime.tags import tags_to_spans, text_spans
 from ..taggers.tagger import Tagger
-from .sample_rules import Selection, check_rule_inputs, select_samples
-from .selection_config import TEACHERS, SelectionConfig
+from .config import TEACHERS, SelectionConfig
+from .rules import Selection, check_rule_inputs, select_samples
 
 if TYPE_CHECKING:
     from ..data.manifest import GenerationManifest

@@ -1,6 +1,6 @@
 """The selection rules applied to generated samples: :func:`select_samples` runs ``config.rules`` in order, each over
 the samples the rules before it kept (:class:`_RuleRun`, a method per rule); :class:`Selection` is what it decided.
-What each rule drops is in :mod:`hf_ecg.synthetic.selection`."""
+What each rule drops is in :mod:`hf_ecg.selection`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..labelling.ensemble import relabel
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions
 from ..runtime.words import RARE_IN_TRAINING_SHARE
 from ..taggers.tagger import Tagger
-from .selection_config import SelectionConfig
+from .config import SelectionConfig
 from .teacher import agrees, teacher_probabilities, teacher_taggers, unlabel
 
 __all__ = ["Selection", "check_rule_inputs", "select_samples"]
@@ -28,7 +28,7 @@ class Selection:
     kept: list[int]
     dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
     relabelled: dict[int, list[str]] = field(default_factory=dict)
-    #: the ``text-copy`` rule's record (:func:`~hf_ecg.synthetic.shared_runs.copy_record`): what every sample it
+    #: the ``text-copy`` rule's record (:func:`~hf_ecg.selection.shared_runs.copy_record`): what every sample it
     #: judged shares with the user's text, and the most that a kept sample shares
     shared_runs: dict[str, Any] | None = None
 
