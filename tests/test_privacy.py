@@ -128,6 +128,20 @@ def test_filter_text_copy_drops_every_planted_copy_and_its_card_tells_the_true_r
     check_card_against_the_text(kept_dir, [line.split() for line in text.read_text().splitlines()])
 
 
+def generate_shareable(tmp_path, model, samples: int):
+    """``generate --shareable`` of ``samples`` with the private text: the checked set, its unchecked source, the
+    text."""
+    text = write_text(tmp_path / "private.txt")
+    out = tmp_path / "shareable"
+    argv = [
+        "generate", "--model", str(model), "-n", str(samples), "-o", str(out), "--max-block-tokens", "6",
+        "--dictionary", str(write_dictionary(tmp_path / "dictionary")), "--unlabelled", str(text),
+        "--gold", str(toy_corpus(tmp_path / "gold.tsv", repeat=2)), "--shareable",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    return out, tmp_path / "shareable-unfiltered", text
+
+
 def test_generate_shareable_drops_every_copy_planted_before_its_check(tmp_path, model, monkeypatch, capsys):
     import datasets
 
@@ -142,14 +156,7 @@ def test_generate_shareable_drops_every_copy_planted_before_its_check(tmp_path, 
         return folder
 
     monkeypatch.setattr(generate, "generate_dataset", generate_then_plant)
-    text = write_text(tmp_path / "private.txt")
-    out = tmp_path / "shareable"
-    argv = [
-        "generate", "--model", str(model), "-n", "24", "-o", str(out), "--max-block-tokens", "6",
-        "--dictionary", str(write_dictionary(tmp_path / "dictionary")), "--unlabelled", str(text),
-        "--gold", str(toy_corpus(tmp_path / "gold.tsv", repeat=2)), "--shareable",
-    ]  # fmt: skip
-    assert main(argv) == 0
+    out, _, text = generate_shareable(tmp_path, model, 24)
     kept_ids = set(datasets.load_dataset(str(out), split="train")["id"])
     assert planted and kept_ids and not kept_ids & set(planted)
     record = json.loads((out / "ecg_generation.json").read_text())
@@ -160,15 +167,7 @@ def test_generate_shareable_drops_every_copy_planted_before_its_check(tmp_path, 
 @pytest.fixture
 def shareable(tmp_path, model):
     """A checked set and its unchecked source (``generate --shareable``), and the text they were checked against."""
-    text = write_text(tmp_path / "private.txt")
-    out = tmp_path / "shareable"
-    argv = [
-        "generate", "--model", str(model), "-n", "12", "-o", str(out), "--max-block-tokens", "6",
-        "--dictionary", str(write_dictionary(tmp_path / "dictionary")), "--unlabelled", str(text),
-        "--gold", str(toy_corpus(tmp_path / "gold.tsv", repeat=2)), "--shareable",
-    ]  # fmt: skip
-    assert main(argv) == 0
-    return out, tmp_path / "shareable-unfiltered", text
+    return generate_shareable(tmp_path, model, 12)
 
 
 def test_a_set_filtered_from_an_unchecked_one_stays_unchecked_until_the_text_copy_rule_checks_it(
