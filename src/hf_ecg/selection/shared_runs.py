@@ -109,8 +109,9 @@ class SharedRunIndex:
         mask = np.asarray(masked, dtype=bool) if len(masked) else np.zeros(len(ids), dtype=bool)
         elements = self._elements(ids, mask)
         words = ids[~mask]
-        length, sentence = self._longest_run(elements, words, ids, mask)
-        whole = self._whole(elements, words)
+        shared = self._words.shared(words[words >= 0])  # per sentence, how many of the sample's own words it holds
+        length, sentence = self._longest_run(elements, shared, ids, mask)
+        whole = self._whole(elements, words, shared)
         rouge, nearest = self._nearest(ids)
         return SharedRun(length, sentence, whole, rouge, nearest)
 
@@ -132,16 +133,15 @@ class SharedRunIndex:
         return elements
 
     def _longest_run(
-        self, elements: list[int], words: np.ndarray, ids: np.ndarray, mask: np.ndarray
+        self, elements: list[int], shared: np.ndarray, ids: np.ndarray, mask: np.ndarray
     ) -> tuple[int, int | None]:
-        known = words[words >= 0]
-        if not len(known):
+        if not shared.any():
             return 0, None
         # a run of L words within s stretches between mentions holds at least L - s of the sample's word pairs
         neighbours = ~mask[:-1] & ~mask[1:] & (ids[:-1] >= 0) & (ids[1:] >= 0)
         stretches = sum(1 for k, e in enumerate(elements) if e >= -2 and (k == 0 or elements[k - 1] < -2))
         bound = np.minimum(
-            self._words.shared(known),
+            shared,
             self._pairs.shared(ids[:-1][neighbours] * self._width + ids[1:][neighbours]) + stretches,
         )
         order = np.argsort(-bound, kind="stable")
@@ -157,7 +157,7 @@ class SharedRunIndex:
                 best, where = length, int(chunk[owner[at]])
         return best, where
 
-    def _whole(self, elements: list[int], words: np.ndarray) -> bool:
+    def _whole(self, elements: list[int], words: np.ndarray, shared: np.ndarray) -> bool:
         """Whether the sample, its mentions standing for stretches of words, is a whole sentence of the text of which
         its own words are at least half (so that ``<name> and <name> .`` is not every short sentence with an
         ``and``); a sample of fewer than two words outside its mentions is left to the run and ROUGE-L."""
@@ -165,7 +165,7 @@ class SharedRunIndex:
             return False
         slots = [-e - 10 for e in elements if e < -2]
         longest = min(len(words) + sum(slots), 2 * len(words))
-        fits = (self._words.shared(words) == len(words)) & (self._lengths <= longest)
+        fits = (shared == len(words)) & (self._lengths <= longest)
         candidates = np.flatnonzero(fits & (self._lengths >= len(words)))
         for start in range(0, len(candidates), _CHUNK):
             text, _ = self._gather(candidates[start : start + _CHUNK])
