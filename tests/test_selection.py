@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 import datasets
 import numpy as np
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_ecg.cli import main
-from hf_ecg.data.corpus import read_conll
+from hf_ecg.data.corpus import Corpus, Sentence, read_conll
 from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.labelling.ensemble import ensemble_proba, entity_like, relabel
 from hf_ecg.runtime.decoding import DecodingConfig
@@ -624,3 +625,30 @@ def test_filter_uses_the_taggers_it_is_given(generated, gold, tagger, tmp_path):
     )
     rows = datasets.load_dataset(str(output), split="train")
     assert [row["id"] for row in rows] == [source[i]["id"] for i in expected.kept] and expected.dropped
+
+
+def test_every_rule_is_an_object_whose_judge_select_samples_runs(monkeypatch):
+    """Each rule by name: what the card says it drops, whether it needs the taggers or repairs, and the judge that
+    select_samples calls for it (a judge put in its place is what runs)."""
+    from hf_ecg.data.selection_rules import REPAIR_RULES, RULE_DESCRIPTIONS, RULES, TAGGER_RULES
+    from hf_ecg.selection import rules
+
+    assert list(rules.SELECTION_RULES) == list(RULES)
+    for name, rule in rules.SELECTION_RULES.items():
+        assert rule.name == name and rule.description == RULE_DESCRIPTIONS[name]
+        assert (rule.needs_taggers, rule.repairs) == (name in TAGGER_RULES, name in REPAIR_RULES)
+    judged = []
+
+    def drop_the_first(run, candidates):
+        judged.append(list(candidates))
+        run.dropped_by[candidates[0]] = "duplicate"
+
+    monkeypatch.setitem(
+        rules.SELECTION_RULES, "duplicate", replace(rules.SELECTION_RULES["duplicate"], judge=drop_the_first)
+    )
+    spans = (Span(0, 1, "Chemical"), Span(2, 3, "Disease"))
+    gold = Corpus([Sentence(("Aspirin", "cures", "fever", "."), spans)], name="g", scheme="IOB2")
+    tokens = [["No", "effect", "was", "seen", "."], ["Aspirin", "helps", "."]]
+    tags = [["O"] * 5, ["B-Chemical", "O", "O"]]
+    selection = select_samples(tokens, tags, gold, SelectionConfig(rules=["duplicate"]))
+    assert judged == [[0, 1]] and selection.kept == [1] and selection.dropped == {"duplicate": 1}

@@ -1,14 +1,16 @@
-"""The selection rules applied to generated samples: :func:`select_samples` runs ``config.rules`` in order, each over
-the samples the rules before it kept (:class:`_RuleRun`, a method per rule); :class:`Selection` is what it decided.
-What each rule drops is in :mod:`hf_ecg.selection`."""
+"""The selection rules applied to generated samples: each a :class:`Rule` (its name, what it drops, whether it needs
+the gold taggers or repairs labels, and its judge), registered in :data:`SELECTION_RULES` by name;
+:func:`select_samples` runs ``config.rules`` in order, each over the samples the rules before it kept
+(:class:`_RuleRun` holds what they share); :class:`Selection` is what it decided."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.corpus import Corpus
+from ..data.selection_rules import REPAIR_RULES, RULE_DESCRIPTIONS, RULES, TAGGER_RULES
 from ..labelling.dictionary import Dictionary
 from ..labelling.ensemble import relabel
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions
@@ -17,7 +19,7 @@ from ..taggers.tagger import Tagger
 from .config import SelectionConfig
 from .teacher import agrees, teacher_probabilities, teacher_taggers, unlabel
 
-__all__ = ["Selection", "check_rule_inputs", "select_samples"]
+__all__ = ["SELECTION_RULES", "Rule", "Selection", "check_rule_inputs", "select_samples"]
 
 
 @dataclass
@@ -143,21 +145,8 @@ class _RuleRun:
         return [i for i, rule in enumerate(self.dropped_by) if rule is None]
 
     def apply(self, rule: str) -> None:
-        """Run ``rule`` over the samples still alive."""
-        candidates = self.alive()
-        simple = {
-            "duplicate": self._duplicate,
-            "near-copy": self._near_copy,
-            "text-copy": self._text_copy,
-            "tag-leak": self._tag_leak,
-            "whole": self._whole,
-            "dictionary": self._dictionary,
-            "empty-slot": self._empty_slot,
-        }
-        if rule in simple:
-            simple[rule](candidates)
-        else:
-            self._tagger_rule(rule, candidates)
+        """Run ``rule`` (by name, :data:`SELECTION_RULES`) over the samples still alive."""
+        SELECTION_RULES[rule].judge(self, self.alive())
 
     def _flag(self, name: str, i: int) -> Any:
         return self.flags[name][i] if name in self.flags else 0
@@ -257,3 +246,48 @@ class _RuleRun:
                     self.relabelled[i] = repaired
             elif not agrees(rule, current, probabilities, labels, config.extra_threshold):
                 self.dropped_by[i] = rule
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A selection rule: its ``name``, what it drops (``description``, the dataset card's words), whether it
+    ``needs_taggers`` (the gold taggers judge) and whether it ``repairs`` labels rather than drop samples, and its
+    ``judge``: given a rule run and the samples still kept, it marks those it drops or relabels."""
+
+    name: str
+    description: str
+    needs_taggers: bool
+    repairs: bool
+    judge: Callable[[_RuleRun, list[int]], None]
+
+
+def _tagger_judge(rule: str) -> Callable[[_RuleRun, list[int]], None]:
+    """The judge of a tagger rule: the gold taggers' probabilities read as ``rule`` reads them."""
+
+    def judge(run: _RuleRun, candidates: list[int]) -> None:
+        run._tagger_rule(rule, candidates)
+
+    return judge
+
+
+_JUDGES: dict[str, Callable[[_RuleRun, list[int]], None]] = {
+    "duplicate": _RuleRun._duplicate,
+    "near-copy": _RuleRun._near_copy,
+    "text-copy": _RuleRun._text_copy,
+    "tag-leak": _RuleRun._tag_leak,
+    "whole": _RuleRun._whole,
+    "dictionary": _RuleRun._dictionary,
+    "empty-slot": _RuleRun._empty_slot,
+}
+#: Every rule by name, in :data:`~hf_ecg.data.selection_rules.RULES` order (the tagger rules judge through the
+#: taggers' probabilities).
+SELECTION_RULES: dict[str, Rule] = {
+    name: Rule(
+        name,
+        RULE_DESCRIPTIONS[name],
+        needs_taggers=name in TAGGER_RULES,
+        repairs=name in REPAIR_RULES,
+        judge=_JUDGES.get(name) or _tagger_judge(name),
+    )
+    for name in RULES
+}
