@@ -321,3 +321,24 @@ def test_the_pipeline_builds_its_engine_once_and_each_call_only_runs_it(tiny, mo
     for settings in ({}, {"temperature": 0.7}, {"mode": "sequential", "max_block_tokens": 6}):
         assert len(gen([["Chemical"], ["Disease", "Gene"]], seed=1, max_attempts=1, **settings)) == 2
     assert built == {"engines": 1, "tables": 1, "boundaries": 1}
+
+
+def test_the_pipeline_writes_a_phrase_exactly_where_the_request_puts_it(gen):
+    """``gen(["Chemical", Phrase.of(...), "Disease"])``: the phrase verbatim, once, between the two mentions; the
+    sample's entities are the requested types."""
+    from hf_ecg.runtime.decoding_config import Phrase
+
+    types = list(gen.ecg_config.entity_types)
+    phrase = Phrase.of("zebra quartz lintel")
+    samples = gen([types[0], phrase, types[-1]], num_return_sequences=3, seed=2, max_block_tokens=6)
+    assert len(samples) == 3
+    for sample in samples:
+        tokens, spans = sample["tokens"], sample["spans"]
+        assert list(sample["entities"]) == [types[0], types[-1]]
+        at = [i for i in range(len(tokens) - 2) if tuple(tokens[i : i + 3]) == phrase.words]
+        assert len(at) == 1
+        text = sample["text"]
+        first, second = spans
+        assert first["end"] <= text.index("zebra quartz lintel") < second["start"]
+    with pytest.raises(TypeError, match="entity types"):
+        gen([[types[0], 3]])

@@ -10,9 +10,10 @@
     gen([["Chemical"], {"entities": ["Disease"]}], seed=0)        # several -> a list per input
     for samples in gen(dataset, batch_size=64): ...               # a datasets.Dataset with an "entities"
                                                                   # column, a KeyDataset or a generator: streamed
+    gen(["Chemical", Phrase.of("was given for"), "Disease"])      # a phrase written as given where it stands
 
 Each sample is a dict with ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``,
-``entities`` (exactly the request), and how it ended: ``complete`` (ends like the training
+``entities`` (exactly the request's entity types), and how it ended: ``complete`` (ends like the training
 sentences end), ``forced_tags`` and ``cut_blocks`` (blocks that ended anywhere but at the model's
 own choice of the requested tag). ``save_pretrained`` writes this code, as the one file
 :data:`REMOTE_CODE_FILE`, and a ``custom_pipelines`` entry, so ``pipeline(model=folder, trust_remote_code=True)``
@@ -32,7 +33,7 @@ from typing import Any
 from transformers import AutoModelForCausalLM, Pipeline
 
 from .decoding import DecodingConfig
-from .decoding_config import ShardSeeds
+from .decoding_config import Phrase, ShardSeeds, split_request
 from .ecg_config import CARD_DATA_NAME, ECG_CONFIG_NAME, ECGConfig
 from .engine import SampleEngine, shards_per_writer_call
 
@@ -56,14 +57,19 @@ REMOTE_CODE_FILE = "ecg_pipeline.py"
 _DECODING_OPTIONS = {f.name for f in fields(DecodingConfig)} - {"seed"}
 
 
-def _entity_sequence(item: Any) -> tuple[str, ...]:
-    """One input: a list of entity types, or a dict (a dataset row) with the key ``entities``."""
+def _is_piece(value: Any) -> bool:
+    """Whether ``value`` is a piece of a request: an entity type, or a :class:`~.decoding_config.Phrase`."""
+    return isinstance(value, str | Phrase)
+
+
+def _entity_sequence(item: Any) -> tuple[str | Phrase, ...]:
+    """One input: a list of entity types (and phrases), or a dict (a dataset row) with the key ``entities``."""
     if isinstance(item, Mapping):
         if "entities" not in item:
             raise ValueError(f"an input dict needs the key 'entities', got keys {sorted(item)}")
         item = item["entities"]
-    if isinstance(item, str) or not isinstance(item, Sequence) or not all(isinstance(t, str) for t in item):
-        raise TypeError(f"an entity sequence is a list of entity types (strings), got {item!r}")
+    if isinstance(item, str) or not isinstance(item, Sequence) or not all(map(_is_piece, item)):
+        raise TypeError(f"an entity sequence is a list of entity types (strings) and phrases, got {item!r}")
     return tuple(item)
 
 
@@ -80,7 +86,7 @@ def _is_one_sequence(inputs: Any) -> bool:
         raise TypeError(f"give a list of entity types, e.g. {example!r}, not a bare string")
     if isinstance(inputs, Mapping):
         return True
-    return isinstance(inputs, Sequence) and bool(inputs) and all(isinstance(t, str) for t in inputs)
+    return isinstance(inputs, Sequence) and bool(inputs) and all(map(_is_piece, inputs))
 
 
 def _chunks(inputs: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -198,7 +204,7 @@ class EntityControlledGenerationPipeline(Pipeline):
 
     def preprocess(self, sequences: list[tuple[str, ...]], num_return_sequences: int = 1) -> dict[str, Any]:
         for sequence in sequences:
-            self.ecg_config.check_entity_types(sequence)
+            self.ecg_config.check_entity_types(split_request(sequence)[0])
         expanded = [sequence for sequence in sequences for _ in range(num_return_sequences)]
         return {"sequences": expanded, "num_return_sequences": num_return_sequences}
 
@@ -216,7 +222,9 @@ class EntityControlledGenerationPipeline(Pipeline):
             seed = random.SystemRandom().getrandbits(63)
         run = self.engine.run(mentions, decoding=DecodingConfig(**options))
         chunks = model_inputs["chunks"]
-        run.check_types([label for chunk in chunks for sequence in chunk["sequences"] for label in sequence])
+        run.check_types(
+            [label for chunk in chunks for sequence in chunk["sequences"] for label in split_request(sequence)[0]]
+        )
         shards = [(chunk["sequences"], ShardSeeds.of(seed, shard + k)) for k, chunk in enumerate(chunks)]
         samples, _, _ = run.shard_samples(shards)
         return {"chunks": [{**chunk, "samples": rows} for chunk, rows in zip(chunks, samples, strict=True)]}
