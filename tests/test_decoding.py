@@ -493,8 +493,9 @@ def test_a_phrase_piece_is_refused_where_it_cannot_be_written(tiny):
     model, tokenizer, config = tiny
     decoder = make_decoder(model, tokenizer, config, DecodingConfig(seed=3, max_block_tokens=6))
     tag = config.tag_tokens[config.entity_types[0]]
-    with pytest.raises(ValueError, match="structure tokens"):
-        decoder.decode([[Phrase(("a", tag))]])
+    for token in (tag, "<|mention|>", "<|context|>"):
+        with pytest.raises(ValueError, match="structure tokens"):
+            decoder.decode([[Phrase(("a", token))]])
     for bad in ((), ("two words",), ""):
         with pytest.raises(ValueError, match="phrase"):
             Phrase(bad)

@@ -2977,8 +2977,7 @@ class ECGConfig:
     )
     corpus_statistics: dict[str, Any] | None = None
     mention_bank: dict[str, Any] | None = None
-    # "qa": ECG-QALM blocks; "qa-plan": the same, each question also holding the tags still to come; "lm": the ECG-LM
-    # ablation (whole template after the entity list)
+    # the name of a registered prompt layout (hf_ecg.runtime.layout: qa, qa-plan, lm); prompt_layout is the object
     layout: str = "qa"
     # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.runtime.words):
     word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
@@ -3997,7 +3996,7 @@ class BlockDecoder:
         self._phrases = [phrases for _, phrases in requests]
         if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:
             raise ValueError(f"phrase pieces open blocks: a model of layout {self.ecg_config.layout!r} has none")
-        structure = {*self.ecg_config.tag_tokens.values(), ENDTEXT, CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN}
+        structure = {*self.ecg_config.tag_tokens.values(), ENDTEXT, MENTION_TOKEN, *SEGMENT_TOKENS}
         for phrases in self._phrases:
             taken = [word for words in phrases.values() for word in words if word in structure]
             if taken:

@@ -10,7 +10,17 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, ENDTEXT, QUESTION_TOKEN, Template, continues_block, tag_label
+from .blocks import (
+    ANSWER_TOKEN,
+    CONTEXT_TOKEN,
+    ENDTEXT,
+    MENTION_TOKEN,
+    QUESTION_TOKEN,
+    SEGMENT_TOKENS,
+    Template,
+    continues_block,
+    tag_label,
+)
 from .char_boundaries import CharacterBoundaries
 from .decoding_cache import new_cache
 from .decoding_config import DecodedTemplate, DecodingConfig, Phrase, RedrawBudget, split_request
@@ -132,7 +142,7 @@ class BlockDecoder:
         self._phrases = [phrases for _, phrases in requests]
         if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:
             raise ValueError(f"phrase pieces open blocks: a model of layout {self.ecg_config.layout!r} has none")
-        structure = {*self.ecg_config.tag_tokens.values(), ENDTEXT, CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN}
+        structure = {*self.ecg_config.tag_tokens.values(), ENDTEXT, MENTION_TOKEN, *SEGMENT_TOKENS}
         for phrases in self._phrases:
             taken = [word for words in phrases.values() for word in words if word in structure]
             if taken:

@@ -40,8 +40,7 @@ class ECGConfig:
     )
     corpus_statistics: dict[str, Any] | None = None
     mention_bank: dict[str, Any] | None = None
-    # "qa": ECG-QALM blocks; "qa-plan": the same, each question also holding the tags still to come; "lm": the ECG-LM
-    # ablation (whole template after the entity list)
+    # the name of a registered prompt layout (hf_ecg.runtime.layout: qa, qa-plan, lm); prompt_layout is the object
     layout: str = "qa"
     # How the training corpus writes tokens, so generated text is split and judged alike (hf_ecg.runtime.words):
     word_exceptions: list[str] = field(default_factory=list)  # corpus tokens the punctuation split must keep whole
