@@ -95,7 +95,7 @@ def test_generate_warns_with_the_models_own_record(model_dir, tmp_path, caplog):
     shutil.copytree(model_dir, model)
     card(3, 21, [3.54, 3.38, 3.37], None).save(model)
     decoding = DecodingConfig(max_block_tokens=6, batch_size=4, max_attempts=5)
-    with caplog.at_level(logging.WARNING, logger="hf_ecg.synthetic.generate"):
+    with caplog.at_level(logging.WARNING, logger="hf_ecg.synthetic.writer"):
         generate_dataset(model, tmp_path / "gen", 8, seed=1, decoding=decoding, run=DatasetRunConfig(dtype="float32"))
     warning = next(r.getMessage() for r in caplog.records if "looks undertrained" in r.getMessage())
     assert "it trained 63 updates (3 epochs over 54 sentences)" in warning

@@ -365,3 +365,75 @@ def test_the_recipes_take_at_most_twelve_parameters():
 
     for recipe in (generate_dataset, train_ecg_model):
         assert len(inspect.signature(recipe).parameters) <= 12, recipe.__name__
+
+
+#: The generator families, sibling rooms of ``synthetic`` (each its modules): each a sample source the one writer
+#: drives (``synthetic.writer``), none importing another, so a new family (sketches, style transfer) is a new room.
+FAMILIES = {
+    "ECG-QALM": ("hf_ecg.synthetic.ecg_qalm", "hf_ecg.synthetic.generate", "hf_ecg.synthetic.entity_sequences"),
+    "mention replacement": ("hf_ecg.synthetic.mention_replacement",),
+}
+#: What every family shares and no family may be imported by: the writer and what it drives.
+FAMILY_HOUSE = ("hf_ecg.synthetic.writer", "hf_ecg.synthetic.sample_source", "hf_ecg.synthetic.finishing")
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def in_room(module: str, room: str) -> bool:
+    return module == room or module.startswith(room + ".")
+
+
+def family_of(module: str, families: dict[str, tuple[str, ...]]) -> str | None:
+    return next((name for name, rooms in families.items() if any(in_room(module, r) for r in rooms)), None)
+
+
+def family_crossings(
+    graph: dict[str, set[str]], families: dict[str, tuple[str, ...]], house: tuple[str, ...]
+) -> list[str]:
+    """``a -> b`` for a family's module reaching another family's, or the shared house reaching any family."""
+    wrong = []
+    for module in graph:
+        own = family_of(module, families)
+        if own is None and not any(in_room(module, part) for part in house):
+            continue
+        for target in sorted(reachable(graph, module)):
+            if family_of(target, families) not in (None, own):
+                wrong.append(f"{module} -> {target}")
+    return sorted(wrong)
+
+
+def test_the_generator_families_are_sibling_rooms_on_one_writer():
+    graph = import_graph(SRC)
+    rooms = [room for modules in FAMILIES.values() for room in modules]
+    assert all(any(in_room(m, room) for m in graph) for room in (*rooms, *FAMILY_HOUSE))
+    assert family_crossings(graph, FAMILIES, FAMILY_HOUSE) == []
+    for name in FAMILIES:  # each family writes through the one writer
+        assert any("hf_ecg.synthetic.writer" in graph[m] for m in graph if family_of(m, FAMILIES) == name), name
+
+
+def test_a_family_reaching_another_is_found(tmp_path):
+    src = plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "synthetic/__init__.py": "",
+            "synthetic/writer.py": "",
+            "synthetic/ecg_qalm.py": "from .writer import w\n",
+            "synthetic/shared.py": "from .ecg_qalm import E\n",
+            "synthetic/mention_replacement.py": "from .writer import w\nfrom .shared import S\n",
+        },
+    )
+    families = {"a": ("hf_ecg.synthetic.ecg_qalm",), "b": ("hf_ecg.synthetic.mention_replacement",)}
+    assert family_crossings(import_graph(src), families, ("hf_ecg.synthetic.writer",)) == [
+        "hf_ecg.synthetic.mention_replacement -> hf_ecg.synthetic.ecg_qalm"
+    ]

@@ -23,7 +23,7 @@ from hf_ecg.hub.dataset_card import ECGDatasetCardData
 from hf_ecg.runtime.blocks import decompose
 from hf_ecg.runtime.mentions import MentionBank
 from hf_ecg.runtime.tags import tags_to_spans
-from hf_ecg.synthetic.baselines import mention_replacement
+from hf_ecg.synthetic.mention_replacement import mention_replacement
 from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import toy_corpus
 
@@ -214,3 +214,63 @@ def test_ecg_lm_decoding_does_not_depend_on_batching():
         return [d.template for d in TemplateLMDecoder(model, tokenizer, config, settings).decode(requested)]
 
     assert decode(4) == decode(1)
+
+
+def test_mention_replacement_and_generate_write_through_the_one_writer(tmp_path, monkeypatch):
+    """Both families are sample sources the one writer drives: its shards, manifest (``method`` names the family)
+    and card; mention replacement writes no decoder column, ECG-QALM writes them all."""
+    import hf_ecg.synthetic.writer as writer
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.synthetic.generate import generate_dataset
+    from tiny import save_tiny_ecg_model
+
+    real, driven = writer._write_shards, []
+
+    def recording(source, *args):
+        driven.append(source.method)
+        return real(source, *args)
+
+    monkeypatch.setattr(writer, "_write_shards", recording)
+    gold = toy_corpus(tmp_path / "gold.tsv", repeat=2)
+    out = tmp_path / "mr"
+    assert main(["baseline", "mention-replacement", "--data", str(gold), "-n", "5", "-o", str(out)]) == 0
+    generated = generate_dataset(
+        save_tiny_ecg_model(tmp_path / "model"),
+        tmp_path / "ecg",
+        3,
+        decoding=DecodingConfig(max_block_tokens=3, batch_size=4),
+        run=DatasetRunConfig(progress_bar=False),
+    )
+    assert driven == ["mention-replacement", None]
+    for folder in (out, generated):
+        assert (folder / "README.md").is_file() and (folder / "data" / "train-00000.parquet").is_file()
+    mr, ecg = (datasets.load_dataset(str(f), split="train") for f in (out, generated))
+    assert not set(DECODER_COLUMNS) & set(mr.column_names) and set(DECODER_COLUMNS) <= set(ecg.column_names)
+
+
+def test_mention_replacement_sharded_or_resumed_is_the_same_set(tmp_path):
+    """The run's one stream is served shard by shard: any shard size gives the rows of one, and a shard lost from an
+    unfinished run is written again byte for byte."""
+    import shutil
+
+    from hf_ecg.data.dataset_format import UNFINISHED_DIR
+    from hf_ecg.synthetic.mention_replacement import MentionReplacementSource, write_mention_replacement
+
+    gold = read_conll(toy_corpus(tmp_path / "gold.tsv", repeat=2))
+    expected = [row["tokens"] for row in mention_replacement(gold, 9, seed=4)]
+    folders = {}
+    for size in (9, 2):
+        run = DatasetRunConfig(samples_per_shard=size, progress_bar=False)
+        folders[size] = write_mention_replacement(
+            MentionReplacementSource(gold, 9, seed=4), tmp_path / str(size), run=run
+        )
+        _, table = read_generated(folders[size])
+        assert table.sort_by("id").column("tokens").to_pylist() == expected
+    whole = {p.name: p.read_bytes() for p in (folders[2] / "data").glob("*.parquet")}
+    # an unfinished run that had saved shards 0-2: shards 3 and 4 are written, the saved ones kept
+    shutil.move(folders[2] / "data", folders[2] / UNFINISHED_DIR)
+    for name in ("train-00003.parquet", "train-00004.parquet"):
+        (folders[2] / UNFINISHED_DIR / name).unlink()
+    run = DatasetRunConfig(samples_per_shard=2, progress_bar=False)
+    write_mention_replacement(MentionReplacementSource(gold, 9, seed=4), folders[2], run=run)
+    assert {p.name: p.read_bytes() for p in (folders[2] / "data").glob("*.parquet")} == whole

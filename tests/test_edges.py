@@ -111,7 +111,7 @@ def test_a_killed_generation_is_no_dataset_and_resumes_to_the_identical_one(mode
     # A process that SIGKILLs itself right after its second shard is on disk: no cleanup, no finally.
     driver = textwrap.dedent(f"""
         import os, signal, sys
-        import hf_ecg.synthetic.generate as generate
+        import hf_ecg.synthetic.writer as generate
         real, written = generate.write_shard, []
         def write_then_die(*args):
             real(*args)
@@ -197,7 +197,7 @@ def test_a_resume_with_a_model_changed_in_place_is_refused_and_the_folder_kept(m
     ]
     driver = textwrap.dedent(f"""
         import os, signal, sys
-        import hf_ecg.synthetic.generate as generate
+        import hf_ecg.synthetic.writer as generate
         real = generate.write_shard
         def write_then_die(*args):
             real(*args)
@@ -597,13 +597,14 @@ def test_every_writing_command_leaves_a_folder_of_user_files_byte_identical(
     assert snapshot(folder) == before
 
 
-def test_baseline_replaces_its_own_dataset_only_with_overwrite(models, tmp_path, capsys):
+def test_baseline_resumes_or_replaces_its_own_dataset_only_with_overwrite(models, tmp_path, capsys):
     out = tmp_path / "mr"
     argv = ["baseline", "mention-replacement", "--data", str(models["corpus"]), "-n", "4", "-o", str(out)]
     assert main(argv) == 0
     before = snapshot(out)
     assert main([*argv[:-4], "-n", "3", "-o", str(out)]) == 2
-    assert f"{out} holds another dataset hf_ecg wrote" in capsys.readouterr().err
+    refused = f"{out} holds a dataset generated with other settings (differing: num_samples, settings)"
+    assert refused in capsys.readouterr().err
     assert snapshot(out) == before
     assert main([*argv[:-4], "-n", "3", "-o", str(out), "--overwrite"]) == 0
     assert datasets.load_dataset("parquet", data_files=str(out / "data" / "*.parquet"), split="train").num_rows == 3

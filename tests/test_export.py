@@ -12,8 +12,8 @@ from hf_ecg.data.corpus import read_conll, read_jsonl
 from hf_ecg.data.export import export_generated
 from hf_ecg.runtime.decoding import DecodingConfig
 from hf_ecg.runtime.ecg_config import ECGConfig
-from hf_ecg.synthetic.baselines import mention_replacement, write_dataset
 from hf_ecg.synthetic.generate import generate_dataset
+from hf_ecg.synthetic.mention_replacement import MentionReplacementSource, write_mention_replacement
 from hf_ecg.synthetic.run_config import DatasetRunConfig
 from tiny import save_tiny_ecg_model, toy_corpus
 
@@ -63,7 +63,7 @@ def test_jsonl_export_reads_back_with_text_and_spans(generated, tmp_path):
 
 def test_cli_export_of_a_baseline_folder(tmp_path, capsys):
     gold = read_conll(toy_corpus(tmp_path / "gold.tsv"))
-    folder = write_dataset(mention_replacement(gold, 4, seed=0), gold.entity_types, tmp_path / "mr", {})
+    folder = write_mention_replacement(MentionReplacementSource(gold, 4), tmp_path / "mr")
     assert main(["export", "--data", str(folder), "--format", "conll", "-o", str(tmp_path / "mr.tsv")]) == 0
     assert "wrote" in capsys.readouterr().out
     assert [(list(s.tokens), s.tags) for s in read_conll(tmp_path / "mr.tsv")] == rows(folder)

@@ -130,7 +130,7 @@ def test_the_guide_s_mixing_example_runs_as_written(model_dir, tmp_path, monkeyp
 
 
 def test_interrupted_generation_resumes_to_exactly_n_unique_ids(model_dir, tmp_path, monkeypatch):
-    import hf_ecg.synthetic.generate as generate_module
+    import hf_ecg.synthetic.writer as generate_module
 
     settings = {
         "run": DatasetRunConfig(samples_per_shard=4),
@@ -239,7 +239,7 @@ def test_a_folder_written_before_a_decoding_option_existed_resumes(model_dir, tm
 def test_a_run_records_what_it_cost_in_its_manifest_card_and_columns(model_dir, tmp_path, caplog):
     """The tiny model never ends a block: every sample is costly, the budget bounds it, the run says so."""
     decoding = DecodingConfig(max_block_tokens=6, batch_size=4, max_attempts=5)
-    with caplog.at_level(logging.INFO, logger="hf_ecg.synthetic.generate"):
+    with caplog.at_level(logging.INFO, logger="hf_ecg.synthetic.writer"):
         generate_dataset(
             model_dir, tmp_path / "gen", 8, seed=1, decoding=decoding, run=DatasetRunConfig(dtype="float32")
         )

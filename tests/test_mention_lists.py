@@ -236,7 +236,7 @@ def test_mention_replacement_draws_from_the_same_lists(tmp_path, capsys):
     data = datasets.load_dataset(str(out), split="train")
     assert mentions_of(data, "Disease") and mentions_of(data, "Disease") <= {tuple(WordSplitter()(m)) for m in DISEASES}
     assert mentions_of(data, "Chemical") <= {("Aspirin",), ("Ibuprofen",), ("paracetamol",)}  # gold's own
-    settings = json.loads((out / "baseline.json").read_text())
+    settings = json.loads((out / "ecg_generation.json").read_text())["settings"]
     assert settings["mention_lists"] == {"Disease": str(diseases)}
     card = " ".join(str(ECGDatasetCardData.from_generated(out).to_dataset_card()).split())  # as push-dataset renders it
     assert "the replacing mentions of Disease drawn from the user's mention lists (Disease: `Disease.txt`)" in card

@@ -109,7 +109,11 @@ def mention_curve_sets(
     ``generate(config, model, folder, n, mentions)`` writes one), and mention replacement with the gazetteer at
     that size. Folders ``synthetic-curve-SOURCE``, ``synthetic-mr-lists``."""
     from hf_ecg.runtime.mention_sources import MentionLists
-    from hf_ecg.synthetic.baselines import mention_replacement, replacement_bank, write_dataset
+    from hf_ecg.synthetic.mention_replacement import (
+        MentionReplacementSource,
+        replacement_bank,
+        write_mention_replacement,
+    )
 
     n = len(gold)
     dirs = {}
@@ -117,12 +121,11 @@ def mention_curve_sets(
         mentions = MentionLists(lists) if source == "lists" else _GENERATE_MENTIONS[source]
         dirs[f"curve-{source}"] = generate(config, generator, work / f"synthetic-curve-{source}", largest * n, mentions)
     if "lists" in sources:
-        folder = work / "synthetic-mr-lists"
-        if not (folder / "baseline.json").is_file():
-            rows = mention_replacement(gold, largest * n, seed=config.seed, bank=replacement_bank(gold, lists))
-            settings = {"method": "mention-replacement", "seed": config.seed, "mention_lists": str(lists)}
-            write_dataset(rows, gold.entity_types, folder, settings)
-        dirs["mr-lists"] = folder
+        bank = replacement_bank(gold, lists)
+        source = MentionReplacementSource(
+            gold, largest * n, config.seed, bank=bank, settings={"mention_lists": str(lists)}
+        )
+        dirs["mr-lists"] = write_mention_replacement(source, work / "synthetic-mr-lists")  # resumed when written
     return dirs
 
 

@@ -128,7 +128,7 @@ def synthetic_sets(
     """Stage 3 (before selection): the over-generated ECG-QALM pool that every selection draws from, ECG-LM and
     mention replacement (N each), and the curve's ECG-QALM folder when its ``largest`` multiple is beyond the
     pool (so that the core run's pool, and what was selected from it, stays as it was). Folders by method."""
-    from hf_ecg.synthetic.baselines import mention_replacement, write_dataset
+    from hf_ecg.synthetic.mention_replacement import MentionReplacementSource, write_mention_replacement
 
     n = len(gold)
     dirs = {
@@ -137,10 +137,9 @@ def synthetic_sets(
     }
     if largest > config.over_generate:
         dirs["qalm-curve"] = generate(config, qalm, work / "synthetic-qalm-curve", largest * n)
-    dirs["mr"] = work / "synthetic-mr"
-    if not (dirs["mr"] / "baseline.json").is_file():
-        rows = mention_replacement(gold, n, seed=config.seed)
-        write_dataset(rows, gold.entity_types, dirs["mr"], {"method": "mention-replacement", "seed": config.seed})
+    dirs["mr"] = write_mention_replacement(  # the same settings again resume it: nothing is redone
+        MentionReplacementSource(gold, n, config.seed), work / "synthetic-mr"
+    )
     return dirs
 
 

@@ -14,7 +14,7 @@ def add_parser(sub: Any) -> None:
         "baseline",
         help="write a baseline synthetic dataset (same schema as hf-ecg generate) for comparisons",
         description="Baselines for the experiment tables; each writes OUTPUT/data/*.parquet, "
-        "OUTPUT/ecg_generation.json (the generated-dataset manifest) and OUTPUT/baseline.json.",
+        "OUTPUT/ecg_generation.json (the generated-dataset manifest, its settings included) and the card.",
     )
     baseline_sub = baseline.add_subparsers(dest="baseline", metavar="METHOD", required=True)
     replacement = baseline_sub.add_parser(
@@ -54,7 +54,8 @@ def add_parser(sub: Any) -> None:
 def _run_mention_replacement(args: argparse.Namespace) -> int:
     from ..data.sources import load_source, source_path
     from ..runtime.mentions import mention_list_files
-    from ..synthetic.baselines import mention_replacement, replacement_bank, write_dataset
+    from ..synthetic.mention_replacement import MentionReplacementSource, replacement_bank, write_mention_replacement
+    from ..synthetic.run_config import DatasetRunConfig
 
     gold = load_source(args.data)
     lists = None
@@ -68,18 +69,12 @@ def _run_mention_replacement(args: argparse.Namespace) -> int:
             raise CLIError("--mentions: mention replacement takes mention lists only (TYPE=FILE pairs or a folder)")
         lists = resolved.lists.files
     bank = replacement_bank(gold, lists)
-    rows = mention_replacement(gold, args.num_samples, seed=args.seed, probability=args.probability, bank=bank)
-    settings = {
-        "method": "mention-replacement",
-        "data": args.data,
-        "num_samples": len(rows),
-        "probability": args.probability,
-        "seed": args.seed,
-    }
+    settings: dict[str, Any] = {"data": args.data}
     if lists is not None:
         settings["mention_lists"] = {label: str(file) for label, file in sorted(mention_list_files(lists).items())}
-    output = write_dataset(
-        rows, gold.entity_types, args.output, settings, overwrite=args.overwrite, inputs=[source_path(args.data)]
-    )
-    print(f"wrote {len(rows)} mention-replacement samples to {output}/data/ (datasets.load_dataset({str(output)!r}))")
+    num_samples = len(gold) if args.num_samples is None else args.num_samples
+    source = MentionReplacementSource(gold, num_samples, args.seed, args.probability, bank, settings)
+    run = DatasetRunConfig(overwrite=args.overwrite, progress_bar=False)
+    output = write_mention_replacement(source, args.output, run=run, inputs=[source_path(args.data)])
+    print(f"wrote {num_samples} mention-replacement samples to {output}/data/ (datasets.load_dataset({str(output)!r}))")
     return 0

@@ -31,7 +31,7 @@ SAMPLERS = {
 }
 
 
-#: The baselines of :mod:`hf_ecg.synthetic.baselines` a card can describe: name, and how the rows were made.
+#: The baselines of :mod:`hf_ecg.synthetic.mention_replacement` a card can describe: name, and how the rows were made.
 BASELINES = {
     "mention-replacement": (
         "mention replacement",

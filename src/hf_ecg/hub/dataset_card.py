@@ -148,10 +148,12 @@ class ECGDatasetCardData:
         shards = sorted((data_dir / "data").glob("*.parquet"))
         entity_counts = dict.fromkeys(manifest.entity_types, 0)
         entity_counts.update(Counter(label for labels in table.column("entities").to_pylist() for label in labels))
-        try:
-            generator_config = ECGConfig.from_pretrained(manifest.model)
-        except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
-            generator_config = None
+        generator_config = None  # a family without a model (mention replacement) has none to read
+        if manifest.model:
+            try:
+                generator_config = ECGConfig.from_pretrained(manifest.model)
+            except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
+                generator_config = None
         statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
         tokens = table.column("tokens").to_pylist()
         endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)

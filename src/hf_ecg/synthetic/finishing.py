@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from ..data.corpus import Corpus
 from ..data.dataset_format import UNFINISHED_DIR, finish_folder
@@ -15,10 +14,10 @@ from ..data.manifest import GenerationManifest, write_manifest
 from ..data.silver import write_silver
 from ..hub.dataset_card import DatasetCardFields
 from ..hub.training_record import undertrained_advice
-from ..runtime.filling import training_bank
 from ..runtime.mention_writer import WrittenMentions
 from .balance import balance_shards, bank_groups
 from .generation_report import generation_cost, mention_novelty, mention_origins, result_lines
+from .sample_source import SampleSource
 
 __all__ = ["finish_run"]
 
@@ -26,10 +25,9 @@ __all__ = ["finish_run"]
 def finish_run(
     output_dir: Path,
     manifest: GenerationManifest,
-    run: Any,
+    source: SampleSource,
     writing: WrittenMentions,
     resumed: bool,
-    model: Any,
     card_fields: DatasetCardFields | None,
     silver: Corpus | None,
     balance: Balance | None,
@@ -41,7 +39,7 @@ def finish_run(
     the folder a run never killed writes."""
     from ..hub.dataset_card import write_dataset_card
 
-    bank = training_bank(run.ecg_config, run.corpus_bank)
+    bank = source.training_bank
     reached = None
     if balance is not None:  # while the shards are unfinished: a run killed here resumes and balances them whole
         shards = sorted(
@@ -54,10 +52,10 @@ def finish_run(
         write_silver(output_dir, silver, manifest.label_names)
     finish_folder(output_dir)
     data_dir = output_dir / "data"
-    cost = generation_cost(data_dir, run.decoding.redraw_budget)
+    cost = generation_cost(data_dir, source.redraw_budget)
     novelty = mention_novelty(data_dir, bank)
     origins = mention_origins(data_dir)
-    written = writing.to_dict(resumed=resumed) if run.engine_run.writer is not None else None
+    written = writing.to_dict(resumed=resumed) if source.writes_mentions else None
     finished = manifest.with_results(
         generation_cost=cost,
         mention_novelty=novelty,
@@ -76,6 +74,6 @@ def finish_run(
             100 * cost["redrawn_share"],
             cost["refused_redraws"],
             cost["blocks"],
-            undertrained_advice(model),
+            undertrained_advice(source.model),
         )
     write_dataset_card(output_dir, card_fields)

@@ -101,7 +101,7 @@ def write_own_sentences(
     if not own_sentences_written(model_dir):  # once written, the model in model_dir may be the second one
         # Its own warning that the generator looks undertrained would advise training longer in the middle of the
         # training that does what helps.
-        generation_log = logging.getLogger("hf_ecg.synthetic.generate")
+        generation_log = logging.getLogger("hf_ecg.synthetic.writer")
         level = generation_log.level
         generation_log.setLevel(logging.ERROR)
         try:
