@@ -20,7 +20,8 @@ from pathlib import Path
 
 from hf_ecg.data.dataset_format import load_data_folder
 from hf_ecg.data.sources import load_source, load_unlabelled_source
-from hf_ecg.labelling.dictionary import Dictionary, DictionaryNames
+from hf_ecg.labelling.dictionary import Dictionary
+from hf_ecg.labelling.dictionary_names import DictionaryNames
 from hf_ecg.runtime.blocks import Template
 from hf_ecg.runtime.decoding import DecodedTemplate
 from hf_ecg.runtime.filling import MentionFiller

@@ -429,7 +429,8 @@ def test_the_places_script_writes_a_dictionary_the_lookup_reads(tmp_path):
 def test_the_dictionary_and_text_recipe_looks_the_text_up_once(tmp_path, monkeypatch):
     """The names for the slots and the silver split come from one lookup of the text; the silver carries the
     lookup's recall on gold without changing the names' source."""
-    from hf_ecg.labelling.dictionary import Dictionary, DictionaryNames
+    from hf_ecg.labelling.dictionary import Dictionary
+    from hf_ecg.labelling.dictionary_names import DictionaryNames
 
     dictionary = Dictionary({"Disease": ["fever", "hepatitis"]})
     calls = []

@@ -9,7 +9,8 @@ from collections import Counter
 from hf_ecg.data.corpus import read_conll
 from hf_ecg.data.dataset_format import load_data_folder
 from hf_ecg.data.manifest import read_manifest
-from hf_ecg.labelling.dictionary import Dictionary, DictionaryNames
+from hf_ecg.labelling.dictionary import Dictionary
+from hf_ecg.labelling.dictionary_names import DictionaryNames
 from hf_ecg.labelling.ensemble import TaggerEnsemble
 from hf_ecg.labelling.labeller import Labeller, joined_spans, label_sentences
 from hf_ecg.runtime.decoding import DecodingConfig

@@ -209,7 +209,7 @@ def _mentions(args: argparse.Namespace, inputs: dict[str, Any]) -> tuple[Any, An
     dictionary = silver = None
     if args.dictionary:
         from ..data.sources import load_source, load_unlabelled_source
-        from ..labelling.dictionary import DictionaryNames
+        from ..labelling.dictionary_names import DictionaryNames
 
         if args.mentions and args.mention_shares is None:
             raise CLIError(

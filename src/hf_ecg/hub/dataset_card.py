@@ -139,7 +139,6 @@ class ECGDatasetCardData:
         from ..data.dataset_format import read_generated
         from ..evaluation.quality import MIN_TOKENS, has_repetition
         from ..modeling import upstream_model_id
-        from ..runtime.ecg_config import ECGConfig
         from ..runtime.words import DEFAULT_SENTENCE_ENDINGS, sentence_breaks
 
         data_dir = Path(data_dir)
@@ -148,12 +147,7 @@ class ECGDatasetCardData:
         shards = sorted((data_dir / "data").glob("*.parquet"))
         entity_counts = dict.fromkeys(manifest.entity_types, 0)
         entity_counts.update(Counter(label for labels in table.column("entities").to_pylist() for label in labels))
-        generator_config = None  # a family without a model (mention replacement) has none to read
-        if manifest.model:
-            try:
-                generator_config = ECGConfig.from_pretrained(manifest.model)
-            except Exception:  # a model folder that moved, or a Hub repo while offline: the card says less
-                generator_config = None
+        generator_config = _generator_config(manifest.model)
         statistics = (generator_config.corpus_statistics or {}) if generator_config else {}
         tokens = table.column("tokens").to_pylist()
         endings = set((generator_config.sentence_endings if generator_config else None) or DEFAULT_SENTENCE_ENDINGS)
@@ -327,6 +321,19 @@ class ECGDatasetCardData:
             labels=ner_label_names(self.entity_types, self.label_names),
             citation=CITATION,
         )
+
+
+def _generator_config(model: str | None) -> Any:
+    """The generator's :class:`~hf_ecg.runtime.ecg_config.ECGConfig`, or ``None``: a family without a model (mention
+    replacement), a model folder that moved, or a Hub repo while offline (the card says less)."""
+    from ..runtime.ecg_config import ECGConfig
+
+    if not model:
+        return None
+    try:
+        return ECGConfig.from_pretrained(model)
+    except Exception:
+        return None
 
 
 def write_dataset_card(data_dir: str | os.PathLike, fields: DatasetCardFields | None = None) -> Path:

@@ -20,21 +20,17 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from ..data.corpus import Corpus
-from ..data.specs import split_type_spec
 from ..runtime.mention_sources import NamesAsMentions
-from ..runtime.mentions import MentionBank, mention_list_files
+from ..runtime.mentions import MentionBank
 from ..runtime.tags import Span, spans_to_tags
-from .dictionary_files import DictionaryError, ontology_source, read_json_names, read_name_list, read_ontology
+from .dictionary_files import DictionaryError, read_sources
 from .function_words import FUNCTION_WORDS
 from .labeller import joined_spans, label_sentences
 
-__all__ = ["Dictionary", "DictionaryError", "DictionaryNames", "name_key"]
+__all__ = ["Dictionary", "DictionaryError", "name_key"]
 
 #: Names shorter than this (spaces taken out) are left out: two letters begin too many words and abbreviations.
 MIN_NAME_LENGTH = 3
@@ -126,49 +122,7 @@ class Dictionary:
         names the file (and line) of an empty list, a file that policy refuses (not text in ``encoding``, a control
         character), a name the mention check refuses, a folder with a file that is no list, an ontology without
         named terms, or a name under two types."""
-        files: dict[str, list[Path]] = {}
-        inline: dict[str, list[tuple[str, ...]]] = {}
-        origins: dict[tuple[str, tuple[str, ...]], str] = {}
-        items = list(sources.items()) if isinstance(sources, Mapping) else [(None, s) for s in sources]
-        if not items:
-            raise DictionaryError("no dictionary given")
-        for label, source in items:
-            if label is None and isinstance(source, str):
-                try:
-                    label, source = split_type_spec(source)
-                except ValueError as error:
-                    raise DictionaryError(str(error)) from None
-            path = Path(source)
-            ontology = ontology_source(str(source))
-            if label is not None and ontology is not None:
-                found = read_ontology(*ontology)
-                inline.setdefault(label, []).extend(found)
-                origins.update({(label, n): str(ontology[0]) for n in found})
-            elif label is not None:
-                if path.is_dir():
-                    raise DictionaryError(f"{label}={path} is a folder: give the file of the {label} names")
-                files.setdefault(label, []).append(path)
-            elif path.is_dir():
-                stray = sorted(p.name for p in path.iterdir() if not p.name.endswith(".txt") and p.is_file())
-                if stray:
-                    raise DictionaryError(f"{path}/{stray[0]}: not a TYPE.txt name list; move it out of the folder")
-                try:
-                    for found, file in mention_list_files(path).items():
-                        files.setdefault(found, []).append(file)
-                except ValueError as error:
-                    raise DictionaryError(str(error)) from None
-            elif path.suffix == ".json":
-                for found, names in read_json_names(path, encoding).items():
-                    inline.setdefault(found, []).extend(names)
-                    origins.update({(found, n): str(path) for n in names})
-            else:
-                raise DictionaryError(f"{path}: give TYPE={path}, a folder of TYPE.txt lists, or a JSON file")
-        names: dict[str, set[tuple[str, ...]]] = {label: set(found) for label, found in inline.items()}
-        for label, paths in files.items():
-            for path in paths:
-                for name, line in read_name_list(path, encoding).items():
-                    names.setdefault(label, set()).add(name)
-                    origins[(label, name)] = f"{path}:{line}"
+        names, origins = read_sources(sources, encoding)
         return cls(names, origins)
 
     @property
@@ -339,40 +293,3 @@ class Dictionary:
     def to_dict(self) -> dict[str, list[str]]:
         """``{type: [names]}``, sorted, names joined with spaces (what a JSON dictionary file holds)."""
         return {label: sorted(" ".join(name) for name in self.names[label]) for label in self.types}
-
-
-@dataclass(frozen=True)
-class DictionaryNames:
-    """The dictionary-and-text recipe's one lookup of the text: the names of ``dictionary`` that ``text`` (the
-    user's tokenized sentences) holds, as slot mentions (``generate_dataset(mentions=names)``), each drawn by how
-    often the text holds it, in the text's spelling (the names the text never uses are left out, so the samples
-    speak the domain's names), and the text labelled by it (:meth:`silver`: ``generate_dataset(silver=...)``).
-    ``ValueError`` when the text holds none."""
-
-    dictionary: Dictionary
-    text: Sequence[Sequence[str]]
-
-    @cached_property
-    def labelled(self) -> Corpus:
-        """The text as the dictionary labels it (:meth:`Dictionary.label`: the silver split), looked up once; the
-        names come from its entities."""
-        return self.dictionary.label(self.text)
-
-    @cached_property
-    def _as_mentions(self) -> NamesAsMentions:
-        found: dict[str, Counter[tuple[str, ...]]] = {}
-        for sentence in self.labelled:
-            for label, words in sentence.mentions:
-                found.setdefault(label, Counter())[words] += 1
-        if not found:
-            raise ValueError(f"the {len(self.text):,} sentences of text hold none of the dictionary's names")
-        return NamesAsMentions(MentionBank(found), "weighted", split=False, text_sentences=len(self.text))
-
-    def names_as_mentions(self) -> NamesAsMentions:
-        """The names the text holds, with how often (built once, whoever resolves the mentions)."""
-        return self._as_mentions
-
-    def silver(self, gold: Sequence[Corpus] = ()) -> Corpus:
-        """The silver split: the text as the dictionary labels it (the same lookup the names came from), with the
-        lookup's recall on the ``gold`` sentences when given (:meth:`Dictionary.label`)."""
-        return replace(self.labelled, labeller_recall=self.dictionary.recall_on(gold) if gold else None)

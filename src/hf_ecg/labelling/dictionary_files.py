@@ -1,12 +1,16 @@
 """The files a name dictionary is read from: plain-text name lists (:func:`read_name_list`), ontologies through
 ``pronto`` (:func:`ontology_source`, :func:`read_ontology`) and JSON files ``{type: [names]}``
-(:func:`read_json_names`); each refusal a :class:`DictionaryError` naming the file and, where there is one, the line."""
+(:func:`read_json_names`), and what a dictionary's sources name (:func:`read_sources`); each refusal a
+:class:`DictionaryError` naming the file and, where there is one, the line."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..runtime.mentions import mention_problem, read_mention_entries
+from ..data.specs import split_type_spec
+from ..runtime.mentions import mention_list_files, mention_problem, read_mention_entries
 from ..runtime.text_files import read_user_json
 
 __all__ = [
@@ -16,6 +20,7 @@ __all__ = [
     "read_json_names",
     "read_name_list",
     "read_ontology",
+    "read_sources",
 ]
 
 
@@ -91,3 +96,59 @@ def read_json_names(path: Path, encoding: str) -> dict[str, list[tuple[str, ...]
                 raise DictionaryError(f"{path}: {entry[:60]!r} under {label!r} is no name: {problem}")
             names.setdefault(label, []).append(tokens)
     return names
+
+
+Names = dict[str, set[tuple[str, ...]]]
+Origins = dict[tuple[str, tuple[str, ...]], str]
+
+
+def read_sources(
+    sources: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike], encoding: str
+) -> tuple[Names, Origins]:
+    """The names of each type that ``sources`` hold (``TYPE=FILE`` strings, folders of ``TYPE.txt`` lists, JSON files,
+    ontologies, or a ``{type: file}`` mapping: :meth:`~hf_ecg.labelling.dictionary.Dictionary.read`), and where each
+    was read (``file:line``, or the file)."""
+    files: dict[str, list[Path]] = {}
+    inline: dict[str, list[tuple[str, ...]]] = {}
+    origins: dict[tuple[str, tuple[str, ...]], str] = {}
+    items = list(sources.items()) if isinstance(sources, Mapping) else [(None, s) for s in sources]
+    if not items:
+        raise DictionaryError("no dictionary given")
+    for label, source in items:
+        if label is None and isinstance(source, str):
+            try:
+                label, source = split_type_spec(source)
+            except ValueError as error:
+                raise DictionaryError(str(error)) from None
+        path = Path(source)
+        ontology = ontology_source(str(source))
+        if label is not None and ontology is not None:
+            found = read_ontology(*ontology)
+            inline.setdefault(label, []).extend(found)
+            origins.update({(label, n): str(ontology[0]) for n in found})
+        elif label is not None:
+            if path.is_dir():
+                raise DictionaryError(f"{label}={path} is a folder: give the file of the {label} names")
+            files.setdefault(label, []).append(path)
+        elif path.is_dir():
+            stray = sorted(p.name for p in path.iterdir() if not p.name.endswith(".txt") and p.is_file())
+            if stray:
+                raise DictionaryError(f"{path}/{stray[0]}: not a TYPE.txt name list; move it out of the folder")
+            try:
+                for found, file in mention_list_files(path).items():
+                    files.setdefault(found, []).append(file)
+            except ValueError as error:
+                raise DictionaryError(str(error)) from None
+        elif path.suffix == ".json":
+            for found, names in read_json_names(path, encoding).items():
+                inline.setdefault(found, []).extend(names)
+                origins.update({(found, n): str(path) for n in names})
+        else:
+            raise DictionaryError(f"{path}: give TYPE={path}, a folder of TYPE.txt lists, or a JSON file")
+    names: dict[str, set[tuple[str, ...]]] = {label: set(found) for label, found in inline.items()}
+    for label, paths in files.items():
+        for path in paths:
+            for name, line in read_name_list(path, encoding).items():
+                names.setdefault(label, set()).add(name)
+                origins[(label, name)] = f"{path}:{line}"
+    return names, origins

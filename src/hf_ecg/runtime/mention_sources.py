@@ -127,7 +127,7 @@ class NamesAsMentions:
 @runtime_checkable
 class NameSource(Protocol):
     """A name dictionary given as ``mentions=``: anything that answers :meth:`names_as_mentions`
-    (``hf_ecg.Dictionary``, ``hf_ecg.labelling.dictionary.DictionaryNames``). The runtime reads a dictionary
+    (``hf_ecg.Dictionary``, ``hf_ecg.labelling.dictionary_names.DictionaryNames``). The runtime reads a dictionary
     through this and never imports it."""
 
     def names_as_mentions(self) -> NamesAsMentions: ...

@@ -1,0 +1,53 @@
+"""The dictionary-and-text recipe's one lookup of the user's text (:class:`DictionaryNames`): the names it serves to
+the slots, and the same labelling as the silver split."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from ..data.corpus import Corpus
+from ..runtime.mention_sources import NamesAsMentions
+from ..runtime.mentions import MentionBank
+from .dictionary import Dictionary
+
+__all__ = ["DictionaryNames"]
+
+
+@dataclass(frozen=True)
+class DictionaryNames:
+    """The dictionary-and-text recipe's one lookup of the text: the names of ``dictionary`` that ``text`` (the
+    user's tokenized sentences) holds, as slot mentions (``generate_dataset(mentions=names)``), each drawn by how
+    often the text holds it, in the text's spelling (the names the text never uses are left out, so the samples
+    speak the domain's names), and the text labelled by it (:meth:`silver`: ``generate_dataset(silver=...)``).
+    ``ValueError`` when the text holds none."""
+
+    dictionary: Dictionary
+    text: Sequence[Sequence[str]]
+
+    @cached_property
+    def labelled(self) -> Corpus:
+        """The text as the dictionary labels it (:meth:`Dictionary.label`: the silver split), looked up once; the
+        names come from its entities."""
+        return self.dictionary.label(self.text)
+
+    @cached_property
+    def _as_mentions(self) -> NamesAsMentions:
+        found: dict[str, Counter[tuple[str, ...]]] = {}
+        for sentence in self.labelled:
+            for label, words in sentence.mentions:
+                found.setdefault(label, Counter())[words] += 1
+        if not found:
+            raise ValueError(f"the {len(self.text):,} sentences of text hold none of the dictionary's names")
+        return NamesAsMentions(MentionBank(found), "weighted", split=False, text_sentences=len(self.text))
+
+    def names_as_mentions(self) -> NamesAsMentions:
+        """The names the text holds, with how often (built once, whoever resolves the mentions)."""
+        return self._as_mentions
+
+    def silver(self, gold: Sequence[Corpus] = ()) -> Corpus:
+        """The silver split: the text as the dictionary labels it (the same lookup the names came from), with the
+        lookup's recall on the ``gold`` sentences when given (:meth:`Dictionary.label`)."""
+        return replace(self.labelled, labeller_recall=self.dictionary.recall_on(gold) if gold else None)
