@@ -462,3 +462,35 @@ def test_every_shard_is_written_once_in_groups_that_do_not_depend_on_the_process
     assert all(len(group) == together for group in groups[:-1])  # only the last group may hold fewer
     per_process = [[g for k, g in enumerate(groups) if k % processes == p] for p in range(processes)]
     assert sorted(s for mine in per_process for group in mine for s in group) == list(range(count))
+
+
+def test_generate_dataset_writes_each_explicit_phrase_exactly_where_it_stands(tmp_path):
+    """Requests of types and phrases: each sample's tokens hold the phrase verbatim once, after the mention of the
+    type before it and before the one after it; its labels are the requested types; the manifest records the
+    requests, phrases as ``{"phrase": words}``."""
+    from hf_ecg.runtime.decoding_config import Phrase
+    from tiny import save_tiny_ecg_model
+
+    phrase = Phrase.of("zebra quartz lintel")
+    requests = [["Chemical", phrase, "Disease"], [phrase, "Disease"], ["Chemical"]]
+    out = generate_dataset(
+        save_tiny_ecg_model(tmp_path / "model"),
+        tmp_path / "out",
+        6,
+        entities=requests,
+        decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+        run=DatasetRunConfig(samples_per_shard=4, progress_bar=False),
+    )
+    data = datasets.load_dataset(str(out), split="train").sort("id")
+    names = data.features["ner_tags"].feature.names
+    for row in data:
+        request = requests[row["id"] % len(requests)]
+        spans, _ = tags_to_spans([names[k] for k in row["ner_tags"]], "IOB2")
+        assert row["entities"] == [p for p in request if isinstance(p, str)] == [s.label for s in spans]
+        words, n = row["tokens"], len(phrase.words)
+        starts = [i for i in range(len(words) - n + 1) if tuple(words[i : i + n]) == phrase.words]
+        assert len(starts) == (phrase in request), words
+        if "Chemical" in request and phrase in request:
+            assert spans[0].end <= starts[0] < starts[0] + n <= spans[1].start
+    recorded = json.loads((out / "ecg_generation.json").read_text())["entities"]
+    assert recorded[0] == ["Chemical", {"phrase": "zebra quartz lintel"}, "Disease"]

@@ -186,7 +186,7 @@ class GenerationManifest:
     samples_per_shard: int | None = None
     seed: int | None = None
     sampler: str | None = None  # None: explicit entity sequences
-    entities: list[list[str]] | None = None
+    entities: list[list[Any]] | None = None  # explicit requests: type names, {"phrase": words}
     mentions: MentionsRecord | None = None  # None: a baseline (it keeps or swaps gold mentions)
     corpus: str | None = None
     decoding: dict[str, Any] | None = None  # DecodingConfig but its seed

@@ -16,7 +16,7 @@ from ..data.manifest import GenerationManifest, MentionsRecord
 from ..data.silver import silver_record
 from ..data.statistics import CorpusStatistics
 from ..runtime.decoding import DecodingConfig
-from ..runtime.decoding_config import ShardSeeds
+from ..runtime.decoding_config import Phrase, ShardSeeds, split_request
 from ..runtime.engine import SampleEngine, SampleRun, shards_per_writer_call
 from ..runtime.filling import training_bank
 from ..runtime.mention_sources import Mentions
@@ -42,7 +42,7 @@ class ECGSource:
     corpus_bank: MentionBank | None
     sampler: str
     draw: Any = None
-    sequences: list[tuple[str, ...]] | None = None
+    sequences: list[tuple[str | Phrase, ...]] | None = None
     method: str | None = None  # ECG-QALM's folders record no method
 
     @classmethod
@@ -76,14 +76,18 @@ class ECGSource:
         draw = sequences = None
         if entities is not None:
             sequences = [tuple(s) for s in entities]
-            FixedSampler(sequences, ecg_config.entity_types)  # validates the types
+            FixedSampler([split_request(s)[0] for s in sequences], ecg_config.entity_types)  # validates the types
         elif stats is None:
             raise ValueError("the model carries no corpus statistics: give the training corpus or explicit entities")
         else:
             draw = make_sampler(sampler, stats)
         engine = SampleEngine(model_obj, tokenizer, ecg_config)
         engine_run = engine.run(mentions, decoding=decoding, corpus_bank=corpus_bank)
-        requested = ecg_config.entity_types if entities is None else sorted({t for s in entities for t in s})
+        requested = (
+            ecg_config.entity_types
+            if sequences is None
+            else sorted({t for s in sequences for t in split_request(s)[0]})
+        )
         engine_run.check_types(requested)
         corpus_path = None if corpus is None else str(corpus)
         return cls(str(model), dtype, engine_run, corpus_path, corpus_bank, sampler, draw, sequences)
@@ -126,7 +130,7 @@ class ECGSource:
             samples_per_shard=run.samples_per_shard,
             seed=seed,
             sampler=None if explicit else self.sampler,
-            entities=[list(s) for s in self.sequences] if explicit else None,
+            entities=[[_recorded(piece) for piece in s] for s in self.sequences] if explicit else None,
             mentions=MentionsRecord.from_mentions(
                 self.engine_run.mentions, self.engine_run.bank, self.corpus is not None
             ),
@@ -151,8 +155,8 @@ class ECGSource:
         processes idle."""
         return shards_per_writer_call(samples_per_shard) if self.writes_mentions else 1
 
-    def requests(self, ids: range, seeds: ShardSeeds) -> list[tuple[str, ...]]:
-        """The entity sequences of the samples ``ids``."""
+    def requests(self, ids: range, seeds: ShardSeeds) -> list[tuple[str | Phrase, ...]]:
+        """The requests of the samples ``ids``: entity sequences, explicit ones with their phrases."""
         if self.sequences is not None:
             return [self.sequences[i % len(self.sequences)] for i in ids]
         return self.draw.sample(len(ids), random.Random(seeds.entities))
@@ -164,3 +168,8 @@ class ECGSource:
         requests = [(self.requests(ids, seeds), seeds) for ids, seeds in shards]
         filled, _, written = self.engine_run.shard_samples(requests, progress)
         return filled, written
+
+
+def _recorded(piece: str | Phrase) -> str | dict[str, str]:
+    """A request's piece as the manifest records it: a type as its name, a phrase as ``{"phrase": its words}``."""
+    return {"phrase": " ".join(piece.words)} if isinstance(piece, Phrase) else piece

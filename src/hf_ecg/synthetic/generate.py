@@ -12,6 +12,7 @@ from pathlib import Path
 from ..data.corpus import Corpus
 from ..data.groups import Balance
 from ..runtime.decoding import DecodingConfig
+from ..runtime.decoding_config import Phrase
 from ..runtime.mention_sources import Mentions
 from .balance import balance_setting
 from .ecg_qalm import ECGSource
@@ -27,7 +28,7 @@ def generate_dataset(
     num_samples: int,
     *,
     sampler: str = "gold",
-    entities: Sequence[Sequence[str]] | None = None,
+    entities: Sequence[Sequence[str | Phrase]] | None = None,
     mentions: Mentions | None = None,
     corpus: str | os.PathLike | None = None,
     seed: int = 0,
@@ -42,7 +43,9 @@ def generate_dataset(
         model: folder or Hub id of a model trained by hf_ecg.
         sampler: which entity sequences to ask for (``gold``, ``urg``, ``uniform``), from the training
             statistics saved with the model (or from ``corpus``). Ignored when ``entities`` is given.
-        entities: explicit entity sequences, cycled over the sample ids.
+        entities: explicit requests, cycled over the sample ids: entity sequences, whose pieces may also be
+            :class:`~hf_ecg.runtime.decoding_config.Phrase` objects, written exactly where they stand (the manifest
+            records them as ``{"phrase": words}``).
         mentions: where the mentions come from (:data:`~hf_ecg.runtime.mention_sources.Mentions`: the bank, lists,
             a :class:`~hf_ecg.labelling.dictionary.Dictionary` or the names the user's text holds, a mixture);
             default (``None``): ``"generated"`` (each slot's mention written by the generator in its sentence; the
