@@ -372,6 +372,7 @@ def test_the_recipes_take_at_most_twelve_parameters():
 FAMILIES = {
     "ECG-QALM": ("hf_ecg.synthetic.ecg_qalm", "hf_ecg.synthetic.generate", "hf_ecg.synthetic.entity_sequences"),
     "mention replacement": ("hf_ecg.synthetic.mention_replacement",),
+    "GeniusAug": ("hf_ecg.synthetic.genius", "hf_ecg.synthetic.sketching"),
 }
 #: What every family shares and no family may be imported by: the writer and what it drives.
 FAMILY_HOUSE = ("hf_ecg.synthetic.writer", "hf_ecg.synthetic.sample_source", "hf_ecg.synthetic.finishing")

@@ -721,7 +721,7 @@ def test_generate_dataset_writes_the_mentions_of_several_shards_in_one_call_and_
     """The writer takes the templates of up to MAX_KEPT_PREFIXES samples (several shards) in one call; every shard
     comes out as it does when written alone, also when a run killed between two shards of a group resumes."""
     import hf_ecg.runtime.engine as engine_module
-    import hf_ecg.synthetic.generate as generate_module
+    import hf_ecg.synthetic.writer as generate_module
     from hf_ecg.data.dataset_format import load_data_folder
 
     calls = writer_calls(monkeypatch)

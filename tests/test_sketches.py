@@ -78,3 +78,114 @@ def test_a_kept_index_of_a_tag_or_outside_is_refused():
     for kept in ([1], [3], [-1]):
         with pytest.raises(ValueError, match="not words of the template"):
             Sketch.of(template, kept)
+
+
+def test_the_sketch_layout_asks_each_block_with_the_sketch_from_it_on():
+    from hf_ecg.runtime.layout import layout_named
+
+    template = Template(tuple("Oral <Chemical> quickly induced severe <Disease> in rats .".split()))
+    sketch = Sketch.of(template, [3, 8])
+    samples = layout_named("sketch").samples(template, sketch)
+    assert [s.question for s in samples] == sketch.questions()
+    assert [s.answer for s in samples] == [
+        "Oral <Chemical>",
+        "quickly induced severe <Disease>",
+        f"in rats . {ENDTEXT}",
+    ]
+    assert samples[1].context == "Oral <Chemical>"
+    # without a sketch: the template's tags, a gap around each
+    assert layout_named("sketch").samples(template)[0].question == Sketch.of(template).questions()[0]
+
+
+@pytest.fixture(scope="module")
+def sketch_model(tmp_path_factory):
+    """A tiny generator trained two steps with ``--layout sketch`` on the toy corpus, and that corpus."""
+    from hf_ecg.cli import main
+    from tiny import save_tiny_model, toy_corpus
+
+    root = tmp_path_factory.mktemp("sketch")
+    data = toy_corpus(root / "toy.tsv", repeat=3)
+    argv = ["train", "--data", str(data), "--model", str(save_tiny_model(root / "base")), "--output", str(root / "m")]
+    assert main([*argv, "--max-steps", "2", "--layout", "sketch", "--save_strategy", "no", "--use_cpu", "true"]) == 0
+    return root / "m", data
+
+
+def test_a_sketch_generator_learns_the_gap_token_and_its_layout(sketch_model):
+    import json
+
+    from transformers import AutoTokenizer
+
+    model, _ = sketch_model
+    assert json.loads((model / "ecg_config.json").read_text())["layout"] == "sketch"
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    assert len(tokenizer(GAP_TOKEN, add_special_tokens=False)["input_ids"]) == 1  # one special token, never split
+
+
+def test_every_sketch_mention_is_in_its_sample_once_with_its_type(sketch_model, tmp_path):
+    """GeniusAug through the one writer: each sample holds its sketch's (type, mention) multiset, in order; the
+    manifest names the family; each sample's overlap with its source sentence is recorded."""
+    import json
+
+    import datasets
+
+    from hf_ecg.data.corpus import read_conll
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.runtime.tags import tags_to_spans
+    from hf_ecg.synthetic.genius import generate_from_sketches
+    from hf_ecg.synthetic.run_config import DatasetRunConfig
+
+    model, data = sketch_model
+    gold = read_conll(data)
+    sketched = [s for s in gold if s.spans]
+    out = generate_from_sketches(
+        model,
+        tmp_path / "out",
+        7,
+        sketches=gold,
+        decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+        run=DatasetRunConfig(samples_per_shard=3, progress_bar=False),
+    )
+    rows = datasets.load_dataset(str(out), split="train").sort("id")
+    names = rows.features["ner_tags"].feature.names
+    for row in rows:
+        source = sketched[row["id"] % len(sketched)]
+        spans, _ = tags_to_spans([names[k] for k in row["ner_tags"]], "IOB2")
+        found = [(s.label, tuple(row["tokens"][s.start : s.end])) for s in spans]
+        assert found == [(s.label, tuple(source.tokens[s.start : s.end])) for s in source.spans]
+        assert set(row["mention_sources"]) <= {"sketch"}
+        assert row["source_shared_run"] >= 0 and 0 <= row["source_new_share"] <= 1
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert manifest["method"] == "geniusaug" and manifest["settings"]["kept_share"] == 0.2
+
+
+def test_a_sketch_run_refuses_what_it_cannot_write_before_writing(sketch_model, tmp_path):
+    from hf_ecg.data.corpus import Corpus, Sentence, read_conll
+    from hf_ecg.runtime.tags import Span
+    from hf_ecg.synthetic.genius import generate_from_sketches
+    from hf_ecg.synthetic.sketching import SketchConfig
+    from tiny import save_tiny_ecg_model
+
+    model, data = sketch_model
+    gold = read_conll(data)
+    cases = [
+        (save_tiny_ecg_model(tmp_path / "ecg"), gold, "is not a sketch generator"),
+        (model, Corpus([Sentence(("no", "entity"), ())], name="plain"), "no sentence with an entity"),
+        (model, Corpus([Sentence(("BRCA1",), (Span(0, 1, "Gene"),))], name="genes"), "the generator does not write"),
+    ]
+    for generator, sketches, message in cases:
+        with pytest.raises(ValueError, match=message):
+            generate_from_sketches(generator, tmp_path / "out", 3, sketches=sketches)
+        assert not (tmp_path / "out").exists()
+    for share in (0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="kept share"):
+            SketchConfig(kept_share=share)
+
+
+def test_a_sketch_request_to_a_generator_of_another_layout_is_refused(tiny):
+    from hf_ecg.runtime.decoding import make_decoder
+    from hf_ecg.runtime.decoding_config import DecodingConfig
+
+    model, tokenizer, config = tiny
+    decoder = make_decoder(model, tokenizer, config, DecodingConfig(max_block_tokens=3))
+    with pytest.raises(ValueError, match="needs a sketch generator"):
+        decoder.decode([Sketch.of_types(config.entity_types[:1])])

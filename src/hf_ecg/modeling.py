@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .data.outputs import TRAINING_RECORD
-from .runtime.blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, tag_token, token_description
+from .runtime.blocks import ENDTEXT, GAP_TOKEN, MENTION_TOKEN, SEGMENT_TOKENS, tag_token, token_description
 
 __all__ = [
     "INFERENCE_DTYPES",
@@ -165,20 +165,20 @@ def load_causal_lm(name: str | os.PathLike, *, trust_remote_code: bool = False, 
     return model, tokenizer
 
 
-def ecg_special_tokens(entity_types: Sequence[str], *, mention: bool = False) -> list[str]:
+def ecg_special_tokens(entity_types: Sequence[str], *, mention: bool = False, sketch: bool = False) -> list[str]:
     """The tokens ECG-QALM adds: one tag per entity type, ``<ENDTEXT>``, and the segment markers (and, with
-    ``mention``, the mention samples' slot marker ``<|mention|>``)."""
-    extra = [MENTION_TOKEN] if mention else []
+    ``mention``, the mention samples' slot marker ``<|mention|>``; with ``sketch``, a sketch's gap marker)."""
+    extra = [MENTION_TOKEN] * mention + [GAP_TOKEN] * sketch
     return [*(tag_token(label) for label in sorted(entity_types)), ENDTEXT, *SEGMENT_TOKENS, *extra]
 
 
 def add_ecg_tokens(
-    tokenizer: Any, model: Any | None, entity_types: Sequence[str], *, mention: bool = False
+    tokenizer: Any, model: Any | None, entity_types: Sequence[str], *, mention: bool = False, sketch: bool = False
 ) -> list[int]:
     """Add the ECG tokens to ``tokenizer`` as special tokens (never split, never merged with text)
     and resize ``model``'s embeddings; return the ids of all ECG tokens. ``mention``: also the slot marker of
-    mention samples."""
-    tokens = ecg_special_tokens(entity_types, mention=mention)
+    mention samples; ``sketch``: also the gap marker of sketches."""
+    tokens = ecg_special_tokens(entity_types, mention=mention, sketch=sketch)
     vocab_before = len(tokenizer)
     tokenizer.add_special_tokens({"extra_special_tokens": tokens}, replace_extra_special_tokens=False)
     ids = tokenizer.convert_tokens_to_ids(tokens)

@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "ADDED_COLUMNS",
     "DECODER_COLUMNS",
+    "FAMILY_COLUMNS",
     "GENERATION_COLUMNS",
     "MANIFEST_NAME",
     "SHARD_PATTERN",
@@ -177,6 +178,9 @@ GENERATION_COLUMNS = (*DECODER_COLUMNS, "mention_sources")
 #: Columns a step after generation adds, with their dtype: selection's ``relabel`` rule counts the words it
 #: relabelled per sample.
 STEP_COLUMNS = {"relabelled": "int32"}
+#: Columns a family adds, with their dtype: a sketch sample's overlap with its source sentence (the longest run of
+#: words outside the mentions they share, the share of its words the source lacks).
+FAMILY_COLUMNS = {"source_shared_run": "int32", "source_new_share": "float32"}
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

@@ -275,7 +275,7 @@ class ECGDatasetCardData:
         from datasets.info import DatasetInfosDict
         from datasets.utils.metadata import MetadataConfigs
 
-        from ..data.dataset_format import STEP_COLUMNS, dataset_features
+        from ..data.dataset_format import FAMILY_COLUMNS, STEP_COLUMNS, dataset_features
 
         card_data = DatasetCardData(
             license=self.license,
@@ -300,9 +300,9 @@ class ECGDatasetCardData:
         features = dataset_features(self.entity_types, self.label_names)
         if self.columns is not None:
             features = datasets.Features({name: kind for name, kind in features.items() if name in self.columns})
-            for name in self.columns:  # a step's own column (selection's relabelled): the card must declare it
-                if name in STEP_COLUMNS:
-                    features[name] = datasets.Value(STEP_COLUMNS[name])
+            for name in self.columns:  # a step's or family's own column: the card must declare it
+                if name in {**STEP_COLUMNS, **FAMILY_COLUMNS}:
+                    features[name] = datasets.Value({**STEP_COLUMNS, **FAMILY_COLUMNS}[name])
         if self.silver:  # the silver split's own column: declared, so that one schema reads both splits
             features["label_weights"] = datasets.Sequence(datasets.Value("float32"))
         info = datasets.DatasetInfo(features=features, splits=splits)

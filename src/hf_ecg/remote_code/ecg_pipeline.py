@@ -1322,6 +1322,8 @@ SEGMENT_TOKENS = (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN)
 #: Marks, in a mention sample's context, the slot whose mention the answer writes (models trained with
 #: mention samples only: :func:`mention_samples`).
 MENTION_TOKEN = "<|mention|>"
+#: One run of words a sketch leaves out (:mod:`hf_ecg.runtime.sketches`; models trained on sketches only).
+GAP_TOKEN = "<|gap|>"
 #: How a mention sample's context shows its slot. ``in-sentence``: the sentence up to the slot (earlier entities
 #: as their mentions), :data:`MENTION_TOKEN`, the rest of the template (later entities as their tags).
 #: ``after-template``: the whole template, then a question/answer pair per earlier slot (its tag, its mention and
@@ -1359,8 +1361,8 @@ def tag_token(label: str) -> str:
 
 def token_description(token: str) -> str:
     """Words whose embedding a new ECG token starts from: ``<cell_type>`` → ``cell type``."""
-    if token in (*SEGMENT_TOKENS, MENTION_TOKEN):
-        return token.strip("<|>")  # context, question, answer, mention
+    if token in (*SEGMENT_TOKENS, MENTION_TOKEN, GAP_TOKEN):
+        return token.strip("<|>")  # context, question, answer, mention, gap
     if token == ENDTEXT:
         return "end"
     return token[1:-1].replace("_", " ").replace("-", " ")
@@ -2327,144 +2329,6 @@ class DecodedTemplate:
     prompt_prefix: tuple[list[int], list[tuple[Any, Any]]] | None = field(default=None, repr=False, compare=False)
 
 
-# ---- layout.py -------------------------------------------------------------------------------------------------------
-
-"""The prompt layout, the one place where training rows and decoding prompts are put together.
-
-Every training sample and every decoding prompt is ::
-
-    <|context|> context ids <|question|> question ids <|answer|> [answer ids]
-
-``qa`` (ECG-QALM): one sample per block, the context the sentence so far, the question the block's
-tag. ``qa-plan``: the same, the question the block's tag then the tags still to come and
-``<ENDTEXT>`` (the block is written knowing how many entities the sentence still holds). ``lm``
-(the paper's ECG-LM ablation): one sample per sentence, no context, the question the sentence's
-tags, the answer the whole template. The context is cut from the left so that the
-prompt and the room kept for the answer fit ``max_length``; the trainer keeps an answer's own
-length as that room, the decoder the longest block it may write. A test asserts that the two
-agree token for token.
-"""
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A prompt layout by name: what a training row of a template is, and so what a decoding prompt asks. Read
-    through the model's config (:attr:`~hf_ecg.runtime.ecg_config.ECGConfig.prompt_layout`); every behaviour that
-    depends on the layout asks this object, never its name."""
-
-    name: str
-    #: the paper's name for a generator trained with it
-    method: str
-    #: a sample per block, each ending in its tag (Q&A); else one sample per sentence, the whole template its answer
-    per_block: bool
-    #: the question holds the tags of the blocks still to come
-    plan: bool
-    #: the mention layout it trains with when none is given (:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`)
-    mention_layout: str
-
-    def samples(self, template: Template) -> list[QASample]:
-        """The training samples of ``template`` (context, question, answer), in block order."""
-        return qa_samples(template, plan=self.plan) if self.per_block else [lm_sample(template)]
-
-
-_REGISTERED: dict[str, Layout] = {}
-
-
-def register_layout(layout: Layout) -> Layout:
-    """Make ``layout`` known by its name (a name taken twice is refused)."""
-    if layout.name in _REGISTERED:
-        raise ValueError(f"a layout named {layout.name!r} is registered already")
-    _REGISTERED[layout.name] = layout
-    return layout
-
-
-def layout_named(name: str) -> Layout:
-    """The layout registered as ``name``; ``ValueError`` naming the known ones."""
-    try:
-        return _REGISTERED[name]
-    except KeyError:
-        raise ValueError(f"unknown layout {name!r}; known: {', '.join(_REGISTERED)}") from None
-
-
-#: ECG-QALM: a Q&A sample per block.
-QA = register_layout(Layout("qa", "ECG-QALM", per_block=True, plan=False, mention_layout="after-sentence"))
-#: The same, each question holding the tags still to come.
-QA_PLAN = register_layout(Layout("qa-plan", "ECG-QALM", per_block=True, plan=True, mention_layout="after-sentence"))
-#: ECG-LM, the paper's ablation: a sample per sentence (its mentions are written in the sentence: no last block row
-#: to continue).
-LM = register_layout(Layout("lm", "ECG-LM", per_block=False, plan=False, mention_layout="in-sentence"))
-#: The names of the layouts, in the order they were registered.
-LAYOUTS = tuple(_REGISTERED)
-#: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.
-SEGMENTS_IN_PROMPT = 3
-
-
-@dataclass(frozen=True)
-class SegmentIds:
-    """The ids of the three segment tokens in a tokenizer."""
-
-    context: int
-    question: int
-    answer: int
-
-    @classmethod
-    def of(cls, tokenizer: Any) -> SegmentIds:
-        return cls(*tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN]))
-
-
-def fit_question(question: list[int], max_length: int) -> list[int]:
-    """``question`` cut from the right so that the segment tokens and one answer token still fit ``max_length``: a
-    ``qa-plan`` question of many tags keeps the block's own tag and the nearest ones to come. Training rows and
-    decoding prompts both cut it here (:func:`prompt_ids`), so they stay the same token for token."""
-    return question[: max(1, max_length - SEGMENTS_IN_PROMPT - 1)]
-
-
-def prompt_ids(
-    segments: SegmentIds, context: list[int], question: list[int], *, max_length: int, answer_room: int
-) -> list[int]:
-    """``<|context|> context <|question|> question <|answer|>``, the context cut from the left so that
-    the prompt and ``answer_room`` more tokens fit ``max_length`` (no context when nothing is left); a question
-    too long for ``max_length`` is cut by :func:`fit_question`."""
-    question = fit_question(question, max_length)
-    budget = max_length - SEGMENTS_IN_PROMPT - len(question) - answer_room
-    kept = context[-budget:] if budget > 0 else []
-    return [segments.context, *kept, segments.question, *question, segments.answer]
-
-
-def context_prefix(prompt: list[int], segments: SegmentIds) -> list[int]:
-    """The ``<|context|> context`` part of a prompt (what the next block's prompt starts with): everything before
-    its ``<|question|>``, whatever the question's length."""
-    return prompt[: len(prompt) - 1 - prompt[::-1].index(segments.question)]
-
-
-def training_sample(
-    segments: SegmentIds, context: list[int], question: list[int], answer: list[int], *, max_length: int
-) -> tuple[list[int], int]:
-    """A training sample and the length of its prompt (the answer follows it). An answer that alone does
-    not fit keeps its end, which holds the tag."""
-    question = fit_question(question, max_length)
-    room = max_length - SEGMENTS_IN_PROMPT - len(question)
-    answer = answer[-room:] if len(answer) > room else answer
-    prompt = prompt_ids(segments, context, question, max_length=max_length, answer_room=len(answer))
-    return [*prompt, *answer], len(prompt)
-
-
-def continued_answer(
-    segments: SegmentIds, block: list[int], pairs: Sequence[tuple[int, list[int]]]
-) -> tuple[list[int], list[bool]]:
-    """The answer of an ``after-sentence`` mention row (:func:`~hf_ecg.runtime.blocks.mention_samples`): the last
-    block's ids (``<ENDTEXT>`` last), then per slot ``<|question|> tag <|answer|> mention ids`` (a pair: its tag id
-    and its mention's ids, ``<ENDTEXT>`` last), segment ids joined without the space tokens text tokenization puts
-    around them, as the decoder's rows are; and which ids carry loss (the last pair's mention: a row teaches its last
-    slot, the pairs before it are its context, as in the writer's prompt). The writer's prompt for slot ``k`` is the
-    final block's prompt, this answer for the first ``k`` pairs, then ``<|question|> tag <|answer|>``."""
-    ids = list(block)
-    for tag, mention in pairs:
-        ids += [segments.question, tag, segments.answer, *mention]
-    taught = len(pairs[-1][1]) if pairs else 0
-    return ids, [False] * (len(ids) - taught) + [True] * taught
-
-
 # ---- tag_pieces.py ---------------------------------------------------------------------------------------------------
 
 """Tag pieces: words of ``O`` text that spell an entity tag's name (``The Dise of Dise was ...``).
@@ -2652,6 +2516,128 @@ class TagPieceFinder:
         ]
 
 
+# ---- sketches.py -----------------------------------------------------------------------------------------------------
+
+"""Sketches (GENIUS): a sentence's entities and key phrases in their order, every other run of words one gap.
+
+A :class:`Sketch` is made from a :class:`~hf_ecg.runtime.blocks.Template` (its tags stand for the entities) and the
+indices of the words it keeps (:meth:`Sketch.of`): chosen over token indices, never by searching strings, so a kept
+``AT`` is that word and not the start of ``ATM``. Its text is its pieces joined by spaces, tags as ``<Type>`` and each
+gap one :data:`GAP_TOKEN`; :meth:`Sketch.parse` reads it back exactly. A sketch generator is given a sketch and writes
+a template that :meth:`Sketch.fits`: the same tags in order, each kept word where the sketch keeps it, any words (or
+none) in each gap. Like a template, a sketch is cut after every tag into blocks (:meth:`Sketch.blocks`); the question of
+block ``k`` is the sketch from that block on (:meth:`Sketch.questions`), so a block is written knowing what the rest of
+the sentence keeps.
+"""
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """A template's tags and kept words in their order, each run of other words one :data:`GAP_TOKEN` (never two
+    gaps in a row). ``ValueError`` for no pieces, two gaps in a row, a piece with a space, or structure (``<ENDTEXT>``,
+    a segment token) among the pieces."""
+
+    pieces: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.pieces, str) or not self.pieces:
+            raise ValueError(f"a sketch is a non-empty tuple of pieces, got {self.pieces!r}")
+        for before, piece in zip((None, *self.pieces), self.pieces, strict=False):
+            if not isinstance(piece, str) or not piece or len(piece.split()) != 1:
+                raise ValueError(f"a sketch's pieces are words without spaces, got {piece!r}")
+            if piece in (ENDTEXT, MENTION_TOKEN, *SEGMENT_TOKENS):
+                raise ValueError(f"{piece} is structure, not a piece of a sketch")
+            if piece == before == GAP_TOKEN:
+                raise ValueError(f"a sketch has one gap marker per gap, got two in a row in {' '.join(self.pieces)}")
+
+    @classmethod
+    def of(cls, template: Template, kept: Iterable[int] = ()) -> Sketch:
+        """The sketch of ``template`` keeping its tags and the words at the indices ``kept`` (of ``template.tokens``;
+        an index of a tag or out of range is refused)."""
+        kept = set(kept)
+        wrong = sorted(i for i in kept if not 0 <= i < len(template.tokens) or tag_label(template.tokens[i]))
+        if wrong:
+            raise ValueError(f"kept indices {wrong} are not words of the template: {template}")
+        pieces: list[str] = []
+        for index, token in enumerate(template.tokens):
+            if index in kept or tag_label(token) is not None:
+                pieces.append(token)
+            elif not pieces or pieces[-1] != GAP_TOKEN:
+                pieces.append(GAP_TOKEN)
+        return cls(tuple(pieces) or (GAP_TOKEN,))
+
+    @classmethod
+    def parse(cls, text: str) -> Sketch:
+        """The sketch whose text is ``text`` (the inverse of ``str``)."""
+        return cls(tuple(text.split()))
+
+    def __str__(self) -> str:
+        return " ".join(self.pieces)
+
+    @classmethod
+    def of_types(cls, entity_types: Iterable[str]) -> Sketch:
+        """The sketch of a plain entity sequence: its tags, a gap around each (what a sketch generator is asked for
+        an ECG request)."""
+        return cls.of(Template((GAP_TOKEN, *(p for label in entity_types for p in (f"<{label}>", GAP_TOKEN)))))
+
+    @property
+    def entity_types(self) -> tuple[str, ...]:
+        """The types of its tags, in order: the entity sequence a sample of it holds."""
+        return tuple(label for label in map(tag_label, self.pieces) if label is not None)
+
+    @property
+    def kept_words(self) -> tuple[str, ...]:
+        """Its words that are neither tags nor gaps."""
+        return tuple(p for p in self.pieces if p != GAP_TOKEN and tag_label(p) is None)
+
+    def blocks(self) -> list[tuple[str, ...]]:
+        """Cut after every tag; the final block is what follows the last tag plus ``<ENDTEXT>`` (as
+        :meth:`Template.blocks`): ``len(entity_types) + 1`` blocks."""
+        blocks: list[tuple[str, ...]] = []
+        current: list[str] = []
+        for piece in self.pieces:
+            current.append(piece)
+            if tag_label(piece) is not None:
+                blocks.append(tuple(current))
+                current = []
+        blocks.append((*current, ENDTEXT))
+        return blocks
+
+    def questions(self) -> list[str]:
+        """The question of each block: the sketch from that block on, ``<ENDTEXT>`` last."""
+        blocks = self.blocks()
+        return [" ".join(piece for block in blocks[k:] for piece in block) for k in range(len(blocks))]
+
+    def fits(self, template: Template) -> bool:
+        """Whether ``template`` is a sentence of this sketch: its tokens are the sketch's tags and kept words in
+        order, each run between two gaps (or an end) side by side, and any words (or none) where a gap stands; no
+        other tag."""
+        if template.entity_types != self.entity_types:
+            return False
+        runs: list[tuple[str, ...]] = [()]
+        for piece in self.pieces:
+            if piece == GAP_TOKEN:
+                runs.append(())
+            else:
+                runs[-1] = (*runs[-1], piece)
+        tokens = template.tokens
+        if len(runs) == 1:  # no gap: the sketch is the whole template
+            return tokens == runs[0]
+        first, *middle, last = runs
+        if tokens[: len(first)] != first or (last and tokens[len(tokens) - len(last) :] != last):
+            return False
+        start, end = len(first), len(tokens) - len(last)
+        for run in middle:  # leftmost match of each run: any later one leaves less room for the rest
+            found = next(
+                (i for i in range(start, end - len(run) + 1) if tokens[i : i + len(run)] == run),
+                None,
+            )
+            if found is None:
+                return False
+            start = found + len(run)
+        return start <= end
+
+
 # ---- mention_sources.py ----------------------------------------------------------------------------------------------
 
 """Where mentions come from, in one place: what a user may give as ``mentions=`` (:data:`Mentions`), the kind
@@ -2691,6 +2677,7 @@ class MentionOrigin(str, Enum):
     USER = "user"  # from mentions the user gave as a dict, JSON file or bank
     DICTIONARY = "dictionary"  # drawn from the user's name dictionary
     GROUPS = "groups"  # drawn from the user's group table to balance a type (generate --balance)
+    SKETCH = "sketch"  # the sketch's own mention: the one its source sentence holds there
 
     def __str__(self) -> str:
         return self.value
@@ -2756,7 +2743,7 @@ class NamesAsMentions:
 @runtime_checkable
 class NameSource(Protocol):
     """A name dictionary given as ``mentions=``: anything that answers :meth:`names_as_mentions`
-    (``hf_ecg.Dictionary``, ``hf_ecg.labelling.dictionary.DictionaryNames``). The runtime reads a dictionary
+    (``hf_ecg.Dictionary``, ``hf_ecg.labelling.dictionary_names.DictionaryNames``). The runtime reads a dictionary
     through this and never imports it."""
 
     def names_as_mentions(self) -> NamesAsMentions: ...
@@ -2946,6 +2933,199 @@ class RowSchedule:
             self.progress(1)
 
 
+# ---- vocabulary.py ---------------------------------------------------------------------------------------------------
+
+"""What the decoders and the mention writer read from a tokenizer's whole vocabulary, computed once per model:
+which tokens keep characters whole (:class:`~.char_boundaries.CharacterBoundaries`), the vocabulary's words (for the
+tag-piece rule, :func:`~.tag_pieces.vocabulary_words`) and which tokens begin a word (the writer's word count).
+
+:class:`~.engine.SampleEngine` builds one :class:`VocabularyTables` per model and hands it to every decoder and
+writer it makes; a decoder or writer built alone computes what it needs itself.
+"""
+
+
+def word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
+    """The tokens whose text is a space then more (`` cell``), and the tokens of white space alone: an answer holds
+    at least as many words as it has such word starts (:meth:`~.mention_writer.MentionWriter._words_at_least`).
+    Decodes the whole vocabulary token by token (about half a second for SmolLM2's 49k tokens)."""
+    ids = sorted(tokenizer.get_vocab().values())
+    texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
+    starts = frozenset(i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip())
+    blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
+    return starts, blank
+
+
+class VocabularyTables:
+    """One tokenizer's tables: ``characters`` (the UTF-8 mask) and ``words`` (its whole words), which every decoder
+    reads, and :attr:`word_starts` (:func:`word_start_tokens`), which only a mention writer reads: decoded on first
+    use, so that an engine that writes no mentions does not pay for it."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+        self.characters = CharacterBoundaries(tokenizer)
+        self.words = vocabulary_words(tokenizer.get_vocab())
+
+    @classmethod
+    def of(cls, tokenizer: Any) -> VocabularyTables:
+        return cls(tokenizer)
+
+    @cached_property
+    def word_starts(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The word-start tokens and the blank ones (:func:`word_start_tokens`)."""
+        return word_start_tokens(self._tokenizer)
+
+
+# ---- layout.py -------------------------------------------------------------------------------------------------------
+
+"""The prompt layout, the one place where training rows and decoding prompts are put together.
+
+Every training sample and every decoding prompt is ::
+
+    <|context|> context ids <|question|> question ids <|answer|> [answer ids]
+
+``qa`` (ECG-QALM): one sample per block, the context the sentence so far, the question the block's
+tag. ``qa-plan``: the same, the question the block's tag then the tags still to come and
+``<ENDTEXT>`` (the block is written knowing how many entities the sentence still holds). ``lm``
+(the paper's ECG-LM ablation): one sample per sentence, no context, the question the sentence's
+tags, the answer the whole template. ``sketch`` (GeniusAug, the sketch generator): one sample per block, the
+question the sentence's sketch from that block on (:meth:`~hf_ecg.runtime.sketches.Sketch.questions`: its tags, kept
+words and gaps, ``<ENDTEXT>`` last), so a block is written around the words the sketch keeps. The context is cut from
+the left so that the prompt and the room kept for the answer fit ``max_length``; the trainer keeps an answer's own
+length as that room, the decoder the longest block it may write. A test asserts that the two
+agree token for token.
+"""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A prompt layout by name: what a training row of a template is, and so what a decoding prompt asks. Read
+    through the model's config (:attr:`~hf_ecg.runtime.ecg_config.ECGConfig.prompt_layout`); every behaviour that
+    depends on the layout asks this object, never its name."""
+
+    name: str
+    #: the paper's name for a generator trained with it
+    method: str
+    #: a sample per block, each ending in its tag (Q&A); else one sample per sentence, the whole template its answer
+    per_block: bool
+    #: the question holds the tags of the blocks still to come
+    plan: bool
+    #: the mention layout it trains with when none is given (:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`)
+    mention_layout: str
+    #: the question is the sketch from the block on (a sketch generator: its tokenizer has the gap token)
+    sketch: bool = False
+
+    def samples(self, template: Template, sketch: Sketch | None = None) -> list[QASample]:
+        """The training samples of ``template`` (context, question, answer), in block order; a sketch layout asks
+        ``sketch`` (default: the template's tags alone, a gap around each)."""
+        if self.sketch:
+            sketch = sketch or Sketch.of(template)
+            questions = sketch.questions()
+            return [replace(s, question=questions[s.block_index]) for s in qa_samples(template)]
+        return qa_samples(template, plan=self.plan) if self.per_block else [lm_sample(template)]
+
+
+_REGISTERED: dict[str, Layout] = {}
+
+
+def register_layout(layout: Layout) -> Layout:
+    """Make ``layout`` known by its name (a name taken twice is refused)."""
+    if layout.name in _REGISTERED:
+        raise ValueError(f"a layout named {layout.name!r} is registered already")
+    _REGISTERED[layout.name] = layout
+    return layout
+
+
+def layout_named(name: str) -> Layout:
+    """The layout registered as ``name``; ``ValueError`` naming the known ones."""
+    try:
+        return _REGISTERED[name]
+    except KeyError:
+        raise ValueError(f"unknown layout {name!r}; known: {', '.join(_REGISTERED)}") from None
+
+
+#: ECG-QALM: a Q&A sample per block.
+QA = register_layout(Layout("qa", "ECG-QALM", per_block=True, plan=False, mention_layout="after-sentence"))
+#: The same, each question holding the tags still to come.
+QA_PLAN = register_layout(Layout("qa-plan", "ECG-QALM", per_block=True, plan=True, mention_layout="after-sentence"))
+#: ECG-LM, the paper's ablation: a sample per sentence (its mentions are written in the sentence: no last block row
+#: to continue).
+LM = register_layout(Layout("lm", "ECG-LM", per_block=False, plan=False, mention_layout="in-sentence"))
+#: GeniusAug: a Q&A sample per block, each question the sketch from that block on.
+SKETCH = register_layout(
+    Layout("sketch", "GeniusAug", per_block=True, plan=False, mention_layout="after-sentence", sketch=True)
+)
+#: The names of the layouts, in the order they were registered.
+LAYOUTS = tuple(_REGISTERED)
+#: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.
+SEGMENTS_IN_PROMPT = 3
+
+
+@dataclass(frozen=True)
+class SegmentIds:
+    """The ids of the three segment tokens in a tokenizer."""
+
+    context: int
+    question: int
+    answer: int
+
+    @classmethod
+    def of(cls, tokenizer: Any) -> SegmentIds:
+        return cls(*tokenizer.convert_tokens_to_ids([CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN]))
+
+
+def fit_question(question: list[int], max_length: int) -> list[int]:
+    """``question`` cut from the right so that the segment tokens and one answer token still fit ``max_length``: a
+    ``qa-plan`` question of many tags keeps the block's own tag and the nearest ones to come. Training rows and
+    decoding prompts both cut it here (:func:`prompt_ids`), so they stay the same token for token."""
+    return question[: max(1, max_length - SEGMENTS_IN_PROMPT - 1)]
+
+
+def prompt_ids(
+    segments: SegmentIds, context: list[int], question: list[int], *, max_length: int, answer_room: int
+) -> list[int]:
+    """``<|context|> context <|question|> question <|answer|>``, the context cut from the left so that
+    the prompt and ``answer_room`` more tokens fit ``max_length`` (no context when nothing is left); a question
+    too long for ``max_length`` is cut by :func:`fit_question`."""
+    question = fit_question(question, max_length)
+    budget = max_length - SEGMENTS_IN_PROMPT - len(question) - answer_room
+    kept = context[-budget:] if budget > 0 else []
+    return [segments.context, *kept, segments.question, *question, segments.answer]
+
+
+def context_prefix(prompt: list[int], segments: SegmentIds) -> list[int]:
+    """The ``<|context|> context`` part of a prompt (what the next block's prompt starts with): everything before
+    its ``<|question|>``, whatever the question's length."""
+    return prompt[: len(prompt) - 1 - prompt[::-1].index(segments.question)]
+
+
+def training_sample(
+    segments: SegmentIds, context: list[int], question: list[int], answer: list[int], *, max_length: int
+) -> tuple[list[int], int]:
+    """A training sample and the length of its prompt (the answer follows it). An answer that alone does
+    not fit keeps its end, which holds the tag."""
+    question = fit_question(question, max_length)
+    room = max_length - SEGMENTS_IN_PROMPT - len(question)
+    answer = answer[-room:] if len(answer) > room else answer
+    prompt = prompt_ids(segments, context, question, max_length=max_length, answer_room=len(answer))
+    return [*prompt, *answer], len(prompt)
+
+
+def continued_answer(
+    segments: SegmentIds, block: list[int], pairs: Sequence[tuple[int, list[int]]]
+) -> tuple[list[int], list[bool]]:
+    """The answer of an ``after-sentence`` mention row (:func:`~hf_ecg.runtime.blocks.mention_samples`): the last
+    block's ids (``<ENDTEXT>`` last), then per slot ``<|question|> tag <|answer|> mention ids`` (a pair: its tag id
+    and its mention's ids, ``<ENDTEXT>`` last), segment ids joined without the space tokens text tokenization puts
+    around them, as the decoder's rows are; and which ids carry loss (the last pair's mention: a row teaches its last
+    slot, the pairs before it are its context, as in the writer's prompt). The writer's prompt for slot ``k`` is the
+    final block's prompt, this answer for the first ``k`` pairs, then ``<|question|> tag <|answer|>``."""
+    ids = list(block)
+    for tag, mention in pairs:
+        ids += [segments.question, tag, segments.answer, *mention]
+    taught = len(pairs[-1][1]) if pairs else 0
+    return ids, [False] * (len(ids) - taught) + [True] * taught
+
+
 # ---- ecg_config.py ---------------------------------------------------------------------------------------------------
 
 """``ecg_config.json``: what a trained ECG model needs beside its weights to generate."""
@@ -3114,48 +3294,6 @@ class ECGConfig:
         return cls(**data)
 
 
-# ---- vocabulary.py ---------------------------------------------------------------------------------------------------
-
-"""What the decoders and the mention writer read from a tokenizer's whole vocabulary, computed once per model:
-which tokens keep characters whole (:class:`~.char_boundaries.CharacterBoundaries`), the vocabulary's words (for the
-tag-piece rule, :func:`~.tag_pieces.vocabulary_words`) and which tokens begin a word (the writer's word count).
-
-:class:`~.engine.SampleEngine` builds one :class:`VocabularyTables` per model and hands it to every decoder and
-writer it makes; a decoder or writer built alone computes what it needs itself.
-"""
-
-
-def word_start_tokens(tokenizer: Any) -> tuple[frozenset[int], frozenset[int]]:
-    """The tokens whose text is a space then more (`` cell``), and the tokens of white space alone: an answer holds
-    at least as many words as it has such word starts (:meth:`~.mention_writer.MentionWriter._words_at_least`).
-    Decodes the whole vocabulary token by token (about half a second for SmolLM2's 49k tokens)."""
-    ids = sorted(tokenizer.get_vocab().values())
-    texts = tokenizer.batch_decode([[i] for i in ids], clean_up_tokenization_spaces=False)
-    starts = frozenset(i for i, text in zip(ids, texts, strict=True) if text[:1].isspace() and text.strip())
-    blank = frozenset(i for i, text in zip(ids, texts, strict=True) if not text.strip())
-    return starts, blank
-
-
-class VocabularyTables:
-    """One tokenizer's tables: ``characters`` (the UTF-8 mask) and ``words`` (its whole words), which every decoder
-    reads, and :attr:`word_starts` (:func:`word_start_tokens`), which only a mention writer reads: decoded on first
-    use, so that an engine that writes no mentions does not pay for it."""
-
-    def __init__(self, tokenizer: Any) -> None:
-        self._tokenizer = tokenizer
-        self.characters = CharacterBoundaries(tokenizer)
-        self.words = vocabulary_words(tokenizer.get_vocab())
-
-    @classmethod
-    def of(cls, tokenizer: Any) -> VocabularyTables:
-        return cls(tokenizer)
-
-    @cached_property
-    def word_starts(self) -> tuple[frozenset[int], frozenset[int]]:
-        """The word-start tokens and the blank ones (:func:`word_start_tokens`)."""
-        return word_start_tokens(self._tokenizer)
-
-
 # ---- mention_prompts.py ----------------------------------------------------------------------------------------------
 
 """The prompt a mention is written after: :class:`MentionPrompts` lays a template's slot out as the generator's
@@ -3216,108 +3354,6 @@ class MentionPrompts:
             self.segments, context, [self.endtext_id], max_length=self.ecg_config.max_length, answer_room=room
         )
         return [*prompt, *answer, self.segments.question, self.tag_ids[types[slot]], self.segments.answer]
-
-
-# ---- decoding_rules.py -----------------------------------------------------------------------------------------------
-
-"""The block rules: when a block the model wrote is drawn again. A block is rejected when it leaves the sentence
-without a sentence ending (``redraw_unended``), begins a second sentence where the training sentences never do
-(``redraw_run_on``), makes an n-gram repeat (``redraw_repetition``) or spells a tag's name (``redraw_tag_pieces``):
-checked when the block ends (:meth:`BlockRules.rejects_block`) and, but for the ending, as each word is written
-(:meth:`BlockRules.breaks_as_written`), so that a bad block does not run on to its token limit. Each rule reads what
-the model's training corpus does (``ECGConfig``: its sentence endings, second-sentence openings, unended share, the
-tag pieces' forms)."""
-
-
-#: Words before a block that a repetition through it can reach.
-_REPETITION_SPAN = REPETITION_MAX_N * REPETITION_TIMES - 1
-
-
-def _shapes(words: list[str]) -> list[str]:
-    """The words as redraw_repetition compares them: numbers as their shape, so a loop of changing numbers
-    (``20 % of 30 % of 50 % of``, the number soup a generator writes until its block limit) is a loop."""
-    return [number_shape(word) for word in words]
-
-
-class BlockRules:
-    """The rules of one decoder: ``config``'s ``redraw_*`` switches over what the model's corpus does.
-
-    Args:
-        tokenizer: the model's tokenizer (its tag pieces' forms, line-break tokens).
-        ecg_config: the model's :class:`~hf_ecg.ECGConfig`.
-        config: the decoding settings.
-        words: the tokenizer's whole words (:func:`~.tag_pieces.vocabulary_words`), if already computed.
-    """
-
-    def __init__(
-        self, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig, words: frozenset[str] | None = None
-    ) -> None:
-        self.config = config
-        vocab = tokenizer.get_vocab()
-        forms = ecg_config.tag_pieces
-        if forms is None:  # a model trained before they were recorded
-            forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
-        words = words if words is not None else vocabulary_words(vocab)
-        #: Finds the words of O text that spell a tag's name (also each sample's ``tag_pieces`` count).
-        self.tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=words)
-        # Tokens that write a line break (byte-level BPE: "Ċ"; byte fallback: <0x0A>): redraw_run_on.
-        self._line_breaks = frozenset(
-            i for token, i in vocab.items() if "\n" in token or "Ċ" in token or token == "<0x0A>"
-        )
-        self.endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
-        # redraw_unended draws again only what the training sentences rarely do (tweets often end on a word).
-        unended = ecg_config.unended_share
-        self._redraw_unended = config.redraw_unended and (unended is None or unended < UNENDED_RULE_MAX_SHARE)
-        # redraw_run_on looks for the second-sentence openings the training sentences (almost) never have.
-        breaks = ecg_config.sentence_breaks or {}  # empty: a model trained before it was recorded
-        self._break_kinds = frozenset(
-            kind for kind, share in breaks.items() if share < RARE_IN_TRAINING_SHARE and config.redraw_run_on
-        )
-        #: Whether any rule reads a block's words as they are written.
-        self.checks_words = bool(config.redraw_repetition or self._break_kinds or config.redraw_tag_pieces)
-
-    def line_break(self, block_ids: Sequence[int]) -> bool:
-        """Whether the block's last token writes a line break (``redraw_run_on``): no corpus sentence holds one."""
-        return self.config.redraw_run_on and bool(block_ids) and block_ids[-1] in self._line_breaks
-
-    def breaks_as_written(self, words: list[str], complete: list[str], checked: int) -> bool:
-        """Whether the block's words completed since the last check (``complete[checked:]``, after the sentence's
-        ``words``) spell a tag's name, begin a second sentence or close a loop."""
-        config = self.config
-        return bool(
-            (
-                config.redraw_tag_pieces
-                and self.tag_pieces(complete[checked:], starts_sentence=not words and not checked)
-            )
-            or self.starts_sentence(words + complete[:checked], complete[checked:])
-            or (config.redraw_repetition and repeats_at_end(_shapes(words[-_REPETITION_SPAN:] + complete)))
-        )
-
-    def rejects_block(self, words: list[str], block: list[str], *, tag: str | None) -> bool:
-        """Whether a block the model ended (its ``block`` words after the sentence's ``words``, then ``tag``, or
-        None for the last block) is drawn again: the last block leaves the sentence without a sentence ending
-        (``redraw_unended``), the block begins a second sentence (``redraw_run_on``), or it makes an n-gram
-        repeat 3 times in a row (``redraw_repetition``; one already before it does not count), or its text spells
-        a tag's name (``redraw_tag_pieces``)."""
-        if self.config.redraw_tag_pieces and self.tag_pieces(block, starts_sentence=not words):
-            return True
-        if self._redraw_unended and tag is None and (block or words or [""])[-1] not in self.endings:
-            return True
-        if self.starts_sentence(words, block if tag is None else [*block, tag]):
-            return True
-        if self.config.redraw_repetition:
-            recent, block = _shapes(words[-_REPETITION_SPAN:]), _shapes(block)
-            return has_repetition(recent + block) and not has_repetition(recent)
-        return False
-
-    def starts_sentence(self, words: list[str], new: list[str]) -> bool:
-        """Whether the ``new`` words after the sentence's ``words`` begin a second sentence (``redraw_run_on``,
-        for models whose training sentences do not hold two): :func:`~hf_ecg.runtime.words.sentence_breaks`."""
-        if not self._break_kinds or not new:
-            return False
-        tail = [*words[-1:], *new]
-        entity_starts = {i for i, word in enumerate(tail) if tag_label(word) is not None}
-        return bool(sentence_breaks(tail, self.endings, entity_starts, self._break_kinds))
 
 
 # ---- mention_rules.py ------------------------------------------------------------------------------------------------
@@ -3427,159 +3463,106 @@ def loose_edge(words: tuple[str, ...]) -> bool:
     return not any(ch.isalnum() for ch in last) and _CLOSING.get(last) not in words[:-1]
 
 
-# ---- decoding_sampler.py ---------------------------------------------------------------------------------------------
+# ---- decoding_rules.py -----------------------------------------------------------------------------------------------
 
-"""What a template row may draw next, and when its block is drawn again: :class:`RowSampler`, the sampler both
-ECG decoders draw with (vLLM's sampler as a named part), over the constraint
-(:class:`~hf_ecg.runtime.decoding_constraint.EntityConstraintLogitsProcessor`), whole characters
-(:class:`~hf_ecg.runtime.char_boundaries.CharacterBoundaries`) and the block rules
-(:class:`~hf_ecg.runtime.decoding_rules.BlockRules`), within the run's redraw budget."""
+"""The block rules: when a block the model wrote is drawn again. A block is rejected when it leaves the sentence
+without a sentence ending (``redraw_unended``), begins a second sentence where the training sentences never do
+(``redraw_run_on``), makes an n-gram repeat (``redraw_repetition``) or spells a tag's name (``redraw_tag_pieces``):
+checked when the block ends (:meth:`BlockRules.rejects_block`) and, but for the ending, as each word is written
+(:meth:`BlockRules.breaks_as_written`), so that a bad block does not run on to its token limit. Each rule reads what
+the model's training corpus does (``ECGConfig``: its sentence endings, second-sentence openings, unended share, the
+tag pieces' forms)."""
 
 
-class RowSampler:
-    """Draws each row's next token: only the row's target may be structural, a full block must end, a block does
-    not end inside a character; and says, as a block is written, whether it is drawn again.
+#: Words before a block that a repetition through it can reach.
+_REPETITION_SPAN = REPETITION_MAX_N * REPETITION_TIMES - 1
+
+
+def _shapes(words: list[str]) -> list[str]:
+    """The words as redraw_repetition compares them: numbers as their shape, so a loop of changing numbers
+    (``20 % of 30 % of 50 % of``, the number soup a generator writes until its block limit) is a loop."""
+    return [number_shape(word) for word in words]
+
+
+class BlockRules:
+    """The rules of one decoder: ``config``'s ``redraw_*`` switches over what the model's corpus does.
 
     Args:
-        tokenizer: the generator's tokenizer.
-        config: the decoding settings (sampling, limits, which rules apply).
-        rules: the block rules.
-        tag_ids: each entity type's tag id.
-        endtext_id: the id of ``<ENDTEXT>``.
-        banned: ids never drawn but as a row's target (the structural and special tokens).
-        characters: the tokens' byte boundaries.
-        split_words: how a block's text splits into the corpus's words.
+        tokenizer: the model's tokenizer (its tag pieces' forms, line-break tokens).
+        ecg_config: the model's :class:`~hf_ecg.ECGConfig`.
+        config: the decoding settings.
+        words: the tokenizer's whole words (:func:`~.tag_pieces.vocabulary_words`), if already computed.
     """
 
     def __init__(
-        self,
-        tokenizer: Any,
-        config: DecodingConfig,
-        rules: BlockRules,
-        *,
-        tag_ids: dict[str, int],
-        endtext_id: int,
-        banned: list[int],
-        characters: CharacterBoundaries,
-        split_words: WordSplitter,
+        self, tokenizer: Any, ecg_config: ECGConfig, config: DecodingConfig, words: frozenset[str] | None = None
     ) -> None:
-        self.tokenizer, self.config, self.rules = tokenizer, config, rules
-        self.stop_ids = sorted({endtext_id, *tag_ids.values()})  # the tokens that end a block
-        self._stop_set = frozenset(self.stop_ids)
-        self._tag_id_list = torch.tensor(sorted(tag_ids.values()), dtype=torch.long)
-        self._tag_id_set = frozenset(tag_ids.values())
-        self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=config.block_end)
-        # No token that leaves a block inside a character (an undertrained model's cut bytes decode as U+FFFD).
-        self.characters = characters
-        self.split_words = split_words
-        self.sampler = Sampler(config.sampling)
-        #: What the current (or last) decode call kept and threw away; progress bars read it.
-        self.budget = RedrawBudget(config.redraw_budget, config.max_block_tokens)
+        self.config = config
+        vocab = tokenizer.get_vocab()
+        forms = ecg_config.tag_pieces
+        if forms is None:  # a model trained before they were recorded
+            forms = tag_piece_forms(tokenizer, ecg_config.entity_types)
+        words = words if words is not None else vocabulary_words(vocab)
+        #: Finds the words of O text that spell a tag's name (also each sample's ``tag_pieces`` count).
+        self.tag_pieces = TagPieceFinder(forms, ecg_config.tag_piece_exceptions or (), words=words)
+        # Tokens that write a line break (byte-level BPE: "Ċ"; byte fallback: <0x0A>): redraw_run_on.
+        self._line_breaks = frozenset(
+            i for token, i in vocab.items() if "\n" in token or "Ċ" in token or token == "<0x0A>"
+        )
+        self.endings = frozenset(ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS)
+        # redraw_unended draws again only what the training sentences rarely do (tweets often end on a word).
+        unended = ecg_config.unended_share
+        self._redraw_unended = config.redraw_unended and (unended is None or unended < UNENDED_RULE_MAX_SHARE)
+        # redraw_run_on looks for the second-sentence openings the training sentences (almost) never have.
+        breaks = ecg_config.sentence_breaks or {}  # empty: a model trained before it was recorded
+        self._break_kinds = frozenset(
+            kind for kind, share in breaks.items() if share < RARE_IN_TRAINING_SHARE and config.redraw_run_on
+        )
+        #: Whether any rule reads a block's words as they are written.
+        self.checks_words = bool(config.redraw_repetition or self._break_kinds or config.redraw_tag_pieces)
 
-    def block_words(self, ids: list[int]) -> list[str]:
-        """The words of a generated block (its tag excluded), split like the training corpus's tokens
-        (:class:`~hf_ecg.runtime.words.WordSplitter`); words that would read as structure are dropped."""
-        text = visible(self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
-        return [w for w in self.split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
+    def line_break(self, block_ids: Sequence[int]) -> bool:
+        """Whether the block's last token writes a line break (``redraw_run_on``): no corpus sentence holds one."""
+        return self.config.redraw_run_on and bool(block_ids) and block_ids[-1] in self._line_breaks
 
-    def sample(
-        self, logits: torch.Tensor, rows: list[TemplateRow], rng: torch.Generator, *, open_tags: bool = False
-    ) -> list[int]:
-        """Next token per row: only the row's target may be structural; a full block must end now.
+    def breaks_as_written(self, words: list[str], complete: list[str], checked: int) -> bool:
+        """Whether the block's words completed since the last check (``complete[checked:]``, after the sentence's
+        ``words``) spell a tag's name, begin a second sentence or close a loop."""
+        config = self.config
+        return bool(
+            (
+                config.redraw_tag_pieces
+                and self.tag_pieces(complete[checked:], starts_sentence=not words and not checked)
+            )
+            or self.starts_sentence(words + complete[:checked], complete[checked:])
+            or (config.redraw_repetition and repeats_at_end(_shapes(words[-_REPETITION_SPAN:] + complete)))
+        )
 
-        Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
-        probability: one drawn ends the block as the target would, and counts in the row's ``cut``.
-        With ``open_tags`` (``redraw_unrequested_tag``), the other entity tags keep their probability in the
-        rows whose block may be drawn again, and one drawn is returned as it is: the caller draws the
-        block again (:meth:`unrequested`) rather than let the mask turn it into pieces of its name."""
-        scores = logits.to(torch.float32, copy=True)
-        targets = torch.tensor([row.target for row in rows])
-        full = torch.tensor([self.full(row) for row in rows], device=scores.device)
-        # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
-        # anywhere but after a sentence ending.
-        unended = torch.tensor([self.may_not_end(row) for row in rows], device=scores.device)
-        opened = None
-        if open_tags and self.config.redraw_unrequested_tag and self.config.block_end == "target":
-            may = [self.tries_left(row.attempts) and self.budget.allows() for row in rows]
-            opened = torch.tensor(may, device=scores.device) & ~full
-            tag_ids = self._tag_id_list.to(scores.device)
-            tag_scores = scores[:, tag_ids]
-            opened = opened.unsqueeze(1) & (tag_ids.unsqueeze(0) != targets.to(scores.device).unsqueeze(1))
-        scores = self.constraint.constrain(scores, targets, full, unended)
-        if opened is not None and opened.any():
-            scores[:, tag_ids] = torch.where(opened, tag_scores, scores[:, tag_ids])
-        if self.characters.active:
-            states = [self.characters.state(row.block_ids) for row in rows]
-            self.characters.mask(scores, states, exempt=full.tolist())
-        tokens = self.sampler.draw(scores, rng).tolist()
-        for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
-            row.forced += was_full
-            if opened is not None and self.unrequested(row, tokens[i]):
-                continue
-            if tokens[i] != row.target and tokens[i] in self._stop_set:
-                tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
-                row.cut += 1
-        return tokens
-
-    def unrequested(self, row: TemplateRow, token: int) -> bool:
-        """Whether ``token`` is an entity tag the row's block may not end on (``redraw_unrequested_tag``)."""
-        return token != row.target and token in self._tag_id_set
-
-    def may_not_end(self, row: TemplateRow) -> bool:
-        """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
-        under ``end_at_sentence_end``, its last word is not a sentence ending."""
-        if row.block < len(row.targets) - 1 or (row.words and not self.config.end_at_sentence_end):
-            return False
-        words = self.block_words(row.block_ids) or row.words
-        if not words:
+    def rejects_block(self, words: list[str], block: list[str], *, tag: str | None) -> bool:
+        """Whether a block the model ended (its ``block`` words after the sentence's ``words``, then ``tag``, or
+        None for the last block) is drawn again: the last block leaves the sentence without a sentence ending
+        (``redraw_unended``), the block begins a second sentence (``redraw_run_on``), or it makes an n-gram
+        repeat 3 times in a row (``redraw_repetition``; one already before it does not count), or its text spells
+        a tag's name (``redraw_tag_pieces``)."""
+        if self.config.redraw_tag_pieces and self.tag_pieces(block, starts_sentence=not words):
             return True
-        return self.config.end_at_sentence_end and words[-1] not in self.rules.endings
-
-    def retries_block(self, row: TemplateRow) -> bool:
-        """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
-        when sampling: it reached its token limit (rather than getting its tag by force, as the paper
-        regenerates a block), or it has just looped (``redraw_repetition``), begun a second sentence
-        (``redraw_run_on``) or spelt a tag's name (``redraw_tag_pieces``): the checks the block would fail
-        when it ends, made as each word is written, so a bad block does not run on to the limit."""
-        if not self.tries_left(row.attempts):
-            return False
-        if self.full(row):
-            return self.budget_allows(row, len(row.block_ids))
-        if self.rules.line_break(row.block_ids):
-            return self.redraw_or_end(row)  # a line break: no corpus sentence holds one
-        if not self.rules.checks_words:
-            return False
-        complete = self.block_words(row.block_ids)[:-1]  # the last word may still grow
-        checked = row.checked_words
-        if len(complete) <= checked:
-            return False
-        row.checked_words = len(complete)
-        return self.rules.breaks_as_written(row.words, complete, checked) and self.redraw_or_end(row)
-
-    def redraw_or_end(self, row: TemplateRow) -> bool:
-        """A block in progress broke a rule: drawn again if the budget allows, else it ends now, its tag forced
-        (a rambling block ends at its first sign, rather than at max_block_tokens)."""
-        if self.budget_allows(row, len(row.block_ids)):
+        if self._redraw_unended and tag is None and (block or words or [""])[-1] not in self.endings:
             return True
-        row.force_tag = True
+        if self.starts_sentence(words, block if tag is None else [*block, tag]):
+            return True
+        if self.config.redraw_repetition:
+            recent, block = _shapes(words[-_REPETITION_SPAN:]), _shapes(block)
+            return has_repetition(recent + block) and not has_repetition(recent)
         return False
 
-    def full(self, row: TemplateRow) -> bool:
-        """Whether the row's block has room for its tag only (``max_block_tokens``), or broke a block rule when the
-        redraw budget was spent (``TemplateRow.force_tag``): the tag is then forced."""
-        return row.force_tag or len(row.block_ids) + 1 >= self.config.max_block_tokens
-
-    def tries_left(self, attempts: int) -> bool:
-        """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
-        return self.config.do_sample and attempts < self.config.max_attempts
-
-    def budget_allows(self, row: TemplateRow, cost: int) -> bool:
-        """Whether the run's redraw budget lets a rejected block with tries left, ``cost`` tokens so far, be
-        drawn again (:meth:`RedrawBudget.spend`); a refusal also counts in the row's ``refused``."""
-        if self.budget.spend(cost):
-            return True
-        row.refused += 1
-        return False
+    def starts_sentence(self, words: list[str], new: list[str]) -> bool:
+        """Whether the ``new`` words after the sentence's ``words`` begin a second sentence (``redraw_run_on``,
+        for models whose training sentences do not hold two): :func:`~hf_ecg.runtime.words.sentence_breaks`."""
+        if not self._break_kinds or not new:
+            return False
+        tail = [*words[-1:], *new]
+        entity_starts = {i for i, word in enumerate(tail) if tag_label(word) is not None}
+        return bool(sentence_breaks(tail, self.endings, entity_starts, self._break_kinds))
 
 
 # ---- mention_writer.py -----------------------------------------------------------------------------------------------
@@ -3885,6 +3868,161 @@ def template_seeds(seed: int, count: int) -> list[int]:
     return [random.Random(f"written mention:{seed}:{i}").getrandbits(63) for i in range(count)]
 
 
+# ---- decoding_sampler.py ---------------------------------------------------------------------------------------------
+
+"""What a template row may draw next, and when its block is drawn again: :class:`RowSampler`, the sampler both
+ECG decoders draw with (vLLM's sampler as a named part), over the constraint
+(:class:`~hf_ecg.runtime.decoding_constraint.EntityConstraintLogitsProcessor`), whole characters
+(:class:`~hf_ecg.runtime.char_boundaries.CharacterBoundaries`) and the block rules
+(:class:`~hf_ecg.runtime.decoding_rules.BlockRules`), within the run's redraw budget."""
+
+
+class RowSampler:
+    """Draws each row's next token: only the row's target may be structural, a full block must end, a block does
+    not end inside a character; and says, as a block is written, whether it is drawn again.
+
+    Args:
+        tokenizer: the generator's tokenizer.
+        config: the decoding settings (sampling, limits, which rules apply).
+        rules: the block rules.
+        tag_ids: each entity type's tag id.
+        endtext_id: the id of ``<ENDTEXT>``.
+        banned: ids never drawn but as a row's target (the structural and special tokens).
+        characters: the tokens' byte boundaries.
+        split_words: how a block's text splits into the corpus's words.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        config: DecodingConfig,
+        rules: BlockRules,
+        *,
+        tag_ids: dict[str, int],
+        endtext_id: int,
+        banned: list[int],
+        characters: CharacterBoundaries,
+        split_words: WordSplitter,
+    ) -> None:
+        self.tokenizer, self.config, self.rules = tokenizer, config, rules
+        self.stop_ids = sorted({endtext_id, *tag_ids.values()})  # the tokens that end a block
+        self._stop_set = frozenset(self.stop_ids)
+        self._tag_id_list = torch.tensor(sorted(tag_ids.values()), dtype=torch.long)
+        self._tag_id_set = frozenset(tag_ids.values())
+        self.constraint = EntityConstraintLogitsProcessor(self.stop_ids, banned, block_end=config.block_end)
+        # No token that leaves a block inside a character (an undertrained model's cut bytes decode as U+FFFD).
+        self.characters = characters
+        self.split_words = split_words
+        self.sampler = Sampler(config.sampling)
+        #: What the current (or last) decode call kept and threw away; progress bars read it.
+        self.budget = RedrawBudget(config.redraw_budget, config.max_block_tokens)
+
+    def block_words(self, ids: list[int]) -> list[str]:
+        """The words of a generated block (its tag excluded), split like the training corpus's tokens
+        (:class:`~hf_ecg.runtime.words.WordSplitter`); words that would read as structure are dropped."""
+        text = visible(self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False))
+        return [w for w in self.split_words(text) if tag_label(w) is None and w != ENDTEXT and w not in SEGMENT_TOKENS]
+
+    def sample(
+        self, logits: torch.Tensor, rows: list[TemplateRow], rng: torch.Generator, *, open_tags: bool = False
+    ) -> list[int]:
+        """Next token per row: only the row's target may be structural; a full block must end now.
+
+        Under ``block_end="any-stop"`` the other stop tokens (all tags and ``<ENDTEXT>``) keep their
+        probability: one drawn ends the block as the target would, and counts in the row's ``cut``.
+        With ``open_tags`` (``redraw_unrequested_tag``), the other entity tags keep their probability in the
+        rows whose block may be drawn again, and one drawn is returned as it is: the caller draws the
+        block again (:meth:`unrequested`) rather than let the mask turn it into pieces of its name."""
+        scores = logits.to(torch.float32, copy=True)
+        targets = torch.tensor([row.target for row in rows])
+        full = torch.tensor([self.full(row) for row in rows], device=scores.device)
+        # A sentence must not come out empty (no <ENDTEXT> before its first word), nor, when asked, stop
+        # anywhere but after a sentence ending.
+        unended = torch.tensor([self.may_not_end(row) for row in rows], device=scores.device)
+        opened = None
+        if open_tags and self.config.redraw_unrequested_tag and self.config.block_end == "target":
+            may = [self.tries_left(row.attempts) and self.budget.allows() for row in rows]
+            opened = torch.tensor(may, device=scores.device) & ~full
+            tag_ids = self._tag_id_list.to(scores.device)
+            tag_scores = scores[:, tag_ids]
+            opened = opened.unsqueeze(1) & (tag_ids.unsqueeze(0) != targets.to(scores.device).unsqueeze(1))
+        scores = self.constraint.constrain(scores, targets, full, unended)
+        if opened is not None and opened.any():
+            scores[:, tag_ids] = torch.where(opened, tag_scores, scores[:, tag_ids])
+        if self.characters.active:
+            states = [self.characters.state(row.block_ids) for row in rows]
+            self.characters.mask(scores, states, exempt=full.tolist())
+        tokens = self.sampler.draw(scores, rng).tolist()
+        for i, (row, was_full) in enumerate(zip(rows, full.tolist(), strict=True)):
+            row.forced += was_full
+            if opened is not None and self.unrequested(row, tokens[i]):
+                continue
+            if tokens[i] != row.target and tokens[i] in self._stop_set:
+                tokens[i] = row.target  # another stop the model chose: the block ends, with the requested tag
+                row.cut += 1
+        return tokens
+
+    def unrequested(self, row: TemplateRow, token: int) -> bool:
+        """Whether ``token`` is an entity tag the row's block may not end on (``redraw_unrequested_tag``)."""
+        return token != row.target and token in self._tag_id_set
+
+    def may_not_end(self, row: TemplateRow) -> bool:
+        """Whether a row in its last block may not write <ENDTEXT> yet: its sentence is empty so far or,
+        under ``end_at_sentence_end``, its last word is not a sentence ending."""
+        if row.block < len(row.targets) - 1 or (row.words and not self.config.end_at_sentence_end):
+            return False
+        words = self.block_words(row.block_ids) or row.words
+        if not words:
+            return True
+        return self.config.end_at_sentence_end and words[-1] not in self.rules.endings
+
+    def retries_block(self, row: TemplateRow) -> bool:
+        """Whether a block in progress is drawn again now, while it has tries left (``max_attempts``) and only
+        when sampling: it reached its token limit (rather than getting its tag by force, as the paper
+        regenerates a block), or it has just looped (``redraw_repetition``), begun a second sentence
+        (``redraw_run_on``) or spelt a tag's name (``redraw_tag_pieces``): the checks the block would fail
+        when it ends, made as each word is written, so a bad block does not run on to the limit."""
+        if not self.tries_left(row.attempts):
+            return False
+        if self.full(row):
+            return self.budget_allows(row, len(row.block_ids))
+        if self.rules.line_break(row.block_ids):
+            return self.redraw_or_end(row)  # a line break: no corpus sentence holds one
+        if not self.rules.checks_words:
+            return False
+        complete = self.block_words(row.block_ids)[:-1]  # the last word may still grow
+        checked = row.checked_words
+        if len(complete) <= checked:
+            return False
+        row.checked_words = len(complete)
+        return self.rules.breaks_as_written(row.words, complete, checked) and self.redraw_or_end(row)
+
+    def redraw_or_end(self, row: TemplateRow) -> bool:
+        """A block in progress broke a rule: drawn again if the budget allows, else it ends now, its tag forced
+        (a rambling block ends at its first sign, rather than at max_block_tokens)."""
+        if self.budget_allows(row, len(row.block_ids)):
+            return True
+        row.force_tag = True
+        return False
+
+    def full(self, row: TemplateRow) -> bool:
+        """Whether the row's block has room for its tag only (``max_block_tokens``), or broke a block rule when the
+        redraw budget was spent (``TemplateRow.force_tag``): the tag is then forced."""
+        return row.force_tag or len(row.block_ids) + 1 >= self.config.max_block_tokens
+
+    def tries_left(self, attempts: int) -> bool:
+        """Whether a block drawn ``attempts`` times may be drawn again (sampling only: greedy would repeat it)."""
+        return self.config.do_sample and attempts < self.config.max_attempts
+
+    def budget_allows(self, row: TemplateRow, cost: int) -> bool:
+        """Whether the run's redraw budget lets a rejected block with tries left, ``cost`` tokens so far, be
+        drawn again (:meth:`RedrawBudget.spend`); a refusal also counts in the row's ``refused``."""
+        if self.budget.spend(cost):
+            return True
+        row.refused += 1
+        return False
+
+
 # ---- decoding_base.py ------------------------------------------------------------------------------------------------
 
 """What the ECG-QALM and ECG-LM decoders share: the model's ECG tokens, the per-row constraint on the
@@ -3956,6 +4094,7 @@ class BlockDecoder:
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
         self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
         self._phrases: list[dict[int, tuple[str, ...]]] = []  # per request of this call, its phrases by block
+        self._sketch_questions: list[list[list[int]]] | None = None  # a sketch layout: per request, per block
         self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
 
     @property
@@ -3991,7 +4130,8 @@ class BlockDecoder:
         self._whole_rows = keep_prefixes and continues_block(self.ecg_config.mention_layout)
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
-        requests = [split_request(sequence) for sequence in sequences]
+        self._sketch_questions = sketch_questions(self.tokenizer, self.ecg_config, sequences)
+        requests = [split_request(s.entity_types if isinstance(s, Sketch) else s) for s in sequences]
         sequences = [labels for labels, _ in requests]
         self._phrases = [phrases for _, phrases in requests]
         if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:
@@ -4058,7 +4198,9 @@ class BlockDecoder:
 
     # ------------------------------------------------------------------ prompts
 
-    def _prompt_ids(self, words: list[str], targets: Sequence[int]) -> list[int]:
+    def _prompt_ids(
+        self, words: list[str], targets: Sequence[int], index: int | None = None, block: int = 0
+    ) -> list[int]:
         """``<|context|> ctx <|question|> question <|answer|>`` of the block ending on ``targets[0]`` (``targets``:
         the ids it and the blocks after it end on), the context cut from the left to leave room for a whole
         block inside ``ecg_config.max_length`` (as in training)."""
@@ -4066,14 +4208,21 @@ class BlockDecoder:
         return prompt_ids(
             self.segments,
             context,
-            self._question(targets),
+            self._question(targets, index, block),
             max_length=self.ecg_config.max_length,
             answer_room=self.config.max_block_tokens,
         )
 
-    def _question(self, targets: Sequence[int]) -> list[int]:
+    def _question(self, targets: Sequence[int], index: int | None = None, block: int = 0) -> list[int]:
         """The question of the block ending on ``targets[0]``: that tag (``qa``); with layout ``qa-plan`` the tags of
-        every block still to come, tokenized as training tokenizes its question text."""
+        every block still to come, tokenized as training tokenizes its question text; with a sketch layout, request
+        ``index``'s sketch from block ``block`` on."""
+        if self._sketch_questions is not None and index is not None:
+            return self._sketch_questions[index][block]
+        if self.ecg_config.prompt_layout.sketch:  # a prompt outside a decode call: the sketch of its tags
+            labels = [tag_label(token) for token in self.tokenizer.convert_ids_to_tokens(list(targets[:-1]))]
+            question = Sketch.of_types(labels).questions()[0]
+            return self.tokenizer(question, add_special_tokens=False)["input_ids"]
         if not self.ecg_config.prompt_layout.plan:
             return [targets[0]]
         key = tuple(targets)
@@ -4128,6 +4277,20 @@ class BlockDecoder:
 
     def _new_cache(self) -> DynamicCache:
         return new_cache(self.model)
+
+
+def sketch_questions(tokenizer: Any, ecg_config: ECGConfig, requests: Sequence[Any]) -> list[list[list[int]]] | None:
+    """Per request, the ids of its sketch's question of each block (a sketch layout: a request of types is the sketch
+    of its tags, a gap around each); ``None`` for another layout, which refuses a sketch."""
+    if not ecg_config.prompt_layout.sketch:
+        if any(isinstance(r, Sketch) for r in requests):
+            raise ValueError(f"a sketch request needs a sketch generator; this one has layout {ecg_config.layout!r}")
+        return None
+    found = []
+    for request in requests:
+        sketch = request if isinstance(request, Sketch) else Sketch.of_types(split_request(request)[0])
+        found.append([tokenizer(q, add_special_tokens=False)["input_ids"] for q in sketch.questions()])
+    return found
 
 
 # ---- decoding_lm.py --------------------------------------------------------------------------------------------------
@@ -4245,7 +4408,9 @@ def decode_sequential(
         budget = decoder.budget
         for block, target in enumerate(targets):
             words.extend(decoder._phrase(len(results), block))
-            prompt = torch.tensor([decoder._prompt_ids(words, targets[block:])], device=decoder.device)
+            prompt = torch.tensor(
+                [decoder._prompt_ids(words, targets[block:], len(results), block)], device=decoder.device
+            )
             for attempt in range(1, decoder.config.max_attempts + 1):
                 attempts += 1
                 out = decoder.model.generate(
@@ -4412,7 +4577,11 @@ class ChainedDecoder(BlockDecoder):
         ``qa-plan`` the whole sequence), so each distinct one is encoded once per decoder and its cache and logits
         are shared."""
         keys = [self._first_prompt_key(row) for row in rows]
-        prompts = {key: self._prompt_ids([], key) for key in set(keys) - self._first_prompts.keys()}
+        prompts = {
+            key: self._prompt_ids([], row.targets, row.index)
+            for key, row in zip(keys, rows, strict=True)
+            if key not in self._first_prompts
+        }
         for length in sorted({len(prompt) for prompt in prompts.values()}):  # a forward per length: no padding
             same = sorted(key for key, prompt in prompts.items() if len(prompt) == length)
             ids = torch.tensor([prompts[key] for key in same], device=self.device)
@@ -4422,13 +4591,16 @@ class ChainedDecoder(BlockDecoder):
         logits = torch.stack([self._first_prompts[key][2] for key in keys])
         caches = [(*self._first_prompts[key][:2], None) for key in keys]
         lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
-        for row, key in zip(rows, keys, strict=True):
+        for row in rows:
             row.prefix_ids = [self.context_id]
-            row.prompt = self._prompt_ids([], key)
+            row.prompt = self._prompt_ids([], row.targets, row.index)
         return self._begin_blocks(rows, logits, caches, lengths, rng)
 
     def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
-        """What a first block's prompt depends on: its tag (``qa``), or every block's end (``qa-plan``)."""
+        """What a first block's prompt depends on: its tag (``qa``), every block's end (``qa-plan``), or its question
+        (a sketch)."""
+        if self._sketch_questions is not None:
+            return tuple(self._sketch_questions[row.index][0])
         return tuple(row.targets) if self.ecg_config.prompt_layout.plan else (row.target,)
 
     def _prefill(self, rows: list[TemplateRow], rng: torch.Generator) -> tuple[list[TemplateRow], list[TemplateRow]]:
@@ -4437,7 +4609,7 @@ class ChainedDecoder(BlockDecoder):
         A row whose prompt starts with the ``<|context|> context`` it kept from its last prompt
         (``prefix_kv``; not when the context was cut on the left) feeds only the rest. Returns the
         rows that go on to a slot, and those whose first token is their tag: their block has ended."""
-        prompts = [self._prompt_ids(row.words, row.targets[row.block :]) for row in rows]
+        prompts = [self._prompt_ids(row.words, row.targets[row.block :], row.index, row.block) for row in rows]
         pasts = []
         for row, prompt in zip(rows, prompts, strict=True):
             size = len(row.prefix_ids)
@@ -4919,20 +5091,24 @@ class SampleRun:
         decoded: list[list[DecodedTemplate]] = []
         budgets: list[RedrawBudget] = []
         for requested, seeds in shards:
-            decoder = make_decoder(
-                self.model,
-                self.tokenizer,
-                self.ecg_config,
-                replace(self.decoding, seed=seeds.decoding),
-                self.vocabulary,
-            )
-            report = None if progress is None else (lambda n, decoder=decoder: progress(n, decoder.budget))
-            # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
-            decoded.append(decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None))
-            budgets.append(decoder.budget)
+            templates, budget = self.templates(requested, seeds, progress)
+            decoded.append(templates)
+            budgets.append(budget)
         rngs = [random.Random(seeds.mentions) for _, seeds in shards]
         rows, written = self._fill(decoded, rngs, [seeds.written_mentions for _, seeds in shards])
         return rows, budgets, written
+
+    def templates(
+        self, requested: Sequence[Any], seeds: ShardSeeds, progress: Callable[[int, Any], None] | None = None
+    ) -> tuple[list[DecodedTemplate], RedrawBudget]:
+        """The templates of one shard's requests (entity sequences, or a sketch generator's sketches), decoded with
+        the shard's seed, and what they cost."""
+        decoder = make_decoder(
+            self.model, self.tokenizer, self.ecg_config, replace(self.decoding, seed=seeds.decoding), self.vocabulary
+        )
+        report = None if progress is None else (lambda n: progress(n, decoder.budget))
+        # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
+        return decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None), decoder.budget
 
     def fill(
         self, decoded: Sequence[DecodedTemplate], rng: random.Random, write_seed: int

@@ -41,6 +41,7 @@ REMOTE_CODE_MODULES = (
     "layout.py",
     "tag_pieces.py",
     "words.py",
+    "sketches.py",
     "blocks.py",
     "tags.py",
     "files.py",

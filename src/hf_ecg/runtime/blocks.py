@@ -22,6 +22,7 @@ __all__ = [
     "ANSWER_TOKEN",
     "CONTEXT_TOKEN",
     "ENDTEXT",
+    "GAP_TOKEN",
     "MENTION_LAYOUTS",
     "MENTION_TOKEN",
     "QUESTION_TOKEN",
@@ -52,6 +53,8 @@ SEGMENT_TOKENS = (CONTEXT_TOKEN, QUESTION_TOKEN, ANSWER_TOKEN)
 #: Marks, in a mention sample's context, the slot whose mention the answer writes (models trained with
 #: mention samples only: :func:`mention_samples`).
 MENTION_TOKEN = "<|mention|>"
+#: One run of words a sketch leaves out (:mod:`hf_ecg.runtime.sketches`; models trained on sketches only).
+GAP_TOKEN = "<|gap|>"
 #: How a mention sample's context shows its slot. ``in-sentence``: the sentence up to the slot (earlier entities
 #: as their mentions), :data:`MENTION_TOKEN`, the rest of the template (later entities as their tags).
 #: ``after-template``: the whole template, then a question/answer pair per earlier slot (its tag, its mention and
@@ -89,8 +92,8 @@ def tag_token(label: str) -> str:
 
 def token_description(token: str) -> str:
     """Words whose embedding a new ECG token starts from: ``<cell_type>`` → ``cell type``."""
-    if token in (*SEGMENT_TOKENS, MENTION_TOKEN):
-        return token.strip("<|>")  # context, question, answer, mention
+    if token in (*SEGMENT_TOKENS, MENTION_TOKEN, GAP_TOKEN):
+        return token.strip("<|>")  # context, question, answer, mention, gap
     if token == ENDTEXT:
         return "end"
     return token[1:-1].replace("_", " ").replace("-", " ")

@@ -29,6 +29,7 @@ from .decoding_rules import BlockRules
 from .decoding_sampler import RowSampler
 from .ecg_config import ECGConfig
 from .layout import SegmentIds, prompt_ids
+from .sketches import Sketch
 from .vocabulary import VocabularyTables
 from .words import (
     WordSplitter,
@@ -102,6 +103,7 @@ class BlockDecoder:
         self._reused_prompt_tokens = 0  # prompt positions not re-encoded thanks to a kept prefix
         self._prefixes_left = 0  # templates of this decode call that may still keep their prompt prefix
         self._phrases: list[dict[int, tuple[str, ...]]] = []  # per request of this call, its phrases by block
+        self._sketch_questions: list[list[list[int]]] | None = None  # a sketch layout: per request, per block
         self._whole_rows = False  # keep a template's whole last row (prompt and block), not its context only
 
     @property
@@ -137,7 +139,8 @@ class BlockDecoder:
         self._whole_rows = keep_prefixes and continues_block(self.ecg_config.mention_layout)
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
-        requests = [split_request(sequence) for sequence in sequences]
+        self._sketch_questions = sketch_questions(self.tokenizer, self.ecg_config, sequences)
+        requests = [split_request(s.entity_types if isinstance(s, Sketch) else s) for s in sequences]
         sequences = [labels for labels, _ in requests]
         self._phrases = [phrases for _, phrases in requests]
         if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:
@@ -204,7 +207,9 @@ class BlockDecoder:
 
     # ------------------------------------------------------------------ prompts
 
-    def _prompt_ids(self, words: list[str], targets: Sequence[int]) -> list[int]:
+    def _prompt_ids(
+        self, words: list[str], targets: Sequence[int], index: int | None = None, block: int = 0
+    ) -> list[int]:
         """``<|context|> ctx <|question|> question <|answer|>`` of the block ending on ``targets[0]`` (``targets``:
         the ids it and the blocks after it end on), the context cut from the left to leave room for a whole
         block inside ``ecg_config.max_length`` (as in training)."""
@@ -212,14 +217,21 @@ class BlockDecoder:
         return prompt_ids(
             self.segments,
             context,
-            self._question(targets),
+            self._question(targets, index, block),
             max_length=self.ecg_config.max_length,
             answer_room=self.config.max_block_tokens,
         )
 
-    def _question(self, targets: Sequence[int]) -> list[int]:
+    def _question(self, targets: Sequence[int], index: int | None = None, block: int = 0) -> list[int]:
         """The question of the block ending on ``targets[0]``: that tag (``qa``); with layout ``qa-plan`` the tags of
-        every block still to come, tokenized as training tokenizes its question text."""
+        every block still to come, tokenized as training tokenizes its question text; with a sketch layout, request
+        ``index``'s sketch from block ``block`` on."""
+        if self._sketch_questions is not None and index is not None:
+            return self._sketch_questions[index][block]
+        if self.ecg_config.prompt_layout.sketch:  # a prompt outside a decode call: the sketch of its tags
+            labels = [tag_label(token) for token in self.tokenizer.convert_ids_to_tokens(list(targets[:-1]))]
+            question = Sketch.of_types(labels).questions()[0]
+            return self.tokenizer(question, add_special_tokens=False)["input_ids"]
         if not self.ecg_config.prompt_layout.plan:
             return [targets[0]]
         key = tuple(targets)
@@ -274,3 +286,17 @@ class BlockDecoder:
 
     def _new_cache(self) -> DynamicCache:
         return new_cache(self.model)
+
+
+def sketch_questions(tokenizer: Any, ecg_config: ECGConfig, requests: Sequence[Any]) -> list[list[list[int]]] | None:
+    """Per request, the ids of its sketch's question of each block (a sketch layout: a request of types is the sketch
+    of its tags, a gap around each); ``None`` for another layout, which refuses a sketch."""
+    if not ecg_config.prompt_layout.sketch:
+        if any(isinstance(r, Sketch) for r in requests):
+            raise ValueError(f"a sketch request needs a sketch generator; this one has layout {ecg_config.layout!r}")
+        return None
+    found = []
+    for request in requests:
+        sketch = request if isinstance(request, Sketch) else Sketch.of_types(split_request(request)[0])
+        found.append([tokenizer(q, add_special_tokens=False)["input_ids"] for q in sketch.questions()])
+    return found

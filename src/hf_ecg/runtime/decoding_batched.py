@@ -127,7 +127,11 @@ class ChainedDecoder(BlockDecoder):
         ``qa-plan`` the whole sequence), so each distinct one is encoded once per decoder and its cache and logits
         are shared."""
         keys = [self._first_prompt_key(row) for row in rows]
-        prompts = {key: self._prompt_ids([], key) for key in set(keys) - self._first_prompts.keys()}
+        prompts = {
+            key: self._prompt_ids([], row.targets, row.index)
+            for key, row in zip(keys, rows, strict=True)
+            if key not in self._first_prompts
+        }
         for length in sorted({len(prompt) for prompt in prompts.values()}):  # a forward per length: no padding
             same = sorted(key for key, prompt in prompts.items() if len(prompt) == length)
             ids = torch.tensor([prompts[key] for key in same], device=self.device)
@@ -137,13 +141,16 @@ class ChainedDecoder(BlockDecoder):
         logits = torch.stack([self._first_prompts[key][2] for key in keys])
         caches = [(*self._first_prompts[key][:2], None) for key in keys]
         lengths = [cache.layers[0].keys.shape[-2] for cache, _, _ in caches]
-        for row, key in zip(rows, keys, strict=True):
+        for row in rows:
             row.prefix_ids = [self.context_id]
-            row.prompt = self._prompt_ids([], key)
+            row.prompt = self._prompt_ids([], row.targets, row.index)
         return self._begin_blocks(rows, logits, caches, lengths, rng)
 
     def _first_prompt_key(self, row: TemplateRow) -> tuple[int, ...]:
-        """What a first block's prompt depends on: its tag (``qa``), or every block's end (``qa-plan``)."""
+        """What a first block's prompt depends on: its tag (``qa``), every block's end (``qa-plan``), or its question
+        (a sketch)."""
+        if self._sketch_questions is not None:
+            return tuple(self._sketch_questions[row.index][0])
         return tuple(row.targets) if self.ecg_config.prompt_layout.plan else (row.target,)
 
     def _prefill(self, rows: list[TemplateRow], rng: torch.Generator) -> tuple[list[TemplateRow], list[TemplateRow]]:
@@ -152,7 +159,7 @@ class ChainedDecoder(BlockDecoder):
         A row whose prompt starts with the ``<|context|> context`` it kept from its last prompt
         (``prefix_kv``; not when the context was cut on the left) feeds only the rest. Returns the
         rows that go on to a slot, and those whose first token is their tag: their block has ended."""
-        prompts = [self._prompt_ids(row.words, row.targets[row.block :]) for row in rows]
+        prompts = [self._prompt_ids(row.words, row.targets[row.block :], row.index, row.block) for row in rows]
         pasts = []
         for row, prompt in zip(rows, prompts, strict=True):
             size = len(row.prefix_ids)

@@ -31,7 +31,9 @@ def decode_sequential(
         budget = decoder.budget
         for block, target in enumerate(targets):
             words.extend(decoder._phrase(len(results), block))
-            prompt = torch.tensor([decoder._prompt_ids(words, targets[block:])], device=decoder.device)
+            prompt = torch.tensor(
+                [decoder._prompt_ids(words, targets[block:], len(results), block)], device=decoder.device
+            )
             for attempt in range(1, decoder.config.max_attempts + 1):
                 attempts += 1
                 out = decoder.model.generate(

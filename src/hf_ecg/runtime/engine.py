@@ -130,20 +130,24 @@ class SampleRun:
         decoded: list[list[DecodedTemplate]] = []
         budgets: list[RedrawBudget] = []
         for requested, seeds in shards:
-            decoder = make_decoder(
-                self.model,
-                self.tokenizer,
-                self.ecg_config,
-                replace(self.decoding, seed=seeds.decoding),
-                self.vocabulary,
-            )
-            report = None if progress is None else (lambda n, decoder=decoder: progress(n, decoder.budget))
-            # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
-            decoded.append(decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None))
-            budgets.append(decoder.budget)
+            templates, budget = self.templates(requested, seeds, progress)
+            decoded.append(templates)
+            budgets.append(budget)
         rngs = [random.Random(seeds.mentions) for _, seeds in shards]
         rows, written = self._fill(decoded, rngs, [seeds.written_mentions for _, seeds in shards])
         return rows, budgets, written
+
+    def templates(
+        self, requested: Sequence[Any], seeds: ShardSeeds, progress: Callable[[int, Any], None] | None = None
+    ) -> tuple[list[DecodedTemplate], RedrawBudget]:
+        """The templates of one shard's requests (entity sequences, or a sketch generator's sketches), decoded with
+        the shard's seed, and what they cost."""
+        decoder = make_decoder(
+            self.model, self.tokenizer, self.ecg_config, replace(self.decoding, seed=seeds.decoding), self.vocabulary
+        )
+        report = None if progress is None else (lambda n: progress(n, decoder.budget))
+        # the writer's first prompt of a template starts with the sentence the decoder's last prompt encoded
+        return decoder.decode(requested, progress=report, keep_prefixes=self.writer is not None), decoder.budget
 
     def fill(
         self, decoded: Sequence[DecodedTemplate], rng: random.Random, write_seed: int

@@ -8,8 +8,10 @@ Every training sample and every decoding prompt is ::
 tag. ``qa-plan``: the same, the question the block's tag then the tags still to come and
 ``<ENDTEXT>`` (the block is written knowing how many entities the sentence still holds). ``lm``
 (the paper's ECG-LM ablation): one sample per sentence, no context, the question the sentence's
-tags, the answer the whole template. The context is cut from the left so that the
-prompt and the room kept for the answer fit ``max_length``; the trainer keeps an answer's own
+tags, the answer the whole template. ``sketch`` (GeniusAug, the sketch generator): one sample per block, the
+question the sentence's sketch from that block on (:meth:`~hf_ecg.runtime.sketches.Sketch.questions`: its tags, kept
+words and gaps, ``<ENDTEXT>`` last), so a block is written around the words the sketch keeps. The context is cut from
+the left so that the prompt and the room kept for the answer fit ``max_length``; the trainer keeps an answer's own
 length as that room, the decoder the longest block it may write. A test asserts that the two
 agree token for token.
 """
@@ -17,10 +19,11 @@ agree token for token.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .blocks import ANSWER_TOKEN, CONTEXT_TOKEN, QUESTION_TOKEN, QASample, Template, lm_sample, qa_samples
+from .sketches import Sketch
 
 __all__ = [
     "LAYOUTS",
@@ -51,9 +54,16 @@ class Layout:
     plan: bool
     #: the mention layout it trains with when none is given (:data:`~hf_ecg.runtime.blocks.MENTION_LAYOUTS`)
     mention_layout: str
+    #: the question is the sketch from the block on (a sketch generator: its tokenizer has the gap token)
+    sketch: bool = False
 
-    def samples(self, template: Template) -> list[QASample]:
-        """The training samples of ``template`` (context, question, answer), in block order."""
+    def samples(self, template: Template, sketch: Sketch | None = None) -> list[QASample]:
+        """The training samples of ``template`` (context, question, answer), in block order; a sketch layout asks
+        ``sketch`` (default: the template's tags alone, a gap around each)."""
+        if self.sketch:
+            sketch = sketch or Sketch.of(template)
+            questions = sketch.questions()
+            return [replace(s, question=questions[s.block_index]) for s in qa_samples(template)]
         return qa_samples(template, plan=self.plan) if self.per_block else [lm_sample(template)]
 
 
@@ -83,6 +93,10 @@ QA_PLAN = register_layout(Layout("qa-plan", "ECG-QALM", per_block=True, plan=Tru
 #: ECG-LM, the paper's ablation: a sample per sentence (its mentions are written in the sentence: no last block row
 #: to continue).
 LM = register_layout(Layout("lm", "ECG-LM", per_block=False, plan=False, mention_layout="in-sentence"))
+#: GeniusAug: a Q&A sample per block, each question the sketch from that block on.
+SKETCH = register_layout(
+    Layout("sketch", "GeniusAug", per_block=True, plan=False, mention_layout="after-sentence", sketch=True)
+)
 #: The names of the layouts, in the order they were registered.
 LAYOUTS = tuple(_REGISTERED)
 #: Segment tokens around the context and question: ``<|context|>``, ``<|question|>``, ``<|answer|>``.

@@ -62,6 +62,7 @@ class MentionOrigin(str, Enum):
     USER = "user"  # from mentions the user gave as a dict, JSON file or bank
     DICTIONARY = "dictionary"  # drawn from the user's name dictionary
     GROUPS = "groups"  # drawn from the user's group table to balance a type (generate --balance)
+    SKETCH = "sketch"  # the sketch's own mention: the one its source sentence holds there
 
     def __str__(self) -> str:
         return self.value

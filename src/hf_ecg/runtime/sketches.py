@@ -15,12 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .blocks import ENDTEXT, MENTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
+from .blocks import ENDTEXT, GAP_TOKEN, MENTION_TOKEN, SEGMENT_TOKENS, Template, tag_label
 
 __all__ = ["GAP_TOKEN", "Sketch"]
-
-#: One run of words the sketch leaves out (a special token of a sketch generator's tokenizer).
-GAP_TOKEN = "<|gap|>"
 
 
 @dataclass(frozen=True)
@@ -65,6 +62,12 @@ class Sketch:
 
     def __str__(self) -> str:
         return " ".join(self.pieces)
+
+    @classmethod
+    def of_types(cls, entity_types: Iterable[str]) -> Sketch:
+        """The sketch of a plain entity sequence: its tags, a gap around each (what a sketch generator is asked for
+        an ECG request)."""
+        return cls.of(Template((GAP_TOKEN, *(p for label in entity_types for p in (f"<{label}>", GAP_TOKEN)))))
 
     @property
     def entity_types(self) -> tuple[str, ...]:

@@ -17,6 +17,8 @@ import datasets
 
 from ..hub.model_card import ECGModelCardData, ModelCardFields
 from ..runtime.ecg_config import ECGConfig
+from ..runtime.layout import layout_named
+from .sketch_rows import asked_with_sketches
 from .trainer import ECGTrainer
 from .training_args import ECGTrainingArguments
 
@@ -115,15 +117,13 @@ def train_ecg_model(
 
     ``reader_options`` (``format``, ``scheme``, ``strict``, ``token_column``, ``tag_column``, and ``first_n`` or
     ``fraction``: the first sentences kept) tell :class:`~hf_ecg.data.builder.ECGBlocksBuilder` how to read the
-    corpus. ``resume`` continues from the
-    last checkpoint in ``args.output_dir`` (a fresh start if none). ``args.output_dir`` follows
-    :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a model hf_ecg wrote (continued with
-    ``resume``, replaced with ``overwrite``, refused otherwise); never a folder with other files, nor one
-    inside an input. ``corpus_name`` names the corpus in the
-    model card and the saved statistics (default: its file's or dataset's name); ``card``
-    (:class:`~hf_ecg.hub.model_card.ModelCardFields`: a license, the gold corpus's Hub id) goes into the card's
-    metadata; ``callbacks`` (``TrainerCallback``
-    objects) are added to the trainer's. Returns the trainer (its ``state`` holds the steps and logs).
+    corpus. ``resume`` continues from the last checkpoint in ``args.output_dir`` (a fresh start if none).
+    ``args.output_dir`` follows :func:`hf_ecg.data.outputs.prepare_output`: new or empty, or a model hf_ecg wrote
+    (continued with ``resume``, replaced with ``overwrite``, refused otherwise); never a folder with other files, nor
+    one inside an input. ``corpus_name`` names the corpus in the model card and the saved statistics (default: its
+    file's or dataset's name); ``card`` (:class:`~hf_ecg.hub.model_card.ModelCardFields`: a license, the gold
+    corpus's Hub id) goes into the card's metadata; ``callbacks`` (``TrainerCallback`` objects) are added to the
+    trainer's. Returns the trainer (its ``state`` holds the steps and logs).
 
     With ``args.own_sentences`` (by default on corpora under 500 sentences:
     :func:`~hf_ecg.hub.training_record.own_sentence_count`) it trains twice: the first generator writes sentences
@@ -132,8 +132,9 @@ def train_ecg_model(
     data's ``own_sentences`` says what was added. ``resume`` continues whichever step was stopped.
 
     With ``text`` (:class:`~hf_ecg.training.text_sentences.TextTemplates`: the user's tokenized sentences and a
-    dictionary), sentences of the text become templates too
-    (:mod:`hf_ecg.training.text_sentences`), in the own sentences' place unless ``args.own_sentences`` is given.
+    dictionary), sentences of the text become templates too (:mod:`hf_ecg.training.text_sentences`), in the own
+    sentences' place unless ``args.own_sentences`` is given. ``args.layout="sketch"`` trains a sketch generator
+    (:mod:`hf_ecg.training.sketch_rows`), without own sentences unless asked.
 
     What can be checked before training is, before anything is written: with ``args.push_to_hub`` a
     Hugging Face token and a valid repo id (``ValueError`` otherwise), and that the base model has at least
@@ -160,11 +161,12 @@ def train_ecg_model(
     check_resumed_settings(args.output_dir, record, fingerprint)
     blocks, corpus, args = _build_blocks(data, validation, args, first_n, fraction, corpus_name, reader_options)
     blocks, text_record = add_text_templates(blocks, corpus, text, args, plan=PLAN_LOGGER)
-    requested_own = 0 if text_record and args.own_sentences is None else args.own_sentences
-    own_count = own_sentence_count(len(corpus), requested_own, trial=is_trial(args))
+    own_count = own_sentence_count(
+        len(corpus), args.own_sentences_asked(with_text=bool(text_record)), trial=is_trial(args)
+    )
     check_not_finished(args.output_dir, record, own_count)
-    text_count = text_record["kept"] if text_record else 0
-    PLAN_LOGGER.info("%s", training_plan(len(corpus), blocks["train"].num_rows, args, own_count, text_count))
+    plan = training_plan(len(corpus), blocks["train"].num_rows, args, own_count, (text_record or {}).get("kept", 0))
+    PLAN_LOGGER.info("%s", plan)
     card_data = _card_data(model_name, corpus, first_n, card or ModelCardFields(), text_record)
     training = _Training(args, str(model_name), blocks, corpus, card_data, trust_remote_code, callbacks)
     if overwrite and not resume:
@@ -349,7 +351,7 @@ def _build_blocks(
     )
     with args.main_process_first(desc="building Q&A blocks"):
         builder.download_and_prepare()
-    blocks = builder.as_dataset()
+    blocks = asked_with_sketches(builder.as_dataset(), builder, args)  # a sketch layout's questions
     corpus = builder.corpus("train")
     if corpus_name:
         corpus = replace(corpus, name=corpus_name)
@@ -382,7 +384,8 @@ def _load_base_model(
             f"{model_name} has {positions} positions, fewer than max_length {args.max_length}: "
             f"pass --max_length {positions} (or less)"
         )
-    new_token_ids = add_ecg_tokens(tokenizer, model, entity_types, mention=args.mention_samples)
+    sketch = layout_named(args.layout).sketch
+    new_token_ids = add_ecg_tokens(tokenizer, model, entity_types, mention=args.mention_samples, sketch=sketch)
     if args.lora:
         model = apply_lora(
             model,

@@ -3,6 +3,7 @@ every field with help text so that ``HfArgumentParser`` and YAML configs work.""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,9 +44,9 @@ class ECGTrainingArguments(TrainingArguments):
     layout: str = field(
         default="qa",
         metadata={
-            "help": "Training samples: 'qa' (ECG-QALM, one contextual Q&A sample per block; default), 'qa-plan' (each "
-            "question also holds the tags still to come) or 'lm' (the paper's ECG-LM ablation: the whole template "
-            "after its entity tags). See docs/ablations.md.",
+            "help": "Training samples: 'qa' (ECG-QALM, a Q&A sample per block; default), 'qa-plan' (questions hold the "
+            "tags to come), 'lm' (ECG-LM: the template after its tags) or 'sketch' (GeniusAug: questions are "
+            "sketches). See docs/ablations.md.",
             "choices": list(LAYOUT_CHOICES),
         },
     )
@@ -95,6 +96,19 @@ class ECGTrainingArguments(TrainingArguments):
             "choices": list(MENTION_LAYOUTS),
         },
     )
+    sketch_kept_share: float = field(
+        default=0.2,
+        metadata={
+            "help": "With --layout sketch: the share of a sentence's words outside its mentions that its sketch "
+            "keeps, in (0, 1) (default 0.2)."
+        },
+    )
+    sketch_variants: int = field(
+        default=3,
+        metadata={
+            "help": "With --layout sketch: sketches of each sentence, each keeping other key phrases (default 3)."
+        },
+    )
     validation_split: float = field(
         default=0.1,
         metadata={
@@ -138,6 +152,12 @@ class ECGTrainingArguments(TrainingArguments):
         },
     )
 
+    def own_sentences_asked(self, *, with_text: bool) -> int | None:
+        """The own sentences asked: none by default with the user's text, or for a sketch generator (it learns from
+        real sentences only); else ``own_sentences`` (``None``: the default count)."""
+        unasked = with_text or layout_named(self.layout).sketch
+        return 0 if unasked and self.own_sentences is None else self.own_sentences
+
     @property
     def hub_repo_id(self) -> str:
         """The repo ``push_to_hub`` publishes to: ``hub_model_id``, else the output folder's name."""
@@ -146,6 +166,10 @@ class ECGTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.layout not in LAYOUT_CHOICES:
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
+        if not math.isfinite(self.sketch_kept_share) or not 0 < self.sketch_kept_share < 1:
+            raise ValueError(f"sketch_kept_share must be in (0, 1), got {self.sketch_kept_share}")
+        if self.sketch_variants < 1:
+            raise ValueError(f"sketch_variants must be >= 1, got {self.sketch_variants}")
         if self.mention_layout is None:
             self.mention_layout = layout_named(self.layout).mention_layout
         if self.mention_layout not in MENTION_LAYOUTS:

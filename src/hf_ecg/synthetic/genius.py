@@ -1,0 +1,235 @@
+"""The sketch family (GeniusAug) as a :class:`~hf_ecg.synthetic.sample_source.SampleSource`: a sketch generator
+(trained with ``--layout sketch``) writes a new sentence around each sketch of a labelled corpus's sentences (the
+gold by default), cycled over the sample ids, and its tags are filled with the sketch's own mentions (or, given
+``mentions``, from any mention source ECG-QALM's slots take).
+
+The decoder forces the sketch's tags in order, so each mention is where a tag of its type stands: its label is
+exact by construction. Each sample records, beside the decoder's columns, how much of its source sentence it shares
+(:func:`source_overlap`): the longest run of words outside the mentions shared with it, and the share of its words
+outside the mentions that the source lacks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..data.corpus import Corpus
+from ..data.dataset_format import FAMILY_COLUMNS, dataset_features, ner_label_names
+from ..data.groups import Balance
+from ..data.manifest import GenerationManifest, MentionsRecord
+from ..data.silver import silver_record
+from ..runtime.blocks import tag_label
+from ..runtime.decoding import DecodingConfig
+from ..runtime.decoding_config import ShardSeeds
+from ..runtime.engine import SampleEngine, SampleRun
+from ..runtime.mention_sources import MentionOrigin, Mentions
+from ..runtime.mention_writer import WrittenMentions
+from ..runtime.mentions import MentionBank
+from ..runtime.sketches import Sketch
+from .balance import balance_setting
+from .run_config import DatasetRunConfig
+from .sample_source import Progress
+from .sketching import PhraseScorer, SketchConfig, sketch_of
+
+__all__ = ["GENIUS", "SketchSource", "generate_from_sketches", "source_overlap"]
+
+#: The family's name in a manifest's ``method``.
+GENIUS = "geniusaug"
+
+
+def source_overlap(sample: Sequence[str], source: Sequence[str]) -> tuple[int, float]:
+    """Of two templates' tokens (tags in place of mentions): the longest run of words outside the tags both hold in a
+    row, and the share of ``sample``'s words outside the tags that ``source`` does not hold (case aside)."""
+    words = [w.lower() if tag_label(w) is None else None for w in sample]
+    other = [w.lower() if tag_label(w) is None else None for w in source]
+    longest = 0
+    previous = [0] * (len(other) + 1)
+    for a in words:
+        current = [0] * (len(other) + 1)
+        for j, b in enumerate(other, 1):
+            if a is not None and a == b:
+                current[j] = previous[j - 1] + 1
+                longest = max(longest, current[j])
+        previous = current
+    own = [w for w in words if w is not None]
+    known = {w for w in other if w is not None}
+    return longest, (sum(w not in known for w in own) / len(own) if own else 0.0)
+
+
+@dataclass
+class SketchSource:
+    """What a GeniusAug run writes with: the sketch generator, the sketches of ``data``'s sentences (with their
+    mentions and source templates) and the engine run that decodes them."""
+
+    model: str
+    dtype: str
+    engine_run: SampleRun
+    data: str
+    sketches: list[tuple[Sketch, tuple[tuple[str, ...], ...], tuple[str, ...]]]
+    config: SketchConfig
+    own_mentions: bool = True
+    method: str = GENIUS
+
+    @classmethod
+    def load(
+        cls,
+        model: Any,
+        data: Corpus,
+        config: SketchConfig,
+        mentions: Mentions | None,
+        decoding: DecodingConfig,
+        run: DatasetRunConfig,
+        device: Any,
+    ) -> SketchSource:
+        """Check that ``model`` is a sketch generator of ``data``'s types, score ``data``'s key phrases, load the
+        generator."""
+        import torch
+
+        from ..modeling import inference_dtype, load_ecg_model
+        from ..runtime.ecg_config import ECGConfig
+
+        ecg_config = ECGConfig.from_pretrained(model)  # refused before the weights load
+        if not ecg_config.prompt_layout.sketch:
+            raise ValueError(
+                f"{model} is not a sketch generator (layout {ecg_config.layout!r}): train one with --layout sketch"
+            )
+        sentences = [s for s in data if s.spans]
+        if not sentences:
+            raise ValueError(f"{data.name}: no sentence with an entity to sketch")
+        unknown = sorted(set(data.entity_types) - set(ecg_config.entity_types))
+        if unknown:
+            raise ValueError(
+                f"{data.name} has types {unknown} the generator does not write ({', '.join(ecg_config.entity_types)})"
+            )
+        scored = PhraseScorer(config).score([(s.tokens, s.spans) for s in sentences])
+        sketches = [(sketch_of(x, config.kept_share), x.mentions, x.template.tokens) for x in scored]
+        model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=run.trust_remote_code)
+        dtype = inference_dtype(run.dtype, device)
+        model_obj.to(device, getattr(torch, dtype))
+        own = mentions is None
+        engine_run = SampleEngine(model_obj, tokenizer, ecg_config).run(
+            "random" if own else mentions, decoding=decoding, corpus_bank=MentionBank.from_sentences(data)
+        )
+        return cls(str(model), dtype, engine_run, data.name, sketches, config, own)
+
+    @property
+    def ecg_config(self) -> Any:
+        return self.engine_run.ecg_config
+
+    @property
+    def entity_types(self) -> list[str]:
+        return list(self.ecg_config.entity_types)
+
+    @property
+    def training_bank(self) -> MentionBank | None:
+        return None  # the sketch's own mentions are its source's: no novelty figure
+
+    @property
+    def redraw_budget(self) -> float | None:
+        return self.engine_run.decoding.redraw_budget
+
+    @property
+    def writes_mentions(self) -> bool:
+        return not self.own_mentions and self.engine_run.writer is not None
+
+    def manifest(
+        self, num_samples: int, run: DatasetRunConfig, seed: int, silver: Corpus | None, balance: Balance | None
+    ) -> GenerationManifest:
+        """The run's settings: the sketches' source and kept share, the generator and its decoding."""
+        from ..modeling import model_fingerprint
+
+        return GenerationManifest(
+            method=self.method,
+            model=self.model,
+            model_fingerprint=model_fingerprint(self.model),
+            num_samples=num_samples,
+            samples_per_shard=run.samples_per_shard,
+            seed=seed,
+            mentions=None
+            if self.own_mentions
+            else MentionsRecord.from_mentions(self.engine_run.mentions, self.engine_run.bank, False),
+            decoding=self.engine_run.decoding.recorded(),
+            dtype=self.dtype,
+            entity_types=self.entity_types,
+            label_names=ner_label_names(self.ecg_config.entity_types, run.label_names or self.ecg_config.label_names),
+            settings={
+                "sketches": self.data,
+                "sketched_sentences": len(self.sketches),
+                "kept_share": self.config.kept_share,
+                "mentions": "sketch" if self.own_mentions else "given",
+            },
+            silver=None if silver is None else silver_record(silver, silver.name),
+            balance=None if balance is None else balance_setting(balance, self.ecg_config.entity_types),
+        )
+
+    def features(self, label_names: Sequence[str]) -> Any:
+        """Every column, the decoder's statistics included, and each sample's overlap with its source sentence."""
+        import datasets
+
+        features = dataset_features(self.ecg_config.entity_types, label_names)
+        features.update({name: datasets.Value(dtype) for name, dtype in FAMILY_COLUMNS.items()})
+        return features
+
+    def shards_written_together(self, samples_per_shard: int) -> int:
+        return 1
+
+    def shard_rows(
+        self, shards: Sequence[tuple[range, ShardSeeds]], progress: Progress
+    ) -> tuple[list[list[dict[str, Any]]], WrittenMentions | None]:
+        """Each shard's samples: its sketches decoded, their tags filled with the sketches' own mentions (or from the
+        mention source), each sample's overlap with its source sentence recorded."""
+        rows, written_all = [], WrittenMentions()
+        for ids, seeds in shards:
+            chosen = [self.sketches[i % len(self.sketches)] for i in ids]
+            decoded, _ = self.engine_run.templates([sketch for sketch, _, _ in chosen], seeds, progress)
+            rng = random.Random(seeds.mentions)
+            if self.own_mentions:
+                filled = [
+                    self.engine_run.filler.fill(d, rng, list(m), [MentionOrigin.SKETCH.value] * len(m))
+                    for d, (_, m, _) in zip(decoded, chosen, strict=True)
+                ]
+            else:
+                filled, written = self.engine_run.fill(decoded, rng, seeds.written_mentions)
+                if written is not None:
+                    written_all.add(written)
+            for row, d, (sketch, _, source) in zip(filled, decoded, chosen, strict=True):
+                if d.entities != sketch.entity_types:  # forced by the decoder: never, but never unchecked
+                    raise RuntimeError(f"a sample of sketch {sketch} holds the entities {d.entities}")
+                row["source_shared_run"], row["source_new_share"] = source_overlap(d.template.tokens, source)
+            rows.append(filled)
+        return rows, (written_all if self.writes_mentions else None)
+
+
+def generate_from_sketches(
+    model: str | Any,
+    output_dir: str | Any,
+    num_samples: int,
+    *,
+    sketches: Corpus,
+    config: SketchConfig | None = None,
+    mentions: Mentions | None = None,
+    seed: int = 0,
+    decoding: DecodingConfig | None = None,
+    run: DatasetRunConfig | None = None,
+    silver: Corpus | None = None,
+) -> Any:
+    """Write ``num_samples`` sentences of a sketch generator (``model``, trained with ``--layout sketch``) around
+    the sketches of ``sketches``' sentences (those with an entity, cycled over the ids) into ``output_dir``, with
+    the one writer (:func:`~hf_ecg.synthetic.writer.write_samples`); their tags hold the sketches' own mentions
+    unless ``mentions`` is given. ``ValueError`` before anything is written for a model that is not a sketch
+    generator, a corpus with no entity or with a type the model does not write."""
+    from pathlib import Path
+
+    from accelerate import PartialState
+
+    from .writer import prepare_folder, write_samples
+
+    run = run or DatasetRunConfig()
+    shards = prepare_folder(Path(output_dir), num_samples, run)
+    source = SketchSource.load(
+        model, sketches, config or SketchConfig(), mentions, decoding or DecodingConfig(), run, PartialState().device
+    )
+    return write_samples(source, shards, seed=seed, run=run, silver=silver)

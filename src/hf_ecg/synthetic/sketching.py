@@ -1,0 +1,162 @@
+"""Sketches of labelled sentences (GENIUS's target-aware extraction): which words outside the mentions a sketch keeps.
+
+Each candidate is a 1-3-gram of consecutive words outside the mentions holding at least one word that is neither a
+function word nor a mark; it is scored by the cosine between its embedding and ``0.5 x sentence + 0.5 x entities``
+(the sentence's text, and its mentions joined), both from the shipped MiniLM sentence encoder (mean-pooled, unit
+length, as ``sentence-transformers`` pools it). The best-scoring candidates that do not overlap are kept, by token
+index (:meth:`~hf_ecg.runtime.sketches.Sketch.of`), until they hold ``kept_share`` of the words outside the mentions.
+Training redraws which ones are kept for each sketch of a sentence (:func:`kept_indices` with ``noise``: Gumbel noise
+on the scores), so no sentence is tied to one sketch; generation keeps the best ones.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..labelling.function_words import FUNCTION_WORDS
+from ..runtime.blocks import Template, decompose, tag_label
+from ..runtime.sketches import Sketch
+from ..runtime.tags import Span
+
+__all__ = ["PhraseScorer", "ScoredSentence", "SketchConfig", "kept_indices"]
+
+
+@dataclass(frozen=True)
+class SketchConfig:
+    """How sketches are made.
+
+    Args:
+        kept_share: the share of a sentence's words outside its mentions that its key phrases keep, in (0, 1).
+        max_ngram: the longest key phrase, in words.
+        encoder: the sentence encoder that scores the candidates (the offline alias ``minilm-l6``, a folder or a Hub
+            id of a BERT-like encoder).
+    """
+
+    kept_share: float = 0.2
+    max_ngram: int = 3
+    encoder: str = "minilm-l6"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.kept_share, (int, float)) and math.isfinite(self.kept_share)) or not (
+            0 < self.kept_share < 1
+        ):
+            raise ValueError(f"kept share must be a number in (0, 1), got {self.kept_share!r}")
+        if self.max_ngram < 1:
+            raise ValueError(f"max_ngram must be >= 1, got {self.max_ngram}")
+
+
+@dataclass(frozen=True)
+class ScoredSentence:
+    """A sentence's template and its candidate key phrases ``(start, end, score)`` over the template's indices."""
+
+    template: Template
+    mentions: tuple[tuple[str, ...], ...]
+    candidates: tuple[tuple[int, int, float], ...]
+
+    @property
+    def words_outside(self) -> int:
+        return sum(tag_label(token) is None for token in self.template.tokens)
+
+
+def _is_content(word: str) -> bool:
+    return any(c.isalnum() for c in word) and word.lower() not in FUNCTION_WORDS
+
+
+def candidate_spans(template: Template, max_ngram: int) -> list[tuple[int, int]]:
+    """The 1-``max_ngram``-grams of consecutive words outside the mentions that hold a content word, as
+    ``(start, end)`` template indices."""
+    tokens = template.tokens
+    found = []
+    for start in range(len(tokens)):
+        for end in range(start + 1, min(start + max_ngram, len(tokens)) + 1):
+            if tag_label(tokens[end - 1]) is not None:
+                break
+            if any(_is_content(word) for word in tokens[start:end]):
+                found.append((start, end))
+    return found
+
+
+class PhraseScorer:
+    """Scores the candidate key phrases of sentences with a sentence encoder (:class:`SketchConfig`), each distinct
+    text embedded once."""
+
+    def __init__(self, config: SketchConfig | None = None, *, batch_size: int = 256) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        from ..modeling import model_load_error, resolve_model
+
+        self.config = config or SketchConfig()
+        self.batch_size = batch_size
+        path = resolve_model(self.config.encoder)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModel.from_pretrained(path).eval()
+        except (OSError, ValueError) as err:
+            raise model_load_error(self.config.encoder, err, "sentence encoder") from None
+        self._cache: dict[str, Any] = {}
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Unit-length mean-pooled embeddings of ``texts`` (a tensor, one row a text)."""
+        import torch
+
+        todo = sorted({t for t in texts if t not in self._cache}, key=len)
+        with torch.inference_mode():
+            for i in range(0, len(todo), self.batch_size):
+                batch = todo[i : i + self.batch_size]
+                encoded = self.tokenizer(batch, padding=True, truncation=True, max_length=128, return_tensors="pt")
+                hidden = self.model(**encoded).last_hidden_state
+                mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
+                self._cache.update(zip(batch, pooled, strict=True))
+        return torch.stack([self._cache[t] for t in texts]) if texts else torch.empty(0)
+
+    def score(self, sentences: Sequence[tuple[Sequence[str], Sequence[Span]]]) -> list[ScoredSentence]:
+        """Each sentence (tokens, spans) as its template and its scored candidates."""
+        import torch
+
+        decomposed = [decompose(tokens, spans) for tokens, spans in sentences]
+        spans = [candidate_spans(template, self.config.max_ngram) for template, _ in decomposed]
+        texts = [" ".join(tokens) for tokens, _ in sentences]
+        entity_texts = [" , ".join(" ".join(m) for m in mentions) for _, mentions in decomposed]
+        grams = [" ".join(t.tokens[a:b]) for (t, _), found in zip(decomposed, spans, strict=True) for a, b in found]
+        self.embed([*texts, *filter(None, entity_texts), *grams])
+        scored = []
+        for (template, mentions), text, entities, found in zip(decomposed, texts, entity_texts, spans, strict=True):
+            target = self._cache[text] if not entities else 0.5 * self._cache[text] + 0.5 * self._cache[entities]
+            target = torch.nn.functional.normalize(target, dim=0)
+            values = (self.embed([" ".join(template.tokens[a:b]) for a, b in found]) @ target).tolist() if found else []
+            candidates = tuple((a, b, round(s, 6)) for (a, b), s in zip(found, values, strict=True))
+            scored.append(ScoredSentence(template, tuple(mentions), candidates))
+        return scored
+
+
+def kept_indices(
+    sentence: ScoredSentence, kept_share: float, *, rng: random.Random | None = None, noise: float = 0.1
+) -> list[int]:
+    """The template indices a sketch of ``sentence`` keeps: the best candidates that overlap none kept before, until
+    they hold ``kept_share`` of its words outside the mentions (at least one word when it has a candidate). With
+    ``rng``, each score gets ``noise`` x Gumbel noise first (a training sketch: another draw, other key phrases)."""
+    budget = max(1, round(kept_share * sentence.words_outside)) if sentence.candidates else 0
+
+    def key(candidate: tuple[int, int, float]) -> float:
+        if rng is None:
+            return candidate[2]
+        return candidate[2] - noise * math.log(-math.log(rng.random() or 1e-12))
+
+    kept: set[int] = set()
+    for start, end, _ in sorted(sentence.candidates, key=key, reverse=True):
+        if len(kept) >= budget:
+            break
+        span = set(range(start, end))
+        if not span & kept and len(kept) + len(span) <= budget:
+            kept |= span
+    return sorted(kept)
+
+
+def sketch_of(sentence: ScoredSentence, kept_share: float, **draw: Any) -> Sketch:
+    """The sketch of ``sentence`` keeping :func:`kept_indices`."""
+    return Sketch.of(sentence.template, kept_indices(sentence, kept_share, **draw))
