@@ -189,3 +189,36 @@ def test_a_sketch_request_to_a_generator_of_another_layout_is_refused(tiny):
     decoder = make_decoder(model, tokenizer, config, DecodingConfig(max_block_tokens=3))
     with pytest.raises(ValueError, match="needs a sketch generator"):
         decoder.decode([Sketch.of_types(config.entity_types[:1])])
+
+
+def test_cli_generate_from_sketches_and_its_bad_input(sketch_model, tmp_path, capsys):
+    import datasets
+
+    from hf_ecg.cli import main
+    from tiny import save_tiny_ecg_model
+
+    model, data = sketch_model
+    out = tmp_path / "out"
+    argv = ["generate", "--model", str(model), "-n", "4", "-o", str(out), "--max-block-tokens", "4"]
+    assert main([*argv, "--sketches", str(data)]) == 0
+    assert "wrote 4 samples" in capsys.readouterr().out
+    assert datasets.load_dataset(str(out), split="train").num_rows == 4
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    bad = tmp_path / "bad"
+    cases = [
+        (["--sketches", str(data), "--kept-share", "0"], "--kept-share"),
+        (["--sketches", str(data), "--kept-share", "1.5"], "--kept-share"),
+        (["--sketches", str(data), "--kept-share", "nan"], "--kept-share"),
+        (["--sketches", str(data), "--entities", "Chemical"], "--entities asks for entity sequences"),
+        (["--sketches", str(empty)], "empty.tsv"),
+    ]
+    capsys.readouterr()
+    for extra, message in cases:
+        assert main([*argv[:-4], "-o", str(bad), *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+        assert not bad.exists()
+    ecg = save_tiny_ecg_model(tmp_path / "ecg")
+    assert main(["generate", "--model", str(ecg), "-n", "2", "-o", str(bad), "--sketches", str(data)]) == 2
+    assert "is not a sketch generator" in capsys.readouterr().err and not bad.exists()

@@ -29,6 +29,7 @@ from .common import (
     selection_config,
 )
 from .mention_options import add_dictionary_option, mention_mixture, mention_source, read_dictionary
+from .sketch_options import add_sketch_options, write_from_sketches
 
 #: The DecodingConfig fields ``hf-ecg generate`` takes as options, from the dataclass: all but ``seed`` (its
 #: --seed is the generation's, each shard's derived from it) and ``max_entities`` (a limit on requests, not a choice).
@@ -63,6 +64,7 @@ def add_parser(sub: Any) -> None:
         metavar="T1,T2,...",
         help="ask for this entity sequence instead of sampling (repeat for several; '' for no entity)",
     )
+    add_sketch_options(generate)
     _add_mention_options(generate)
     generate.add_argument("--seed", type=int, default=0, help="seed: same seed and settings, same dataset (default 0)")
     generate.add_argument(
@@ -271,7 +273,6 @@ def _selection(args: argparse.Namespace) -> Any:
 
 def _run_generate(args: argparse.Namespace) -> int:
     from ..data.groups import Balance
-    from ..synthetic.generate import generate_dataset
 
     selection = _selection(args)
     entities = None
@@ -286,28 +287,10 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CLIError(f"no such file: {args.corpus}")
     decoding = _decoding(args)
     raw = Path(f"{Path(args.output)}-unfiltered") if selection else Path(args.output)
-    output = generate_dataset(
-        args.model,
-        raw,
-        args.num_samples * args.over_generate,
-        sampler=args.sampler,
-        entities=entities,
-        mentions=mentions,
-        corpus=args.corpus,
-        seed=args.seed,
-        decoding=decoding,
-        silver=silver,
-        balance=balance,
-        run=DatasetRunConfig(
-            samples_per_shard=args.samples_per_shard,
-            overwrite=args.overwrite,
-            trust_remote_code=args.trust_remote_code,
-            label_names=label_names_option(args.label_names),
-            card_fields=dataset_card_fields(args),
-            resume_command=args.command_line,
-            dtype=args.dtype,
-        ),
-    )
+    if args.sketches is not None:
+        output = write_from_sketches(args, raw, mentions, decoding, silver, _run_settings(args))
+    else:
+        output = _write_generated(args, raw, entities, mentions, decoding, silver, balance)
     from accelerate import PartialState
 
     from ..data.manifest import read_manifest
@@ -327,6 +310,46 @@ def _run_generate(args: argparse.Namespace) -> int:
         return 0
     _select(args, raw, selection, inputs)
     return 0
+
+
+def _run_settings(args: argparse.Namespace) -> DatasetRunConfig:
+    return DatasetRunConfig(
+        samples_per_shard=args.samples_per_shard,
+        overwrite=args.overwrite,
+        trust_remote_code=args.trust_remote_code,
+        label_names=label_names_option(args.label_names),
+        card_fields=dataset_card_fields(args),
+        resume_command=args.command_line,
+        dtype=args.dtype,
+    )
+
+
+def _write_generated(
+    args: argparse.Namespace,
+    raw: Path,
+    entities: Any,
+    mentions: Any,
+    decoding: DecodingConfig,
+    silver: Any,
+    balance: Any,
+) -> Path:
+    """ECG-QALM's samples (``generate_dataset``)."""
+    from ..synthetic.generate import generate_dataset
+
+    return generate_dataset(
+        args.model,
+        raw,
+        args.num_samples * args.over_generate,
+        sampler=args.sampler,
+        entities=entities,
+        mentions=mentions,
+        corpus=args.corpus,
+        seed=args.seed,
+        decoding=decoding,
+        silver=silver,
+        balance=balance,
+        run=_run_settings(args),
+    )
 
 
 def _select(args: argparse.Namespace, raw: Path, config: Any, inputs: dict[str, Any]) -> None:
