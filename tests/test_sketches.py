@@ -222,3 +222,31 @@ def test_cli_generate_from_sketches_and_its_bad_input(sketch_model, tmp_path, ca
     ecg = save_tiny_ecg_model(tmp_path / "ecg")
     assert main(["generate", "--model", str(ecg), "-n", "2", "-o", str(bad), "--sketches", str(data)]) == 2
     assert "is not a sketch generator" in capsys.readouterr().err and not bad.exists()
+
+
+def test_a_sketch_generator_learns_from_text_with_counts_on_its_card_only(tmp_path, capsys):
+    """``train --layout sketch --unlabelled TEXT --dictionary D``: a seeded choice of the text's sentences, labelled by
+    the dictionary (a sentence without a name too), each asked with its sketches; the card counts them, never the
+    text."""
+    from hf_ecg.cli import main
+    from hf_ecg.hub.model_card import ECGModelCardData
+    from tiny import save_tiny_model, toy_corpus
+
+    data = toy_corpus(tmp_path / "toy.tsv", repeat=2)
+    text = tmp_path / "text.txt"
+    sentences = ["Aspirin cures fever .", "No Quarvelline effect was seen .", "Patients with headache slept ."]
+    text.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    names = tmp_path / "names.json"
+    names.write_text('{"Chemical": ["Aspirin"], "Disease": ["fever", "headache"]}', encoding="utf-8")
+    argv = ["train", "--data", str(data), "--model", str(save_tiny_model(tmp_path / "base")), "-o", str(tmp_path / "m")]
+    quick = ["--max-steps", "2", "--layout", "sketch", "--use_cpu", "true", "--report_to", "none"]
+    assert main([*argv, *quick, "--unlabelled", str(text), "--dictionary", str(names)]) == 0
+    assert "sketched 3 of your text's 3 sentences (3 names)" in capsys.readouterr().out
+    card = ECGModelCardData.load(tmp_path / "m")
+    assert card.text_sentences["sketched"] == 3 and card.text_sentences["with_names"] == 2
+    assert card.text_sentences["blocks"] > 0 and not (tmp_path / "m" / "own-sentences").exists()
+    readme = (tmp_path / "m" / "README.md").read_text(encoding="utf-8")
+    assert "learned to write around sketches of unlabelled text: 3 of the text's 3 sentences" in readme
+    for path in (tmp_path / "m").rglob("*"):
+        if path.is_file():
+            assert b"Quarvelline" not in path.read_bytes(), path

@@ -250,7 +250,10 @@ def _run_train(args: argparse.Namespace, extra: Sequence[str] = ()) -> int:
             print(repair_note(stats["num_repairs"], stats["scheme"], None))
         loss = card.final_train_loss
         own = card.own_sentences
-        if card.text_sentences:
+        if card.text_sentences and card.text_sentences.get("sketched"):
+            added = card.text_sentences
+            print(f"sketched {added['sketched']} of your text's {added['text']:,} sentences ({added['names']} names)")
+        elif card.text_sentences:
             added = card.text_sentences
             print(
                 f"added {added['kept']} of your text's {added['text']:,} sentences as templates "

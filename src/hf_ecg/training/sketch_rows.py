@@ -19,7 +19,7 @@ import datasets
 from ..data.corpus import Corpus
 from ..synthetic.sketching import PhraseScorer, SketchConfig, sketch_of
 
-__all__ = ["asked_with_sketches", "sketch_blocks"]
+__all__ = ["asked_with_sketches", "sketch_blocks", "text_sketch_blocks"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,3 +87,37 @@ def _asked(rows: datasets.Dataset, questions: list[list[list[str]]]) -> datasets
         return out
 
     return rows.map(expand, batched=True, desc="Asking with sketches")
+
+
+def text_sketch_blocks(
+    sentences: list[list[str]], dictionary: Any, first_sentence_id: int, args: Any
+) -> tuple[datasets.Dataset, dict[str, Any]]:
+    """The sketch rows of the user's text (``train --layout sketch --unlabelled TEXT``): ``sentences`` (a seeded
+    choice of the text's) labelled by ``dictionary`` (their spans the names it finds; a sentence without one still
+    teaches context), each asked with its sketches, their ``sentence_id`` from ``first_sentence_id`` on; and the
+    card's record (counts only)."""
+    from .own_sentences import template_blocks
+
+    corpus = dictionary.label(sentences)
+    rows = template_blocks(corpus, args.layout, 0)
+    asked = sketch_blocks(
+        datasets.DatasetDict({"train": rows}),
+        {"train": corpus},
+        kept_share=args.sketch_kept_share,
+        variants=args.sketch_variants,
+        seed=args.seed,
+    )["train"]
+    asked = asked.map(
+        lambda ids: {"sentence_id": [i + first_sentence_id for i in ids]},
+        input_columns="sentence_id",
+        batched=True,
+        desc="numbering the text's sentences",
+    )
+    record = {
+        "sketched": len(corpus),
+        "kept": len(corpus),
+        "with_names": sum(bool(s.spans) for s in corpus),
+        "names": sum(len(s.spans) for s in corpus),
+        "blocks": asked.num_rows,
+    }
+    return asked, record

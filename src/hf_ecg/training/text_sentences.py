@@ -24,6 +24,7 @@ import datasets
 
 from ..data.corpus import Corpus
 from ..labelling.dictionary import Dictionary
+from ..runtime.layout import layout_named
 
 __all__ = [
     "EXTRA_THRESHOLD",
@@ -96,6 +97,15 @@ def add_text_templates(
 
     if text is None:
         return blocks, None
+    if layout_named(args.layout).sketch:  # every chosen sentence, sketched: no judging, no template choice
+        from .sketch_rows import text_sketch_blocks
+
+        count = min(len(text.sentences), text_sentence_count(len(gold), args.text_sentences))
+        chosen = sorted(random.Random(args.seed).sample(range(len(text.sentences)), count))
+        first = max(blocks["train"]["sentence_id"], default=-1) + 1
+        rows, record = text_sketch_blocks([list(text.sentences[i]) for i in chosen], text.dictionary, first, args)
+        record["text"] = len(text.sentences)
+        return datasets.DatasetDict({**blocks, "train": datasets.concatenate_datasets([blocks["train"], rows])}), record
     if plan is not None:
         plan.info("%s", judging_plan(len(gold)))
     count = text_sentence_count(len(gold), args.text_sentences)
