@@ -156,6 +156,8 @@ def test_every_sketch_mention_is_in_its_sample_once_with_its_type(sketch_model, 
         assert row["source_shared_run"] >= 0 and 0 <= row["source_new_share"] <= 1
     manifest = json.loads((out / "ecg_generation.json").read_text())
     assert manifest["method"] == "geniusaug" and manifest["settings"]["kept_share"] == 0.2
+    overlap = manifest["source_overlap"]
+    assert overlap["samples"] == 7 and 0 <= overlap["near_copy_share"] <= 1 and overlap["longest_shared_run"] >= 0
 
 
 def test_a_sketch_run_refuses_what_it_cannot_write_before_writing(sketch_model, tmp_path):

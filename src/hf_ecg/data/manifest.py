@@ -153,7 +153,14 @@ def _digest(bank: MentionBank) -> str:
 
 
 #: What a finished run adds to its manifest; not settings, so a resumed run does not compare them.
-RESULT_FIELDS = ("generation_cost", "mention_novelty", "mention_writing", "mention_sources", "balance_reached")
+RESULT_FIELDS = (
+    "generation_cost",
+    "mention_novelty",
+    "mention_writing",
+    "mention_sources",
+    "balance_reached",
+    "source_overlap",
+)
 #: Written even when ``None`` in a generator's manifest (the settings a resumed run compares), and a baseline's,
 #: whose keys come in this order.
 _GENERATOR_FIELDS = (
@@ -200,6 +207,8 @@ class GenerationManifest:
     mention_novelty: dict[str, Any] | None = None
     mention_writing: dict[str, Any] | None = None
     mention_sources: dict[str, int] | None = None
+    # a sketch set's samples against their source sentences (synthetic.generation_report.source_overlap)
+    source_overlap: dict[str, Any] | None = None
     balance_reached: dict[str, Any] | None = None  # per group, the gold and the set's mentions of the type
     selection: dict[str, Any] | None = None  # hf-ecg filter's record
     # the samples before a text-copy check (generate --shareable's OUT-unfiltered): the folder of the checked set;

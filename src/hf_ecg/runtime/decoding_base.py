@@ -140,7 +140,7 @@ class BlockDecoder:
         if any(isinstance(sequence, str) for sequence in sequences):
             raise TypeError("each entity sequence is a list of types, not a string")
         self._sketch_questions = sketch_questions(self.tokenizer, self.ecg_config, sequences)
-        requests = [split_request(s.entity_types if isinstance(s, Sketch) else s) for s in sequences]
+        requests = [split_request(sequence) for sequence in sequences]
         sequences = [labels for labels, _ in requests]
         self._phrases = [phrases for _, phrases in requests]
         if any(self._phrases) and not self.ecg_config.prompt_layout.per_block:

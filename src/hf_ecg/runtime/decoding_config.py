@@ -11,6 +11,7 @@ from typing import Any
 
 from .blocks import Template
 from .sampler import SamplingParams
+from .sketches import Sketch
 
 __all__ = [
     "BLOCK_ENDS",
@@ -237,9 +238,12 @@ class Phrase:
         return cls(tuple(text.split()))
 
 
-def split_request(request: Sequence[str | Phrase]) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
+def split_request(request: Sequence[str | Phrase] | Sketch) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
     """A request's entity types, and the words of its phrases by the block they open (block ``k`` follows the
-    ``k``-th tag; phrases in a row join)."""
+    ``k``-th tag; phrases in a row join); a :class:`~hf_ecg.runtime.sketches.Sketch` has its tags' types and no
+    phrase (its kept words are in its questions)."""
+    if isinstance(request, Sketch):
+        return request.entity_types, {}
     labels: list[str] = []
     phrases: dict[int, tuple[str, ...]] = {}
     for piece in request:

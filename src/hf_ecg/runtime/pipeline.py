@@ -11,6 +11,7 @@
     for samples in gen(dataset, batch_size=64): ...               # a datasets.Dataset with an "entities"
                                                                   # column, a KeyDataset or a generator: streamed
     gen(["Chemical", Phrase.of("was given for"), "Disease"])      # a phrase written as given where it stands
+    gen(Sketch.parse("<|gap|> <Chemical> <|gap|> induced <|gap|> <Disease> <|gap|>"))  # a sketch generator's sketch
 
 Each sample is a dict with ``tokens``, ``ner_tags`` (IOB2 strings), ``text``, ``template``,
 ``entities`` (exactly the request's entity types), and how it ended: ``complete`` (ends like the training
@@ -36,6 +37,7 @@ from .decoding import DecodingConfig
 from .decoding_config import Phrase, ShardSeeds, split_request
 from .ecg_config import CARD_DATA_NAME, ECG_CONFIG_NAME, ECGConfig
 from .engine import SampleEngine, shards_per_writer_call
+from .sketches import Sketch
 
 __all__ = [
     "REMOTE_CODE_FILE",
@@ -62,8 +64,11 @@ def _is_piece(value: Any) -> bool:
     return isinstance(value, str | Phrase)
 
 
-def _entity_sequence(item: Any) -> tuple[str | Phrase, ...]:
-    """One input: a list of entity types (and phrases), or a dict (a dataset row) with the key ``entities``."""
+def _entity_sequence(item: Any) -> tuple[str | Phrase, ...] | Sketch:
+    """One input: a list of entity types (and phrases), a dict (a dataset row) with the key ``entities``, or a
+    :class:`~.sketches.Sketch` (a sketch generator's)."""
+    if isinstance(item, Sketch):
+        return item
     if isinstance(item, Mapping):
         if "entities" not in item:
             raise ValueError(f"an input dict needs the key 'entities', got keys {sorted(item)}")
@@ -84,7 +89,7 @@ def _is_one_sequence(inputs: Any) -> bool:
     if isinstance(inputs, str):
         example = [t.strip() for t in inputs.split(",") if t.strip()] or [inputs]
         raise TypeError(f"give a list of entity types, e.g. {example!r}, not a bare string")
-    if isinstance(inputs, Mapping):
+    if isinstance(inputs, Mapping | Sketch):
         return True
     return isinstance(inputs, Sequence) and bool(inputs) and all(map(_is_piece, inputs))
 

@@ -16,7 +16,7 @@ from ..hub.dataset_card import DatasetCardFields
 from ..hub.training_record import undertrained_advice
 from ..runtime.mention_writer import WrittenMentions
 from .balance import balance_shards, bank_groups
-from .generation_report import generation_cost, mention_novelty, mention_origins, result_lines
+from .generation_report import generation_cost, mention_novelty, mention_origins, result_lines, source_overlap
 from .sample_source import SampleSource
 
 __all__ = ["finish_run"]
@@ -62,6 +62,7 @@ def finish_run(
         mention_writing=written,
         mention_sources=origins,
         balance_reached=reached,
+        source_overlap=source_overlap(data_dir),
     )
     if finished != manifest:
         write_manifest(output_dir, finished)

@@ -141,6 +141,48 @@ def writing_line(record: Mapping[str, Any]) -> str:
     )
 
 
+#: A sample sharing a run of this many words outside its mentions with its source sentence is near a copy of it.
+SHARED_RUN_NEAR_COPY = 8
+
+
+def source_overlap(data_dir: Path) -> dict[str, Any] | None:
+    """How much a sketch set's samples repeat their source sentences, from their ``source_shared_run`` and
+    ``source_new_share`` columns: the samples, the longest shared run, how many share a run of
+    :data:`SHARED_RUN_NEAR_COPY` words or more (and their share), and the median share of new words; ``None`` for a
+    set without the columns."""
+    import statistics
+
+    import pyarrow.parquet as pq
+
+    runs: list[int] = []
+    new: list[float] = []
+    for shard in sorted(data_dir.glob("*.parquet")):
+        if "source_shared_run" not in pq.read_schema(shard).names:
+            return None
+        table = pq.read_table(shard, columns=["source_shared_run", "source_new_share"])
+        runs += table.column("source_shared_run").to_pylist()
+        new += table.column("source_new_share").to_pylist()
+    if not runs:
+        return None
+    near = sum(run >= SHARED_RUN_NEAR_COPY for run in runs)
+    return {
+        "samples": len(runs),
+        "longest_shared_run": max(runs),
+        "near_copies": near,
+        "near_copy_share": round(near / len(runs), 4),
+        "median_new_share": round(statistics.median(new), 4),
+    }
+
+
+def overlap_line(overlap: Mapping[str, Any]) -> str:
+    """One line for the log of a manifest's ``source_overlap`` record."""
+    return (
+        f"against their source sentences: {overlap['near_copies']} of {overlap['samples']} samples share a run of "
+        f"{SHARED_RUN_NEAR_COPY}+ words (longest {overlap['longest_shared_run']}); median share of new words "
+        f"{100 * overlap['median_new_share']:.0f}%"
+    )
+
+
 def result_lines(manifest: GenerationManifest) -> list[str]:
     """What a finished run measured, a line each (the run logs them and ``hf-ecg generate`` prints them): its
     cost, the written mentions, the share of new mentions, their origins when there are several, the silver split and
@@ -152,6 +194,8 @@ def result_lines(manifest: GenerationManifest) -> list[str]:
         lines.append(novelty_line(manifest.mention_novelty))
     if len(manifest.mention_sources or {}) > 1:
         lines.append(origins_line(manifest.mention_sources))
+    if manifest.source_overlap:
+        lines.append(overlap_line(manifest.source_overlap))
     if manifest.silver:
         silver = manifest.silver
         lines.append(
