@@ -252,3 +252,19 @@ def test_a_sketch_generator_learns_from_text_with_counts_on_its_card_only(tmp_pa
     for path in (tmp_path / "m").rglob("*"):
         if path.is_file():
             assert b"Quarvelline" not in path.read_bytes(), path
+
+
+def test_the_pipeline_takes_a_sketch_and_returns_the_usual_sample(sketch_model):
+    from transformers import pipeline
+
+    import hf_ecg  # noqa: F401  (registers the task)
+
+    model, _ = sketch_model
+    gen = pipeline("entity-controlled-generation", model=str(model))
+    sketch = Sketch.parse(f"{GAP_TOKEN} <Chemical> {GAP_TOKEN} cures {GAP_TOKEN} <Disease> {GAP_TOKEN}")
+    samples = gen(sketch, num_return_sequences=2, seed=0, max_block_tokens=4)
+    assert len(samples) == 2
+    for sample in samples:
+        assert sample["entities"] == ["Chemical", "Disease"]
+        assert {"tokens", "ner_tags", "text", "template", "complete"} <= set(sample)
+    assert len(gen([sketch, ["Disease"]], seed=0, max_block_tokens=4)) == 2  # a sketch beside a plain request
