@@ -158,6 +158,10 @@ def test_every_sketch_mention_is_in_its_sample_once_with_its_type(sketch_model, 
     assert manifest["method"] == "geniusaug" and manifest["settings"]["kept_share"] == 0.2
     overlap = manifest["source_overlap"]
     assert overlap["samples"] == 7 and 0 <= overlap["near_copy_share"] <= 1 and overlap["longest_shared_run"] >= 0
+    card = " ".join((out / "README.md").read_text(encoding="utf-8").split())
+    assert "# Synthetic NER data written by a GeniusAug generator" in card and "baseline" not in card
+    assert f"written around the sketches of `{data.name}`'s {len(sketched)} sentences with an entity" in card
+    assert "each tag holds the mention its sketch's source sentence has there" in card
 
 
 def test_a_sketch_run_refuses_what_it_cannot_write_before_writing(sketch_model, tmp_path):

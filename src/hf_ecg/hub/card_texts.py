@@ -20,6 +20,7 @@ __all__ = [
     "mention_sources_text",
     "mentions_text",
     "sampler_text",
+    "sketches_text",
 ]
 
 #: How each entity-sequence sampler draws, as a card says it.
@@ -55,6 +56,23 @@ def baseline_text(baseline: dict[str, Any] | None) -> str:
     if lists:  # the swapped-in mentions of these types came from the user's lists, not from gold
         named = ", ".join(f"{label}: `{Path(file).name}`" for label, file in lists.items())
         text += f"; the replacing mentions of {', '.join(lists)} drawn from the user's mention lists ({named})"
+    return text
+
+
+def sketches_text(settings: dict[str, Any], overlap: dict[str, Any] | None) -> str:
+    """Whose sketches a sketch set was written around (its manifest's settings), and how much its samples repeat
+    their sources (its ``source_overlap`` record)."""
+    text = (
+        f"written around the sketches of `{settings.get('sketches')}`'s {settings.get('sketched_sentences', 0):,} "
+        f"sentences with an entity (their mentions and {100 * settings.get('kept_share', 0):.0f}% of their other "
+        "words kept as key phrases, a gap for each run left out), cycled over the sample ids"
+    )
+    if overlap:
+        text += (
+            f"; {overlap['near_copies']} of {overlap['samples']} samples share a run of 8 or more words outside the "
+            f"mentions with their source sentence, and half hold at least {100 * overlap['median_new_share']:.0f}% "
+            "words their source lacks"
+        )
     return text
 
 

@@ -17,7 +17,15 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from ..citation import CITATION
 from ..data.groups import RULE_80
 from ..data.selection_rules import RULE_DESCRIPTIONS
-from .card_texts import BASELINES, baseline_text, fairness_rows, mention_sources_text, mentions_text, sampler_text
+from .card_texts import (
+    BASELINES,
+    baseline_text,
+    fairness_rows,
+    mention_sources_text,
+    mentions_text,
+    sampler_text,
+    sketches_text,
+)
 from .model_card import ECGModelCardData, library_versions, looks_like_hub_id, method_name
 
 if TYPE_CHECKING:
@@ -123,6 +131,9 @@ class ECGDatasetCardData:
     silver: dict[str, Any] | None = None
     balance: dict[str, Any] | None = None  # the balance asked and reached (synthetic.balance), per group
     baseline: dict[str, Any] | None = None  # a baseline folder's settings (their "method" names it); None: generated
+    # a sketch set's settings (its sketches' source, kept share, mention source) and its samples against their sources
+    sketches: dict[str, Any] | None = None
+    source_overlap: dict[str, Any] | None = None
     quality: dict[str, float] | None = None
     # The gold corpus the generator learned from (source_datasets); default: the generator card's dataset id,
     # else the corpus name.
@@ -163,7 +174,10 @@ class ECGDatasetCardData:
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
         )
-        baseline = dict(manifest.settings or {}, method=manifest.method) if manifest.method is not None else None
+        # a family without a model is a baseline; a family with one (sketches) is described by its generator
+        baseline = (
+            dict(manifest.settings or {}, method=manifest.method) if manifest.method and not manifest.model else None
+        )
         values: dict[str, Any] = {
             "entity_types": list(manifest.entity_types),
             "num_samples": manifest.num_samples,
@@ -177,6 +191,8 @@ class ECGDatasetCardData:
             "corpus_name": statistics.get("name"),
             "corpus_sentences": statistics.get("num_sentences"),
             "sampler": manifest.sampler,
+            "sketches": manifest.settings if manifest.model and manifest.settings else None,
+            "source_overlap": manifest.source_overlap,
             "mentions": manifest.mentions.to_dict() if manifest.mentions else None,
             "seed": manifest.seed or 0,
             "decoding": manifest.decoding or {},
@@ -256,12 +272,14 @@ class ECGDatasetCardData:
 
     @property
     def sampler_description(self) -> str:
-        """How the entity sequences were drawn."""
-        return sampler_text(self.sampler)
+        """How the entity sequences were drawn (a sketch set: whose sketches were written around)."""
+        return sketches_text(self.sketches, self.source_overlap) if self.sketches else sampler_text(self.sampler)
 
     @property
     def mentions_description(self) -> str:
         """Where the mentions came from, and how they were drawn or written."""
+        if self.sketches and self.sketches.get("mentions") == "sketch":
+            return "each tag holds the mention its sketch's source sentence has there, so its type is the source's"
         return mentions_text(self.mentions_record, self.mention_writing)
 
     @property
