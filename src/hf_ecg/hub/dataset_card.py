@@ -174,10 +174,7 @@ class ECGDatasetCardData:
             bool(sentence_breaks(words, endings, {i for i, tag in enumerate(tags) if tag in begins}))
             for words, tags in zip(tokens, table.column("ner_tags").to_pylist(), strict=True)
         )
-        # a family without a model is a baseline; a family with one (sketches) is described by its generator
-        baseline = (
-            dict(manifest.settings or {}, method=manifest.method) if manifest.method and not manifest.model else None
-        )
+        baseline = _baseline_settings(manifest)
         values: dict[str, Any] = {
             "entity_types": list(manifest.entity_types),
             "num_samples": manifest.num_samples,
@@ -339,6 +336,12 @@ class ECGDatasetCardData:
             labels=ner_label_names(self.entity_types, self.label_names),
             citation=CITATION,
         )
+
+
+def _baseline_settings(manifest: Any) -> dict[str, Any] | None:
+    """A baseline's settings, its method named: a family without a model; a family with one (sketches) is described by
+    its generator (``None``)."""
+    return dict(manifest.settings or {}, method=manifest.method) if manifest.method and not manifest.model else None
 
 
 def _generator_config(model: str | None) -> Any:
