@@ -54,7 +54,7 @@ def test_the_record_names_the_resolved_kind_and_the_enums_are_their_strings(tmp_
     for mentions in ("random", "weighted", "generated", {"Disease": ["fever"]}, bank):
         record = MentionsRecord.from_mentions(mentions, bank, from_corpus=False)
         assert record.source == resolve_mentions(mentions).kind.value
-    origins = ("generated", "bank", "lists", "user", "dictionary", "groups")
+    origins = ("generated", "bank", "lists", "user", "dictionary", "groups", "sketch")
     assert MENTION_ORIGINS == origins == tuple(o.value for o in MentionOrigin)
     assert set(MIXTURE_PARTS) <= set(MENTION_ORIGINS) and str(MentionSource.LISTS) == "lists"
 

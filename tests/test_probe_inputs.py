@@ -49,6 +49,9 @@ TEMPLATES: dict[str, list[str]] = {
         "generate", "--model", "{ecg}", "-n", "2", "--max-block-tokens", "6", "--gold", "{gold}", "--filter",
         "unlabel", "--tagger-model", "{bert}", "--tagger-epochs", "1", "--tagger-seeds", "1", "-o", "{OUT}",
     ],
+    "generate:sketches": [
+        "generate", "--model", "{sketch}", "-n", "2", "--max-block-tokens", "6", "--sketches", "{gold}", "-o", "{OUT}",
+    ],
     "mine-names": [
         "mine-names", "--gold", "{gold}", "--unlabelled", "{text}", "--synthetic", "{set}", "--dictionary",
         "{dictionary}", "--model", "{bert}", "--seeds", "1", "--epochs", "15", "--learning-rate", "5e-3",
@@ -160,6 +163,12 @@ def workspace(tmp_path_factory) -> dict[str, Path]:
         paths[name] = root / file
         paths[name].write_text(content, encoding="utf-8")
     paths["set"] = root / "set"
+    paths["sketch"] = root / "sketch"  # a sketch generator, for generate --sketches
+    sketch = ["train", "--data", str(paths["gold"]), "--model", str(paths["base"]), "--layout", "sketch"]
+    assert (
+        main([*sketch, "--max-steps", "1", "--save_strategy", "no", "--use_cpu", "true", "-o", str(root / "sketch")])
+        == 0
+    )
     run = {key: str(path) for key, path in paths.items()}
     assert main([*fill(TEMPLATES["generate:dictionary"][:-1], run), str(paths["set"])]) == 0
     ner = fill(TEMPLATES["evaluate ner"], {**run, "OUT": str(root / "taggers")})
