@@ -2325,7 +2325,7 @@ class Sketch:
     def of_types(cls, entity_types: Iterable[str]) -> Sketch:
         """The sketch of a plain entity sequence: its tags, a gap around each (what a sketch generator is asked for
         an ECG request)."""
-        return cls.of(Template((GAP_TOKEN, *(p for label in entity_types for p in (f"<{label}>", GAP_TOKEN)))))
+        return cls((GAP_TOKEN, *(piece for label in entity_types for piece in (tag_token(label), GAP_TOKEN))))
 
     @property
     def entity_types(self) -> tuple[str, ...]:

@@ -34,10 +34,12 @@ def sketch_blocks(
     kept_share: float,
     variants: int,
     seed: int,
+    first_sentence_id: int = 0,
     scorer: PhraseScorer | None = None,
 ) -> datasets.DatasetDict:
     """``blocks`` (the builder's rows of ``corpora``, by split) with each block row asked with ``variants`` sketches of
-    its sentence (a validation split: the first only)."""
+    its sentence (a validation split: the first only); a row's sentence is ``corpora[split][sentence_id -
+    first_sentence_id]``."""
     scorer = scorer or PhraseScorer(SketchConfig(kept_share=kept_share))
     result = {}
     for split, rows in blocks.items():
@@ -54,7 +56,7 @@ def sketch_blocks(
             ]
             for i, sentence in enumerate(scored)
         ]
-        result[split] = _asked(rows, questions)
+        result[split] = _asked(rows, questions, first_sentence_id)
     return datasets.DatasetDict(result)
 
 
@@ -71,14 +73,16 @@ def asked_with_sketches(blocks: datasets.DatasetDict, builder: Any, args: Any) -
     )
 
 
-def _asked(rows: datasets.Dataset, questions: list[list[list[str]]]) -> datasets.Dataset:
-    """``rows`` with each block row repeated once a sketch of its sentence, asked with that sketch's question."""
+def _asked(rows: datasets.Dataset, questions: list[list[list[str]]], first_sentence_id: int) -> datasets.Dataset:
+    """``rows`` with each block row repeated once a sketch of its sentence (``questions[sentence_id -
+    first_sentence_id]``), asked with that sketch's question."""
 
     def expand(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {key: [] for key in batch}
         for i in range(len(batch["question"])):
             block = batch["block_index"][i]
-            asked = [None] if block < 0 else [q[block] for q in questions[batch["sentence_id"][i]]]
+            sentence = batch["sentence_id"][i] - first_sentence_id
+            asked = [None] if block < 0 else [q[block] for q in questions[sentence]]
             for question in asked:
                 for key in batch:
                     out[key].append(batch[key][i])
@@ -99,20 +103,15 @@ def text_sketch_blocks(
     from .own_sentences import template_blocks
 
     corpus = dictionary.label(sentences)
-    rows = template_blocks(corpus, args.layout, 0)
+    rows = template_blocks(corpus, args.layout, first_sentence_id)
     asked = sketch_blocks(
         datasets.DatasetDict({"train": rows}),
         {"train": corpus},
         kept_share=args.sketch_kept_share,
         variants=args.sketch_variants,
         seed=args.seed,
+        first_sentence_id=first_sentence_id,
     )["train"]
-    asked = asked.map(
-        lambda ids: {"sentence_id": [i + first_sentence_id for i in ids]},
-        input_columns="sentence_id",
-        batched=True,
-        desc="numbering the text's sentences",
-    )
     record = {
         "sketched": len(corpus),
         "kept": len(corpus),

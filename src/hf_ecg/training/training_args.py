@@ -3,7 +3,6 @@ every field with help text so that ``HfArgumentParser`` and YAML configs work.""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from transformers import TrainingArguments
 
 from ..runtime.blocks import MENTION_LAYOUTS, continues_block
 from ..runtime.layout import LAYOUTS, layout_named
+from ..synthetic.sketching import SketchConfig
 
 __all__ = ["FULL_LEARNING_RATE", "LORA_LEARNING_RATE", "ECGTrainingArguments"]
 
@@ -166,8 +166,10 @@ class ECGTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.layout not in LAYOUT_CHOICES:
             raise ValueError(f"layout must be one of {LAYOUT_CHOICES}, got {self.layout!r}")
-        if not math.isfinite(self.sketch_kept_share) or not 0 < self.sketch_kept_share < 1:
-            raise ValueError(f"sketch_kept_share must be in (0, 1), got {self.sketch_kept_share}")
+        try:  # the sketches' own check, at the start of a training
+            SketchConfig(kept_share=self.sketch_kept_share)
+        except ValueError as err:
+            raise ValueError(f"sketch_kept_share: {err}") from None
         if self.sketch_variants < 1:
             raise ValueError(f"sketch_variants must be >= 1, got {self.sketch_variants}")
         if self.mention_layout is None:
