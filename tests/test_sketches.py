@@ -198,6 +198,8 @@ def test_a_sketch_request_to_a_generator_of_another_layout_is_refused(tiny):
 
 
 def test_cli_generate_from_sketches_and_its_bad_input(sketch_model, tmp_path, capsys):
+    import json
+
     import datasets
 
     from hf_ecg.cli import main
@@ -206,9 +208,12 @@ def test_cli_generate_from_sketches_and_its_bad_input(sketch_model, tmp_path, ca
     model, data = sketch_model
     out = tmp_path / "out"
     argv = ["generate", "--model", str(model), "-n", "4", "-o", str(out), "--max-block-tokens", "4"]
-    assert main([*argv, "--sketches", str(data)]) == 0
+    assert main([*argv, "--sketches", str(data), "--candidates", "2"]) == 0
     assert "wrote 4 samples" in capsys.readouterr().out
-    assert datasets.load_dataset(str(out), split="train").num_rows == 4
+    rows = datasets.load_dataset(str(out), split="train")
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert rows.num_rows == 4 and manifest["settings"]["candidates_per_sketch"] == 2
+    assert manifest["source_overlap"]["whole"] == sum(rows["whole"])
     empty = tmp_path / "empty.tsv"
     empty.write_text("")
     bad = tmp_path / "bad"
@@ -216,6 +221,7 @@ def test_cli_generate_from_sketches_and_its_bad_input(sketch_model, tmp_path, ca
         (["--sketches", str(data), "--kept-share", "0"], "--kept-share"),
         (["--sketches", str(data), "--kept-share", "1.5"], "--kept-share"),
         (["--sketches", str(data), "--kept-share", "nan"], "--kept-share"),
+        (["--sketches", str(data), "--candidates", "0"], "--candidates"),
         (["--sketches", str(data), "--entities", "Chemical"], "--entities asks for entity sequences"),
         (["--sketches", str(empty)], "empty.tsv"),
     ]
@@ -272,3 +278,88 @@ def test_the_pipeline_takes_a_sketch_and_returns_the_usual_sample(sketch_model):
         assert sample["entities"] == ["Chemical", "Disease"]
         assert {"tokens", "ner_tags", "text", "template", "complete"} <= set(sample)
     assert len(gen([sketch, ["Disease"]], seed=0, max_block_tokens=4)) == 2  # a sketch beside a plain request
+
+
+def _written(text: str, *, complete: bool = True, forced: int = 0):
+    from hf_ecg.runtime.decoding_config import DecodedTemplate
+
+    template = Template(tuple(text.split()))
+    return DecodedTemplate(template.entity_types, template, forced_tags=forced, complete=complete)
+
+
+def test_a_candidate_reads_better_whole_then_keeping_its_sketch_then_with_fewer_odd_words():
+    from hf_ecg.synthetic.genius import candidate_score
+
+    sketch = Sketch.parse(f"{GAP_TOKEN} <Disease> {GAP_TOKEN} induced by <Chemical> {GAP_TOKEN}")
+    known = frozenset({"severe", "was", "induced", "by", "in", "rats", "the"})
+
+    def score(text: str, **flags):
+        return candidate_score(_written(text, **flags), sketch, known, (".",))
+
+    good = score("Severe <Disease> was induced by <Chemical> in rats .")
+    assert good.whole and good.keeps_sketch and good.odd_share == 0
+    # each flaw loses to the good sentence, and a broken sentence loses to one that only drops a kept word
+    for worse in (
+        score("Severe <Disease> was induced by <Chemical> in rats", complete=False),
+        score("Severe <Disease> was induced by <Chemical> in rats .", forced=1),
+        score("<Disease> was was was induced by <Chemical> .", complete=True),
+        score("<Disease> . The rats induced by <Chemical> .", complete=True),
+        score("Severe <Disease> was caused by <Chemical> in rats ."),
+        score("Severe <Disease> was induced by <Chemical> in asewareness 12 ."),
+    ):
+        assert worse.key() < good.key()
+    assert (
+        score("<Disease> was caused by <Chemical> .").key()
+        > score("<Disease> was induced induced induced by <Chemical> .").key()
+    )
+    assert score("Severe <Disease> was induced by <Chemical> in 12 rats .").odd_share == pytest.approx(1 / 8)
+
+
+def test_of_k_candidates_a_sample_keeps_the_best_and_records_how_it_reads():
+    """``candidates_per_sketch``: each sample's sketch is asked k times in a row and the best candidate is kept (the
+    first of equals); the sample says whether it reads whole and keeps its sketch's words."""
+    from types import SimpleNamespace
+
+    from hf_ecg.runtime.decoding_config import ShardSeeds
+    from hf_ecg.synthetic.genius import SketchSource
+    from hf_ecg.synthetic.sketching import SketchConfig
+
+    sketch = Sketch.parse(f"{GAP_TOKEN} <Disease> {GAP_TOKEN} induced by <Chemical> {GAP_TOKEN}")
+    candidates = [
+        _written("Severe <Disease> was induced by <Chemical> in rats", complete=False),  # sample 0
+        _written("Severe <Disease> was caused by <Chemical> in rats ."),
+        _written("<Disease> was induced by <Chemical> ."),  # the best of sample 0
+        _written("<Disease> induced by <Chemical> ."),  # sample 1: the first of three equals
+        _written("<Disease> was induced by <Chemical> ."),
+        _written("<Disease> is induced by <Chemical> ."),
+    ]
+    asked, reported = [], []
+
+    def templates(requests, seeds, progress):
+        asked.extend(requests)
+        progress(4, None)
+        progress(2, None)
+        return candidates, None
+
+    def fill(decoded, rng, mentions, origins):
+        return {"template": str(decoded.template)}
+
+    run = SimpleNamespace(
+        templates=templates, filler=SimpleNamespace(fill=fill), ecg_config=SimpleNamespace(sentence_endings=["."])
+    )
+    source = SketchSource(
+        "m",
+        "float32",
+        run,
+        "gold",
+        [(sketch, (("asthma",), ("aspirin",)), ("<Disease>", "with", "<Chemical>"))],
+        SketchConfig(candidates_per_sketch=3),
+        known_words=frozenset({"was", "induced", "by", "is", "in", "rats"}),
+    )
+    (rows,), _ = source.shard_rows([(range(2), ShardSeeds.of(1, 0))], lambda n, _: reported.append(n))
+    assert asked == [sketch] * 6 and sum(reported) == 2  # progress in samples, not candidates
+    assert [row["template"] for row in rows] == [
+        "<Disease> was induced by <Chemical> .",
+        "<Disease> induced by <Chemical> .",
+    ]
+    assert all(row["whole"] and row["keeps_sketch"] for row in rows)

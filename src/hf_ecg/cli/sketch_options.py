@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ __all__ = ["add_sketch_options", "write_from_sketches"]
 
 
 def add_sketch_options(parser: argparse.ArgumentParser) -> None:
-    """``--sketches`` and ``--kept-share``."""
+    """``--sketches``, ``--kept-share`` and ``--candidates``."""
     parser.add_argument(
         "--sketches",
         default=None,
@@ -25,6 +26,13 @@ def add_sketch_options(parser: argparse.ArgumentParser) -> None:
         default=0.2,
         metavar="SHARE",
         help="with --sketches: the share of a sentence's words outside its mentions a sketch keeps (default 0.2)",
+    )
+    parser.add_argument(
+        "--candidates",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --sketches: write K sentences for each sample's sketch and keep the one that reads best (default 1)",
     )
 
 
@@ -44,6 +52,10 @@ def write_from_sketches(
         config = SketchConfig(kept_share=args.kept_share)
     except ValueError as err:
         raise CLIError(f"--kept-share: {err}") from None
+    try:
+        config = replace(config, candidates_per_sketch=args.candidates)
+    except ValueError as err:
+        raise CLIError(f"--candidates: {err}") from None
     return generate_from_sketches(
         args.model,
         raw,

@@ -148,30 +148,36 @@ SHARED_RUN_NEAR_COPY = 8
 def source_overlap(data_dir: Path) -> dict[str, Any] | None:
     """How much a sketch set's samples repeat their source sentences, from their ``source_shared_run`` and
     ``source_new_share`` columns: the samples, the longest shared run, how many share a run of
-    :data:`SHARED_RUN_NEAR_COPY` words or more (and their share), and the median share of new words; ``None`` for a
+    :data:`SHARED_RUN_NEAR_COPY` words or more (and their share), and the median share of new words; with the
+    ``whole`` and ``keeps_sketch`` columns, how many samples read whole and keep their sketch's words; ``None`` for a
     set without the columns."""
     import statistics
 
     import pyarrow.parquet as pq
 
-    runs: list[int] = []
-    new: list[float] = []
+    columns: dict[str, list[Any]] = {}
     for shard in sorted(data_dir.glob("*.parquet")):
-        if "source_shared_run" not in pq.read_schema(shard).names:
+        names = pq.read_schema(shard).names
+        if "source_shared_run" not in names:
             return None
-        table = pq.read_table(shard, columns=["source_shared_run", "source_new_share"])
-        runs += table.column("source_shared_run").to_pylist()
-        new += table.column("source_new_share").to_pylist()
+        wanted = [c for c in ("source_shared_run", "source_new_share", "whole", "keeps_sketch") if c in names]
+        for name, values in pq.read_table(shard, columns=wanted).to_pydict().items():
+            columns.setdefault(name, []).extend(values)
+    runs = columns.get("source_shared_run", [])
     if not runs:
         return None
     near = sum(run >= SHARED_RUN_NEAR_COPY for run in runs)
-    return {
+    record = {
         "samples": len(runs),
         "longest_shared_run": max(runs),
         "near_copies": near,
         "near_copy_share": round(near / len(runs), 4),
-        "median_new_share": round(statistics.median(new), 4),
+        "median_new_share": round(statistics.median(columns["source_new_share"]), 4),
     }
+    for name in ("whole", "keeps_sketch"):
+        if len(columns.get(name, [])) == len(runs):
+            record[name] = sum(columns[name])
+    return record
 
 
 def overlap_line(overlap: Mapping[str, Any]) -> str:
@@ -180,6 +186,11 @@ def overlap_line(overlap: Mapping[str, Any]) -> str:
         f"against their source sentences: {overlap['near_copies']} of {overlap['samples']} samples share a run of "
         f"{SHARED_RUN_NEAR_COPY}+ words (longest {overlap['longest_shared_run']}); median share of new words "
         f"{100 * overlap['median_new_share']:.0f}%"
+        + (
+            f"; {overlap['whole']} read whole, {overlap['keeps_sketch']} keep their sketch's words"
+            if "whole" in overlap
+            else ""
+        )
     )
 
 

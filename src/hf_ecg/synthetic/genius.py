@@ -23,18 +23,20 @@ from ..data.manifest import GenerationManifest, MentionsRecord
 from ..data.silver import silver_record
 from ..runtime.blocks import tag_label
 from ..runtime.decoding import DecodingConfig
-from ..runtime.decoding_config import ShardSeeds
+from ..runtime.decoding_config import DecodedTemplate, ShardSeeds
 from ..runtime.engine import SampleEngine, SampleRun
 from ..runtime.mention_sources import MentionOrigin, Mentions
 from ..runtime.mention_writer import WrittenMentions
 from ..runtime.mentions import MentionBank
 from ..runtime.sketches import Sketch
+from ..runtime.vocabulary import VocabularyTables
+from ..runtime.words import DEFAULT_SENTENCE_ENDINGS, has_repetition, sentence_breaks
 from .balance import balance_setting
 from .run_config import DatasetRunConfig
 from .sample_source import Progress
 from .sketching import PhraseScorer, SketchConfig, sketch_of
 
-__all__ = ["GENIUS", "SketchSource", "generate_from_sketches", "source_overlap"]
+__all__ = ["GENIUS", "CandidateScore", "SketchSource", "candidate_score", "generate_from_sketches", "source_overlap"]
 
 #: The family's name in a manifest's ``method``.
 GENIUS = "geniusaug"
@@ -59,6 +61,40 @@ def source_overlap(sample: Sequence[str], source: Sequence[str]) -> tuple[int, f
     return longest, (sum(w not in known for w in own) / len(own) if own else 0.0)
 
 
+@dataclass(frozen=True, order=True)
+class CandidateScore:
+    """How well a sentence written for a sketch reads, compared field by field (a higher tuple is better): whether
+    it is whole (ends as the training sentences end; no tag forced, no block cut, no loop, no second sentence),
+    whether it keeps the sketch's words where the sketch keeps them (:meth:`~hf_ecg.runtime.sketches.Sketch.fits`),
+    and less of its words outside the tags odd (a number, or letters no known word spells: ``asewareness``)."""
+
+    whole: bool
+    keeps_sketch: bool
+    odd_share: float
+
+    def key(self) -> tuple[bool, bool, float]:
+        return self.whole, self.keeps_sketch, -self.odd_share
+
+
+def candidate_score(
+    decoded: DecodedTemplate, sketch: Sketch, known_words: frozenset[str], endings: Sequence[str]
+) -> CandidateScore:
+    """The :class:`CandidateScore` of ``decoded``, a template written for ``sketch``; ``known_words`` lower-cased
+    (the tokenizer's whole words and the sketched corpus's), ``endings`` the training sentences' last tokens."""
+    tokens = decoded.template.tokens
+    tags = {i for i, token in enumerate(tokens) if tag_label(token) is not None}
+    words = [w for i, w in enumerate(tokens) if i not in tags]
+    whole = (
+        decoded.complete
+        and not decoded.forced_tags
+        and not decoded.cut_blocks
+        and not has_repetition(tokens)
+        and not sentence_breaks(tokens, endings, tags)
+    )
+    odd = sum(any(c.isdigit() for c in w) or (w.isalpha() and w.lower() not in known_words) for w in words)
+    return CandidateScore(whole, sketch.fits(decoded.template), round(odd / len(words), 6) if words else 0.0)
+
+
 @dataclass
 class SketchSource:
     """What a GeniusAug run writes with: the sketch generator, the sketches of ``data``'s sentences (with their
@@ -71,7 +107,12 @@ class SketchSource:
     sketches: list[tuple[Sketch, tuple[tuple[str, ...], ...], tuple[str, ...]]]
     config: SketchConfig
     own_mentions: bool = True
+    known_words: frozenset[str] = frozenset()  # lower-cased: the tokenizer's whole words and the sketched corpus's
     method: str = GENIUS
+
+    @property
+    def endings(self) -> Sequence[str]:
+        return self.ecg_config.sentence_endings or DEFAULT_SENTENCE_ENDINGS
 
     @classmethod
     def load(
@@ -113,7 +154,9 @@ class SketchSource:
         engine_run = SampleEngine(model_obj, tokenizer, ecg_config).run(
             "random" if own else mentions, decoding=decoding, corpus_bank=MentionBank.from_sentences(data)
         )
-        return cls(str(model), dtype, engine_run, data.name, sketches, config, own)
+        vocabulary = engine_run.vocabulary or VocabularyTables.of(tokenizer)
+        known = vocabulary.words | {word.lower() for s in data for word in s.tokens}
+        return cls(str(model), dtype, engine_run, data.name, sketches, config, own, frozenset(known))
 
     @property
     def ecg_config(self) -> Any:
@@ -159,6 +202,7 @@ class SketchSource:
                 "sketches": self.data,
                 "sketched_sentences": len(self.sketches),
                 "kept_share": self.config.kept_share,
+                "candidates_per_sketch": self.config.candidates_per_sketch,
                 "mentions": "sketch" if self.own_mentions else "given",
             },
             silver=None if silver is None else silver_record(silver, silver.name),
@@ -182,9 +226,18 @@ class SketchSource:
         """Each shard's samples: its sketches decoded, their tags filled with the sketches' own mentions (or from the
         mention source), each sample's overlap with its source sentence recorded."""
         rows, written_all = [], WrittenMentions()
+        k = self.config.candidates_per_sketch
         for ids, seeds in shards:
             chosen = [self.sketches[i % len(self.sketches)] for i in ids]
-            decoded, _ = self.engine_run.templates([sketch for sketch, _, _ in chosen], seeds, progress)
+            asked = [sketch for sketch, _, _ in chosen for _ in range(k)]
+            written, _ = self.engine_run.templates(asked, seeds, _per_sample(progress, k))
+            scores = [
+                candidate_score(d, sketch, self.known_words, self.endings)
+                for d, sketch in zip(written, asked, strict=True)
+            ]
+            # the best of each sample's k candidates, the first of equals
+            best = [max(range(j * k, j * k + k), key=lambda c: scores[c].key()) for j in range(len(chosen))]
+            decoded = [written[c] for c in best]
             rng = random.Random(seeds.mentions)
             if self.own_mentions:
                 filled = [
@@ -192,15 +245,29 @@ class SketchSource:
                     for d, (_, m, _) in zip(decoded, chosen, strict=True)
                 ]
             else:
-                filled, written = self.engine_run.fill(decoded, rng, seeds.written_mentions)
-                if written is not None:
-                    written_all.add(written)
-            for row, d, (sketch, _, source) in zip(filled, decoded, chosen, strict=True):
+                filled, mentions_written = self.engine_run.fill(decoded, rng, seeds.written_mentions)
+                if mentions_written is not None:
+                    written_all.add(mentions_written)
+            for row, c, (sketch, _, source) in zip(filled, best, chosen, strict=True):
+                d = written[c]
                 if d.entities != sketch.entity_types:  # forced by the decoder: never, but never unchecked
                     raise RuntimeError(f"a sample of sketch {sketch} holds the entities {d.entities}")
                 row["source_shared_run"], row["source_new_share"] = source_overlap(d.template.tokens, source)
+                row["whole"], row["keeps_sketch"] = scores[c].whole, scores[c].keeps_sketch
             rows.append(filled)
         return rows, (written_all if self.writes_mentions else None)
+
+
+def _per_sample(progress: Progress, k: int) -> Progress:
+    """``progress`` told of samples when a decoder reports candidates, ``k`` a sample."""
+    done = [0]
+
+    def report(n: int, budget: Any) -> None:
+        before = done[0] // k
+        done[0] += n
+        progress(done[0] // k - before, budget)
+
+    return report
 
 
 def generate_from_sketches(

@@ -34,11 +34,14 @@ class SketchConfig:
         max_ngram: the longest key phrase, in words.
         encoder: the sentence encoder that scores the candidates (the offline alias ``minilm-l6``, a folder or a Hub
             id of a BERT-like encoder).
+        candidates_per_sketch: the sentences a generator writes for each sample's sketch, the best by
+            :func:`~hf_ecg.synthetic.genius.candidate_score` kept (1: the one written).
     """
 
     kept_share: float = 0.2
     max_ngram: int = 3
     encoder: str = "minilm-l6"
+    candidates_per_sketch: int = 1
 
     def __post_init__(self) -> None:
         if not (isinstance(self.kept_share, (int, float)) and math.isfinite(self.kept_share)) or not (
@@ -47,6 +50,9 @@ class SketchConfig:
             raise ValueError(f"kept share must be a number in (0, 1), got {self.kept_share!r}")
         if self.max_ngram < 1:
             raise ValueError(f"max_ngram must be >= 1, got {self.max_ngram}")
+        k = self.candidates_per_sketch
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"candidates per sketch must be a whole number >= 1, got {k!r}")
 
 
 @dataclass(frozen=True)
