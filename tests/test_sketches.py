@@ -363,3 +363,30 @@ def test_of_k_candidates_a_sample_keeps_the_best_and_records_how_it_reads():
         "<Disease> induced by <Chemical> .",
     ]
     assert all(row["whole"] and row["keeps_sketch"] for row in rows)
+
+
+def test_a_shareable_sketch_set_drops_the_samples_that_copy_the_text(sketch_model, tmp_path, capsys):
+    """``generate --sketches PRIVATE --shareable --unlabelled PRIVATE``: the text-copy rule judges sketch samples as
+    it judges ECG-QALM's; a text that holds two samples' sentences has those two dropped, and nothing of it kept."""
+    import json
+
+    import datasets
+
+    from hf_ecg.cli import main
+
+    model, data = sketch_model
+    argv = ["generate", "--model", str(model), "-n", "4", "--max-block-tokens", "4", "--sketches", str(data)]
+    assert main([*argv, "-o", str(tmp_path / "open")]) == 0
+    capsys.readouterr()
+    written = datasets.load_dataset(str(tmp_path / "open"), split="train").sort("id")
+    text = tmp_path / "private.tsv"  # CoNLL: its sentences tokenized as the samples are
+    planted = [" ".join(tokens) for tokens in written["tokens"][:2]]
+    lines = [*written["tokens"][:2], ["an", "unrelated", "sentence", "."]]
+    text.write_text("\n\n".join("\n".join(f"{word}\tO" for word in tokens) for tokens in lines) + "\n")
+    out = tmp_path / "shareable"
+    assert main([*argv, "-o", str(out), "--shareable", "--unlabelled", str(text), "--gold", str(data)]) == 0
+    capsys.readouterr()
+    kept = datasets.load_dataset(str(out), split="train")
+    assert not {" ".join(tokens) for tokens in kept["tokens"]} & set(planted)
+    manifest = json.loads((out / "ecg_generation.json").read_text())
+    assert manifest["selection"]["dropped"].get("text-copy", 0) >= 2

@@ -204,7 +204,12 @@ def _mentions(args: argparse.Namespace, inputs: dict[str, Any]) -> tuple[Any, An
     before anything is written. ``inputs`` keeps the text and gold read here (``text``, ``gold``) for the selection,
     which reads neither again."""
     if args.unlabelled and not args.dictionary:
-        raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
+        if not (args.sketches and args.shareable):
+            raise CLIError("--unlabelled gives the names of --dictionary that your text holds: give --dictionary too")
+        from ..data.sources import load_unlabelled_source
+
+        # a shareable sketch set's tags hold the sketches' mentions: the text is only what no sample may copy
+        inputs["text"] = load_unlabelled_source(args.unlabelled)
     if args.silver is not None and not args.unlabelled:
         flag = "--silver" if args.silver else "--no-silver"
         raise CLIError(f"{flag} would do nothing: the silver split is your --unlabelled text, labelled by --dictionary")
@@ -369,7 +374,7 @@ def _select(args: argparse.Namespace, raw: Path, config: Any, inputs: dict[str, 
         config,
         overwrite=args.overwrite,
         card_fields=dataset_card_fields(args),
-        unlabelled=inputs["text"] if copy_checked else (),  # --unlabelled needs --dictionary: _mentions read it
+        unlabelled=inputs["text"] if copy_checked else (),  # _mentions read it
     )
     report_selection(Path(selected))
     if copy_checked:
