@@ -91,6 +91,48 @@ def test_bad_input_gets_a_clear_message(space):
         client.predict(", ".join(["Chemical"] * 9), False, 1, 1.0, 6, 0, api_name="/generate")
 
 
+@pytest.fixture(scope="module")
+def sketch_space(app, tmp_path_factory):
+    """The app serving a tiny sketch generator (two training steps, ``--layout sketch``); yields its URL."""
+    from hf_ecg.cli import main
+    from tiny import save_tiny_model, toy_corpus
+
+    root = tmp_path_factory.mktemp("sketch-space")
+    data = toy_corpus(root / "toy.tsv", repeat=3)
+    argv = ["train", "--data", str(data), "--model", str(save_tiny_model(root / "base")), "--output", str(root / "m")]
+    assert main([*argv, "--max-steps", "2", "--layout", "sketch", "--save_strategy", "no", "--use_cpu", "true"]) == 0
+    demo = app.build_demo(str(root / "m"))
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, ssr_mode=False, quiet=True
+    )
+    yield url
+    demo.close()
+
+
+def test_a_sketch_generator_writes_around_a_typed_sketch(sketch_space, tmp_path):
+    """The Sketch tab: ``_`` for each gap, tags in order; every sample holds the sketch's tags in order, and a sketch
+    without a tag or with a type the model lacks gets a clear message."""
+    from gradio_client import Client
+
+    client = Client(sketch_space, verbose=False, download_files=str(tmp_path))
+    _, jsonl = client.predict("_ <Disease> _ induced by <Chemical> _", 2, 1.0, 6, 0, api_name="/sketch")
+    samples = [json.loads(line) for line in Path(jsonl).read_text(encoding="utf-8").splitlines()]
+    assert [s["entities"] for s in samples] == [["Disease", "Chemical"]] * 2
+    with pytest.raises(Exception, match=r"A sketch needs at least one entity tag"):
+        client.predict("no tags _ here", 1, 1.0, 6, 0, api_name="/sketch")
+    with pytest.raises(Exception, match=r"Unknown entity type 'Gene'"):
+        client.predict("_ <Gene> _", 1, 1.0, 6, 0, api_name="/sketch")
+
+
+def test_an_ecg_model_has_no_sketch_tab(space):
+    from gradio_client import Client
+
+    assert (
+        "/sketch"
+        not in Client(space, verbose=False).view_api(print_info=False, return_format="dict")["named_endpoints"]
+    )
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)")
 def test_page_in_headless_chromium_shows_the_result(space):
     from playwright.sync_api import expect, sync_playwright
