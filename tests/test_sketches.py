@@ -222,6 +222,7 @@ def test_cli_generate_from_sketches_and_its_bad_input(sketch_model, tmp_path, ca
         (["--sketches", str(data), "--kept-share", "1.5"], "--kept-share"),
         (["--sketches", str(data), "--kept-share", "nan"], "--kept-share"),
         (["--sketches", str(data), "--candidates", "0"], "--candidates"),
+        (["--sketches", str(data), "--mixup", "1.5"], "--mixup"),
         (["--sketches", str(data), "--entities", "Chemical"], "--entities asks for entity sequences"),
         (["--sketches", str(empty)], "empty.tsv"),
     ]
@@ -390,3 +391,74 @@ def test_a_shareable_sketch_set_drops_the_samples_that_copy_the_text(sketch_mode
     assert not {" ".join(tokens) for tokens in kept["tokens"]} & set(planted)
     manifest = json.loads((out / "ecg_generation.json").read_text())
     assert manifest["selection"]["dropped"].get("text-copy", 0) >= 2
+
+
+@given(templates_and_kept(), templates_and_kept(), st.randoms(use_true_random=False))
+def test_a_mixed_sketch_joins_a_start_and_an_end_with_their_mentions(first, second, rng):
+    """Sketch mixup: the start of one sketch up to a gap, one gap, the end of another after a gap; each tag keeps
+    the mention its own sentence has there; a sketch with no gap (nothing to cut) comes back as it was."""
+    from hf_ecg.synthetic.sketching import mixed_sketch
+
+    sketched = []
+    for template, kept in (first, second):
+        sketch = Sketch.of(template, kept)
+        mentions = tuple((f"m{len(sketched)}-{k}",) for k in range(len(sketch.entity_types)))
+        sketched.append((sketch, mentions, template.tokens))
+    (a, a_mentions, _), (b, b_mentions, _) = sketched
+    mix, mentions, source = mixed_sketch(sketched[0], sketched[1], rng)
+    assert len(mentions) == len(mix.entity_types)
+    if (mix, mentions) == (a, a_mentions):
+        return  # nothing to cut that leaves a tag, or a cut that gave the first sketch back whole
+    assert mix.entity_types  # a mix holds a tag
+    assert GAP_TOKEN in mix.pieces
+    heads = [k for k in range(len(mix.pieces)) if mix.pieces[k] == GAP_TOKEN and a.pieces[:k] == mix.pieces[:k]]
+    assert any(b.pieces[len(b.pieces) - (len(mix.pieces) - k - 1) :] == mix.pieces[k + 1 :] for k in heads)
+    head_tags = [m for m in mentions if m[0].startswith("m0-")]
+    tail_tags = [m for m in mentions if m[0].startswith("m1-")]
+    assert mentions == (*head_tags, *tail_tags)
+    assert head_tags == list(a_mentions[: len(head_tags)]) and tail_tags == list(
+        b_mentions[len(b_mentions) - len(tail_tags) :]
+    )
+    assert (
+        source[: len(first[0].tokens)] == first[0].tokens
+        and source[len(source) - len(second[0].tokens) :] == second[0].tokens
+    )
+
+
+def test_mixed_sketches_keep_each_mention_with_its_own_type(sketch_model, tmp_path):
+    """``mixup_share=1``: every sample's sketch mixes two sentences; each tag still holds a mention of its own type
+    from the gold, the mix is recorded, and some samples hold another entity sequence than their own sentence's."""
+    import json
+
+    import datasets
+
+    from hf_ecg.data.corpus import read_conll
+    from hf_ecg.runtime.decoding import DecodingConfig
+    from hf_ecg.runtime.tags import tags_to_spans
+    from hf_ecg.synthetic.genius import generate_from_sketches
+    from hf_ecg.synthetic.run_config import DatasetRunConfig
+    from hf_ecg.synthetic.sketching import SketchConfig
+
+    model, data = sketch_model
+    gold = read_conll(data)
+    sketched = [s for s in gold if s.spans]
+    known = {(s.label, tuple(x.tokens[s.start : s.end])) for x in sketched for s in x.spans}
+    out = generate_from_sketches(
+        model,
+        tmp_path / "out",
+        8,
+        sketches=gold,
+        config=SketchConfig(mixup_share=1.0),
+        decoding=DecodingConfig(max_block_tokens=4, batch_size=4),
+        run=DatasetRunConfig(samples_per_shard=4, progress_bar=False),
+    )
+    rows = datasets.load_dataset(str(out), split="train").sort("id")
+    names = rows.features["ner_tags"].feature.names
+    moved = 0
+    for row in rows:
+        spans, _ = tags_to_spans([names[k] for k in row["ner_tags"]], "IOB2")
+        assert spans and {(s.label, tuple(row["tokens"][s.start : s.end])) for s in spans} <= known
+        own = sketched[row["id"] % len(sketched)]
+        moved += [s.label for s in spans] != [s.label for s in own.spans]
+    assert moved > 0
+    assert json.loads((out / "ecg_generation.json").read_text())["settings"]["mixup_share"] == 1.0

@@ -13,7 +13,7 @@ __all__ = ["add_sketch_options", "write_from_sketches"]
 
 
 def add_sketch_options(parser: argparse.ArgumentParser) -> None:
-    """``--sketches``, ``--kept-share`` and ``--candidates``."""
+    """``--sketches``, ``--kept-share``, ``--candidates`` and ``--mixup``."""
     parser.add_argument(
         "--sketches",
         default=None,
@@ -34,6 +34,14 @@ def add_sketch_options(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="with --sketches: write K sentences for each sample's sketch and keep the one that reads best (default 1)",
     )
+    parser.add_argument(
+        "--mixup",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="with --sketches: the share of samples whose sketch joins the start of one sentence's to the end of "
+        "another's (default 0)",
+    )
 
 
 def write_from_sketches(
@@ -52,10 +60,14 @@ def write_from_sketches(
         config = SketchConfig(kept_share=args.kept_share)
     except ValueError as err:
         raise CLIError(f"--kept-share: {err}") from None
-    try:
-        config = replace(config, candidates_per_sketch=args.candidates)
-    except ValueError as err:
-        raise CLIError(f"--candidates: {err}") from None
+    for flag, field, value in (
+        ("--candidates", "candidates_per_sketch", args.candidates),
+        ("--mixup", "mixup_share", args.mixup),
+    ):
+        try:
+            config = replace(config, **{field: value})
+        except ValueError as err:
+            raise CLIError(f"{flag}: {err}") from None
     return generate_from_sketches(
         args.model,
         raw,

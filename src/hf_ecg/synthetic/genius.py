@@ -34,7 +34,7 @@ from ..runtime.words import DEFAULT_SENTENCE_ENDINGS, has_repetition, sentence_b
 from .balance import balance_setting
 from .run_config import DatasetRunConfig
 from .sample_source import Progress
-from .sketching import PhraseScorer, SketchConfig, sketch_of
+from .sketching import PhraseScorer, SketchConfig, SketchedSentence, mixed_sketch, sketch_of
 
 __all__ = ["GENIUS", "CandidateScore", "SketchSource", "candidate_score", "generate_from_sketches", "source_overlap"]
 
@@ -104,7 +104,7 @@ class SketchSource:
     dtype: str
     engine_run: SampleRun
     data: str
-    sketches: list[tuple[Sketch, tuple[tuple[str, ...], ...], tuple[str, ...]]]
+    sketches: list[SketchedSentence]
     config: SketchConfig
     own_mentions: bool = True
     known_words: frozenset[str] = frozenset()  # lower-cased: the tokenizer's whole words and the sketched corpus's
@@ -203,6 +203,7 @@ class SketchSource:
                 "sketched_sentences": len(self.sketches),
                 "kept_share": self.config.kept_share,
                 "candidates_per_sketch": self.config.candidates_per_sketch,
+                "mixup_share": self.config.mixup_share,
                 "mentions": "sketch" if self.own_mentions else "given",
             },
             silver=None if silver is None else silver_record(silver, silver.name),
@@ -220,6 +221,19 @@ class SketchSource:
     def shards_written_together(self, samples_per_shard: int) -> int:
         return 1
 
+    def _sketches_of(self, ids: range, rng: random.Random) -> list[SketchedSentence]:
+        """The sketches of samples ``ids``: sentence ``i mod n``'s, or with ``mixup_share`` that sketch mixed with
+        another sentence's (:func:`~.sketching.mixed_sketch`; the draws from ``rng``, the shard's)."""
+        n, share = len(self.sketches), self.config.mixup_share
+        chosen = []
+        for i in ids:
+            sketched = self.sketches[i % n]
+            if share and n > 1 and rng.random() < share:
+                other = (i % n + 1 + rng.randrange(n - 1)) % n  # any sentence but its own
+                sketched = mixed_sketch(sketched, self.sketches[other], rng)
+            chosen.append(sketched)
+        return chosen
+
     def shard_rows(
         self, shards: Sequence[tuple[range, ShardSeeds]], progress: Progress
     ) -> tuple[list[list[dict[str, Any]]], WrittenMentions | None]:
@@ -228,7 +242,7 @@ class SketchSource:
         rows, written_all = [], WrittenMentions()
         k = self.config.candidates_per_sketch
         for ids, seeds in shards:
-            chosen = [self.sketches[i % len(self.sketches)] for i in ids]
+            chosen = self._sketches_of(ids, random.Random(seeds.entities))
             asked = [sketch for sketch, _, _ in chosen for _ in range(k)]
             written, _ = self.engine_run.templates(asked, seeds, _per_sample(progress, k))
             scores = [

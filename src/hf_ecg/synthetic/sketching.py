@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..labelling.function_words import FUNCTION_WORDS
-from ..runtime.blocks import Template, decompose, tag_label
-from ..runtime.sketches import Sketch
+from ..runtime.blocks import Template, decompose, tag_label, tag_token
+from ..runtime.sketches import GAP_TOKEN, Sketch
 from ..runtime.tags import Span
 
-__all__ = ["PhraseScorer", "ScoredSentence", "SketchConfig", "kept_indices"]
+__all__ = ["PhraseScorer", "ScoredSentence", "SketchConfig", "SketchedSentence", "kept_indices", "mixed_sketch"]
+
+#: A sketch, the mentions its tags stand for (in order) and the template of the sentence(s) it was made from.
+SketchedSentence = tuple[Sketch, tuple[tuple[str, ...], ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -36,12 +39,15 @@ class SketchConfig:
             id of a BERT-like encoder).
         candidates_per_sketch: the sentences a generator writes for each sample's sketch, the best by
             :func:`~hf_ecg.synthetic.genius.candidate_score` kept (1: the one written).
+        mixup_share: the share of samples whose sketch is mixed (:func:`mixed_sketch`): the start of its sentence's
+            sketch, then the end of another's, in [0, 1].
     """
 
     kept_share: float = 0.2
     max_ngram: int = 3
     encoder: str = "minilm-l6"
     candidates_per_sketch: int = 1
+    mixup_share: float = 0.0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.kept_share, (int, float)) and math.isfinite(self.kept_share)) or not (
@@ -53,6 +59,9 @@ class SketchConfig:
         k = self.candidates_per_sketch
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"candidates per sketch must be a whole number >= 1, got {k!r}")
+        share = self.mixup_share
+        if not (isinstance(share, (int, float)) and math.isfinite(share)) or not 0 <= share <= 1:
+            raise ValueError(f"mixup share must be a number in [0, 1], got {share!r}")
 
 
 @dataclass(frozen=True)
@@ -166,3 +175,24 @@ def kept_indices(
 def sketch_of(sentence: ScoredSentence, kept_share: float, **draw: Any) -> Sketch:
     """The sketch of ``sentence`` keeping :func:`kept_indices`."""
     return Sketch.of(sentence.template, kept_indices(sentence, kept_share, **draw))
+
+
+def mixed_sketch(first: SketchedSentence, second: SketchedSentence, rng: random.Random) -> SketchedSentence:
+    """GENIUS's sketch mixup: ``first``'s sketch up to one of its gaps, one gap, then ``second``'s after one of its
+    gaps (each gap drawn by ``rng`` among those that leave the mix a tag), with the mentions of the tags kept and
+    both source templates (a tag between them, so no shared run spans the two)."""
+    (a, a_mentions, a_source), (b, b_mentions, b_source) = first, second
+    a_cuts = [i for i, piece in enumerate(a.pieces) if piece == GAP_TOKEN]
+    b_cuts = [i for i, piece in enumerate(b.pieces) if piece == GAP_TOKEN]
+
+    def tags(pieces: Sequence[str]) -> int:
+        return sum(tag_label(piece) is not None for piece in pieces)
+
+    pairs = [(i, j) for i in a_cuts for j in b_cuts if tags(a.pieces[:i]) + tags(b.pieces[j + 1 :])]
+    if not pairs:  # a sketch without a gap: nothing to cut
+        return first
+    i, j = rng.choice(pairs)
+    head, tail = a.pieces[:i], b.pieces[j + 1 :]
+    mentions = (*a_mentions[: tags(head)], *b_mentions[len(b_mentions) - tags(tail) :])
+    source = (*a_source, tag_token(a.entity_types[0]) if a.entity_types else GAP_TOKEN, *b_source)
+    return Sketch((*head, GAP_TOKEN, *tail)), mentions, source
