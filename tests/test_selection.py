@@ -652,3 +652,57 @@ def test_every_rule_is_an_object_whose_judge_select_samples_runs(monkeypatch):
     tags = [["O"] * 5, ["B-Chemical", "O", "O"]]
     selection = select_samples(tokens, tags, gold, SelectionConfig(rules=["duplicate"]))
     assert judged == [[0, 1]] and selection.kept == [1] and selection.dropped == {"duplicate": 1}
+
+
+def test_unknown_marks_what_the_taggers_or_the_dictionary_read_as_names_and_never_changes_a_label(gold, tagger):
+    """The ``unknown`` rule: O words the gold tagger confidently reads as an entity, and the dictionary's names left
+    O, are marked unknown; the labels stay, no sample is dropped, and nothing is marked that the sample labels."""
+    from hf_ecg.labelling.dictionary import Dictionary
+
+    tokens = [IBUPROFEN] * 3
+    tags = [
+        ["B-Chemical", "O", "B-Disease", "I-Disease", "O"],  # nothing to mark
+        ["B-Chemical", "O", "O", "O", "O"],  # "severe pain" left O: unknown, not O
+        ["O", "O", "B-Disease", "I-Disease", "O"],  # "Ibuprofen" left O: unknown
+    ]
+    selection = select_samples(tokens, tags, gold, SelectionConfig(rules=["unknown"]), taggers=[tagger])
+    assert selection.kept == [0, 1, 2] and selection.relabelled == {}
+    assert selection.unknown == {1: [2, 3], 2: [0]}
+    sure = select_samples(tokens, tags, gold, SelectionConfig(rules=["unknown"], extra_threshold=1.0), taggers=[tagger])
+    assert sure.unknown == {}  # nothing is that sure to the tagger
+    names = Dictionary({"Disease": ["severe pain"]})
+    by_names = select_samples(
+        tokens, tags, gold, SelectionConfig(rules=["unknown"], extra_threshold=1.0), taggers=[tagger], dictionary=names
+    )
+    assert by_names.unknown == {1: [2, 3]}  # the dictionary's name; the labelled one in sample 0 stays known
+
+
+def test_filter_with_unknown_writes_label_weights_that_a_tagger_reads(generated, gold, tagger, tmp_path):
+    """The kept rows carry ``label_weights`` (0.0 on the marked words, 1.0 elsewhere); the folder read as a corpus
+    has those words unknown (out of the loss), the manifest counts them."""
+    from hf_ecg.data.dataset_format import SHARD_PATTERN, write_shard
+    from hf_ecg.data.sources import load_synthetic
+
+    source = tmp_path / "generated"
+    shutil.copytree(generated, source)
+    shard = datasets.Dataset.from_parquet(str(source / "data" / SHARD_PATTERN.format(0)))
+    rows = shard.to_list()
+    assert rows[3]["tokens"][0] == "Ibuprofen"
+    rows[3].update(ner_tags=[0, *rows[3]["ner_tags"][1:]], entities=["Disease"], mention_sources=["bank"])
+    rows[3]["spans"] = [s for s in rows[3]["spans"] if s["label"] == "Disease"]
+    write_shard(rows, shard.features, source / "data", 0, 0)
+    config = SelectionConfig(rules=["unknown"], extra_threshold=0.3)
+    output = filter_generated(source, gold, tmp_path / "marked", config, taggers=[tagger], progress_bar=False)
+    kept = datasets.load_dataset(str(output), split="train")
+    record = json.loads((output / "ecg_generation.json").read_text())["selection"]["unknown"]
+    zeros = [[j for j, w in enumerate(row) if w == 0.0] for row in kept["label_weights"]]
+    assert record["words"] == sum(map(len, zeros)) > 0 and record["samples"] == sum(map(bool, zeros))
+    assert all(set(row) <= {0.0, 1.0} for row in kept["label_weights"])
+    card = " ".join((output / "README.md").read_text(encoding="utf-8").split())
+    assert f"Unknown words (`unknown`): {record['words']} words in {record['samples']} kept samples" in card
+    names = kept.features["ner_tags"].feature.names
+    marked = next(row for row in kept if row["id"] == 3)
+    assert marked["label_weights"][0] == 0.0 and names[marked["ner_tags"][0]] == "O"
+    (corpus,) = load_synthetic([output])
+    sentence = corpus.sentences[list(kept["id"]).index(3)]  # the folder's rows in their order
+    assert sentence.tokens == tuple(marked["tokens"]) and 0 in sentence.unknown and sentence.training_tags[0] is None

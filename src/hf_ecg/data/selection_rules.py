@@ -2,7 +2,7 @@
 table) and which need gold taggers. Apart from :mod:`hf_ecg.selection`, which applies them, so
 that the dataset card and the CLI can name them without importing the taggers."""
 
-__all__ = ["DEFAULT_RULES", "REPAIR_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES"]
+__all__ = ["DEFAULT_RULES", "REPAIR_RULES", "RULES", "RULE_DESCRIPTIONS", "TAGGER_RULES", "WEIGHT_RULES"]
 
 #: Every rule, in the order the default applies the cheap ones before the tagger ones.
 RULES = (
@@ -18,6 +18,7 @@ RULES = (
     "unlabel",
     "relabel",
     "dictionary",
+    "unknown",
     "exact",
 )
 #: The default rules: whole sentences first, since a tagger alone favours fragments.
@@ -40,9 +41,13 @@ RULE_DESCRIPTIONS = {
     "get that label; drops only a sample where such a word cannot be labelled without touching a requested entity",
     "dictionary": "keeps and relabels by the name dictionary: its names left O get their type, and an entity that is "
     "one of its names of another type gets that type",
+    "unknown": "keeps and marks unknown: words outside the entities that the gold taggers confidently read as an "
+    "entity, or that are names of the dictionary, leave the tagger's loss (label weight 0) instead of teaching O",
     "exact": "any word whose predicted tag differs from the generated one",
 }
 #: Rules that need taggers trained on gold.
-TAGGER_RULES = frozenset({"mention-type", "consistent", "no-extra", "unlabel", "relabel", "exact"})
+TAGGER_RULES = frozenset({"mention-type", "consistent", "no-extra", "unlabel", "relabel", "unknown", "exact"})
 #: Rules that change labels rather than drop samples (their changes are the ``relabelled`` column).
 REPAIR_RULES = frozenset({"unlabel", "relabel", "dictionary"})
+#: Rules that mark words unknown rather than change labels (their marks are the ``label_weights`` column: 0.0).
+WEIGHT_RULES = frozenset({"unknown"})

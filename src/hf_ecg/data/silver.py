@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -170,13 +169,4 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     corpus.labeller_recall = (record or {}).get("gold_recall")
     if not weighted:  # a split written before the weights: every label known
         return corpus
-    weights = rows["label_weights"]
-    sentences = [
-        replace(
-            sentence,
-            unknown=tuple(k for k, weight in enumerate(row) if weight == 0),
-            weights=tuple(row) if any(0 < weight < 1 for weight in row) else (),
-        )
-        for sentence, row in zip(corpus.sentences, weights, strict=True)
-    ]
-    return replace(corpus, sentences=sentences)
+    return corpus.with_label_weights(rows["label_weights"])

@@ -28,14 +28,20 @@ FLAG_COLUMNS = ("entities", "forced_tags", "cut_blocks", "complete", "tag_pieces
 def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> Corpus:
     """Labelled sentences from a corpus file (CoNLL/TSV, JSONL) or a dataset folder that
     ``hf-ecg generate`` / ``push-dataset`` wrote (its ``data/*.parquet``:
-    :func:`~hf_ecg.data.dataset_format.load_data_folder`)."""
+    :func:`~hf_ecg.data.dataset_format.load_data_folder`; a ``label_weights`` column, which the ``unknown`` selection
+    rule writes, read as each word's weight: 0.0 unknown)."""
     path = Path(source)
     if path.is_dir():
         from .dataset_format import MANIFEST_NAME, load_data_folder, read_generated
 
         if (path / MANIFEST_NAME).is_file():
             read_generated(path, ["id"])  # an unfinished folder is refused, with the command that resumes it
-        corpus = load_corpus(load_data_folder(path), name=path.name)
+        rows = load_data_folder(path)
+        if "label_weights" in rows.column_names:
+            weights = rows["label_weights"]
+            corpus = load_corpus(rows.remove_columns(["label_weights"]), name=path.name).with_label_weights(weights)
+        else:
+            corpus = load_corpus(rows, name=path.name)
     elif path.is_file():
         corpus = load_corpus(path)
     else:

@@ -318,7 +318,8 @@ class ECGDatasetCardData:
             for name in self.columns:  # a step's or family's own column: the card must declare it
                 if name in {**STEP_COLUMNS, **FAMILY_COLUMNS}:
                     features[name] = datasets.Value({**STEP_COLUMNS, **FAMILY_COLUMNS}[name])
-        if self.silver:  # the silver split's own column: declared, so that one schema reads both splits
+        if self.silver or "label_weights" in (self.columns or ()):
+            # the silver split's column (declared so that one schema reads both splits), or the unknown rule's
             features["label_weights"] = datasets.Sequence(datasets.Value("float32"))
         info = datasets.DatasetInfo(features=features, splits=splits)
         DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)

@@ -15,7 +15,7 @@ from ..taggers.tagger import NERConfig, Tagger
 from ..taggers.training import train_tagger
 from .self_labelling import self_labelled
 
-__all__ = ["TaggerEnsemble", "ensemble_proba", "entity_like", "relabel", "train_gold_taggers"]
+__all__ = ["TaggerEnsemble", "ensemble_proba", "entity_like", "entity_words", "relabel", "train_gold_taggers"]
 
 
 def train_gold_taggers(
@@ -64,6 +64,19 @@ def entity_like(words: Sequence[str], first_label: str) -> bool:
         return False
     last = words[-1]
     return _wordlike(last) or (last in _BRACKETS and _BRACKETS[last] in words[:-1])
+
+
+def entity_words(
+    tokens: Sequence[str], tags: Sequence[str], probabilities: Any, labels: Sequence[str], threshold: float
+) -> list[int]:
+    """The ``O`` words of ``tags`` with a letter or digit that the taggers read as an entity with probability
+    ``threshold`` or more (``probabilities``: one row a word, columns in ``labels`` order)."""
+    outside = list(labels).index("O")
+    return [
+        j
+        for j, tag in enumerate(tags)
+        if tag == "O" and _wordlike(tokens[j]) and 1.0 - float(probabilities[j][outside]) >= threshold
+    ]
 
 
 def relabel(

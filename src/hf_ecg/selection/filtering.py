@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..data.corpus import Corpus
-from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES
+from ..data.selection_rules import DEFAULT_RULES, REPAIR_RULES, RULES, TAGGER_RULES, WEIGHT_RULES
 from ..data.silver import SILVER_DIR
 from ..data.sources import FLAG_COLUMNS
 from ..hub.dataset_card import DatasetCardFields
@@ -161,6 +161,8 @@ def filter_generated(
     kept = rows.select(selection.kept).flatten_indices()
     if REPAIR_RULES & set(config.rules):
         kept = _with_relabelled(kept, [selection.relabelled.get(i) for i in selection.kept])
+    if WEIGHT_RULES & set(config.rules):
+        kept = _with_unknown(kept, [selection.unknown.get(i, []) for i in selection.kept])
     kept = align_labels(kept, settings["label_names"])
 
     record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
@@ -277,6 +279,8 @@ def _write_kept(
     record = {**settings, "kept": kept.num_rows, "dropped": selection.dropped}
     if selection.shared_runs is not None:
         record["shared_runs"] = selection.shared_runs
+    if WEIGHT_RULES & set(config.rules):
+        record["unknown"] = {"samples": len(selection.unknown), "words": sum(map(len, selection.unknown.values()))}
     if REPAIR_RULES & set(config.rules):
         record["relabelled"] = {
             "samples": len(selection.relabelled),
@@ -316,6 +320,22 @@ def _with_relabelled(rows: Any, new_tags: Sequence[list[str] | None]) -> Any:
         return row
 
     return rows.map(repair, with_indices=True, features=features, desc="relabelling")
+
+
+def _with_unknown(rows: Any, unknown: Sequence[Sequence[int]]) -> Any:
+    """``rows`` with a ``label_weights`` column: 0.0 on the words the ``unknown`` rule marked (out of a tagger's
+    loss, as a silver split's unknown words), 1.0 elsewhere."""
+    import datasets
+
+    features = datasets.Features({**rows.features, "label_weights": datasets.Sequence(datasets.Value("float32"))})
+
+    def weigh(row: dict[str, Any], index: int) -> dict[str, Any]:
+        weights = [1.0] * len(row["tokens"])
+        for j in unknown[index]:
+            weights[j] = 0.0
+        return {**row, "label_weights": weights}
+
+    return rows.map(weigh, with_indices=True, features=features, desc="marking unknown words")
 
 
 def _finished_selection(output: Path) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from typing import Any
 from ..data.corpus import Corpus
 from ..data.selection_rules import REPAIR_RULES, RULE_DESCRIPTIONS, RULES, TAGGER_RULES
 from ..labelling.dictionary import Dictionary
-from ..labelling.ensemble import relabel
+from ..labelling.ensemble import entity_words, relabel
 from ..runtime.tag_pieces import TagPieceFinder, tag_piece_exceptions
 from ..runtime.words import RARE_IN_TRAINING_SHARE
 from ..taggers.tagger import Tagger
@@ -24,12 +24,13 @@ __all__ = ["SELECTION_RULES", "Rule", "Selection", "check_rule_inputs", "select_
 
 @dataclass
 class Selection:
-    """What :func:`select_samples` decided: the kept sample indices, per sample the rule that dropped it, and
-    the new tags of the samples the ``relabel`` rule changed."""
+    """What :func:`select_samples` decided: the kept sample indices, per sample the rule that dropped it, the new
+    tags of the samples the ``relabel`` rule changed, and the words the ``unknown`` rule marked unknown."""
 
     kept: list[int]
     dropped_by: list[str | None]  # None: kept (or passed every rule and fell beyond target_size: "target-size")
     relabelled: dict[int, list[str]] = field(default_factory=dict)
+    unknown: dict[int, list[int]] = field(default_factory=dict)
     #: the ``text-copy`` rule's record (:func:`~hf_ecg.selection.shared_runs.copy_record`): what every sample it
     #: judged shares with the user's text, and the most that a kept sample shares
     shared_runs: dict[str, Any] | None = None
@@ -100,12 +101,15 @@ def select_samples(
         kept = kept[: config.target_size]
     kept_set = set(kept)
     relabelled = {i: t for i, t in run.relabelled.items() if i in kept_set}
+    unknown = {i: words for i, words in run.unknown.items() if i in kept_set}
     shared_runs = None
     if "text-copy" in config.rules:
         from .shared_runs import copy_record
 
         shared_runs = copy_record(run.text_runs, kept, config, len(unlabelled))
-    return Selection(kept=kept, dropped_by=run.dropped_by, relabelled=relabelled, shared_runs=shared_runs)
+    return Selection(
+        kept=kept, dropped_by=run.dropped_by, relabelled=relabelled, unknown=unknown, shared_runs=shared_runs
+    )
 
 
 def check_rule_inputs(
@@ -137,6 +141,7 @@ class _RuleRun:
     break_kinds: set[str]
     dropped_by: list[str | None]
     relabelled: dict[int, list[str]] = field(default_factory=dict)
+    unknown: dict[int, list[int]] = field(default_factory=dict)  # per sample, its words the unknown rule marked
     probabilities: dict[int, Any] = field(default_factory=dict)
     text_runs: dict[int, Any] = field(default_factory=dict)  # per judged sample, what it shares with the text
 
@@ -244,6 +249,13 @@ class _RuleRun:
                 repaired = unlabel(current, probabilities, labels, config.extra_threshold)
                 if repaired != current:
                     self.relabelled[i] = repaired
+            elif rule == "unknown":
+                marked = set(entity_words(self.tokens[i], current, probabilities, labels, config.extra_threshold))
+                if self.dictionary is not None:
+                    names = self.dictionary.spans(self.tokens[i])
+                    marked |= {j for span in names for j in range(span.start, span.end) if current[j] == "O"}
+                if marked:
+                    self.unknown[i] = sorted(marked)
             elif not agrees(rule, current, probabilities, labels, config.extra_threshold):
                 self.dropped_by[i] = rule
 
