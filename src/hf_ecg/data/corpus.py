@@ -117,19 +117,6 @@ class Corpus:
     #: names (:func:`~hf_ecg.taggers.training.resolved_recipe`).
     labeller_recall: float | None = None
 
-    def with_label_weights(self, weights: Sequence[Sequence[float]]) -> Corpus:
-        """This corpus with each sentence's ``label_weights`` row read: its words of weight 0 :attr:`Sentence.unknown`,
-        and its weights kept when some are fractional."""
-        sentences = [
-            replace(
-                sentence,
-                unknown=tuple(k for k, weight in enumerate(row) if weight == 0),
-                weights=tuple(row) if any(0 < weight < 1 for weight in row) else (),
-            )
-            for sentence, row in zip(self.sentences, weights, strict=True)
-        ]
-        return replace(self, sentences=sentences)
-
     def __len__(self) -> int:
         return len(self.sentences)
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ __all__ = [
     "recorded_silver",
     "silver_record",
     "silver_weight_counts",
+    "with_label_weights",
     "write_silver",
 ]
 
@@ -169,4 +172,18 @@ def load_silver(folder: str | os.PathLike) -> Corpus | None:
     corpus.labeller_recall = (record or {}).get("gold_recall")
     if not weighted:  # a split written before the weights: every label known
         return corpus
-    return corpus.with_label_weights(rows["label_weights"])
+    return with_label_weights(corpus, rows["label_weights"])
+
+
+def with_label_weights(corpus: Corpus, weights: Sequence[Sequence[float]]) -> Corpus:
+    """``corpus`` with each sentence's ``label_weights`` row read: its words of weight 0
+    :attr:`~hf_ecg.data.corpus.Sentence.unknown`, and its weights kept when some are fractional."""
+    sentences = [
+        replace(
+            sentence,
+            unknown=tuple(k for k, weight in enumerate(row) if weight == 0),
+            weights=tuple(row) if any(0 < weight < 1 for weight in row) else (),
+        )
+        for sentence, row in zip(corpus.sentences, weights, strict=True)
+    ]
+    return replace(corpus, sentences=sentences)

@@ -33,13 +33,14 @@ def load_labelled(source: str | os.PathLike, *, first_n: int | None = None) -> C
     path = Path(source)
     if path.is_dir():
         from .dataset_format import MANIFEST_NAME, load_data_folder, read_generated
+        from .silver import with_label_weights
 
         if (path / MANIFEST_NAME).is_file():
             read_generated(path, ["id"])  # an unfinished folder is refused, with the command that resumes it
         rows = load_data_folder(path)
         if "label_weights" in rows.column_names:
             weights = rows["label_weights"]
-            corpus = load_corpus(rows.remove_columns(["label_weights"]), name=path.name).with_label_weights(weights)
+            corpus = with_label_weights(load_corpus(rows.remove_columns(["label_weights"]), name=path.name), weights)
         else:
             corpus = load_corpus(rows, name=path.name)
     elif path.is_file():

@@ -159,11 +159,7 @@ def filter_generated(
     if not selection.kept:
         raise ValueError(f"no sample of {source} passed the rules (dropped: {selection.dropped}); nothing written")
     kept = rows.select(selection.kept).flatten_indices()
-    if REPAIR_RULES & set(config.rules):
-        kept = _with_relabelled(kept, [selection.relabelled.get(i) for i in selection.kept])
-    if WEIGHT_RULES & set(config.rules):
-        kept = _with_unknown(kept, [selection.unknown.get(i, []) for i in selection.kept])
-    kept = align_labels(kept, settings["label_names"])
+    kept = align_labels(_repaired(kept, selection, config), settings["label_names"])
 
     record = _write_kept(kept, output, int(manifest.samples_per_shard or 256), settings, selection, config)
     if (source / SILVER_DIR).is_dir():  # the recipe's silver sentences are not selected: they go along whole
@@ -320,6 +316,15 @@ def _with_relabelled(rows: Any, new_tags: Sequence[list[str] | None]) -> Any:
         return row
 
     return rows.map(repair, with_indices=True, features=features, desc="relabelling")
+
+
+def _repaired(kept: Any, selection: Selection, config: SelectionConfig) -> Any:
+    """The kept rows with the repair rules' new labels (``relabelled``) and the unknown rule's ``label_weights``."""
+    if REPAIR_RULES & set(config.rules):
+        kept = _with_relabelled(kept, [selection.relabelled.get(i) for i in selection.kept])
+    if WEIGHT_RULES & set(config.rules):
+        kept = _with_unknown(kept, [selection.unknown.get(i, []) for i in selection.kept])
+    return kept
 
 
 def _with_unknown(rows: Any, unknown: Sequence[Sequence[int]]) -> Any:
