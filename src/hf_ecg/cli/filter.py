@@ -83,8 +83,8 @@ def _run_filter(args: argparse.Namespace) -> int:
                 f"{', '.join(unused)} would do nothing: only the tagger rules ({', '.join(sorted(TAGGER_RULES))}) "
                 "train taggers, and the text-copy rule reads the text"
             )
-    if args.dictionary and "dictionary" not in config.rules:
-        raise CLIError("--dictionary would do nothing: only the dictionary rule reads it (--rule dictionary)")
+    if args.dictionary and not {"dictionary", "unknown"} & set(config.rules):
+        raise CLIError("--dictionary would do nothing: only the dictionary and unknown rules read it")
     unlabelled = load_unlabelled_source(args.unlabelled) if args.unlabelled else ()
     gold = load_source(args.gold)
     dictionary = None
