@@ -1,8 +1,11 @@
 """Twenty samples of a set written from sketches, each beside the sentence its sketch came from, entities marked.
 
 A sketch set's sample ``i`` was written around the sketch of the ``i mod n``-th sentence with an entity of the corpus
-it was sketched from (``hf-ecg generate --sketches DATA``), so the reader can judge both whether it reads as a sentence
-and how much it repeats its source. Usage:
+it was sketched from (``hf-ecg generate --sketches DATA``; a mixed sketch joins it to another's end), so the reader can
+judge both whether it reads as a sentence and how much it repeats its source. First come counts over the whole set:
+the samples whose entities are their sketch's types in order (and, with the sketches' own mentions, their source's
+(type, mention) multiset), those with a marker or tag piece in their words, those that read whole and keep their
+sketch's words. Usage:
 
     python dev/read_sketch_samples.py SET DATA [--count 20] [--title TITLE] > OUT.txt
 """
@@ -28,12 +31,44 @@ def main() -> int:
     names = manifest.label_names
     if args.title:
         print(f"# {args.title}")
-    for row in table.sort_by("id").slice(0, args.count).to_pylist():
+    rows = table.sort_by("id").to_pylist()
+    for line in set_counts(rows, sources, names):
+        print(f"# {line}")
+    for row in rows[: args.count]:
         source = sources[row["id"] % len(sources)]
+        if "sketch" in row:
+            print(f"{row['id']} SKETCH: {row['sketch']}")
         print(f"{row['id']} SAMPLE: {marked(row['tokens'], [names[k] for k in row['ner_tags']])}")
         print(f"   SOURCE: {marked(source.tokens, spans_to_tags(source.spans, len(source.tokens)))}")
         print(f"   shared run {row['source_shared_run']}, new words {row['source_new_share']:.2f}")
     return 0
+
+
+def set_counts(rows: list[dict], sources: list, names: list[str]) -> list[str]:
+    """The whole set's counts, a line each."""
+    from hf_ecg.runtime.sketches import Sketch
+    from hf_ecg.runtime.tags import tags_to_spans
+
+    typed = owned = leaks = 0
+    for row in rows:
+        spans, _ = tags_to_spans([names[k] for k in row["ner_tags"]], "IOB2")
+        found = sorted((s.label, tuple(row["tokens"][s.start : s.end])) for s in spans)
+        if "sketch" in row:
+            typed += tuple(s.label for s in spans) == Sketch.parse(row["sketch"]).entity_types
+        source = sources[row["id"] % len(sources)]
+        owned += found == sorted((s.label, tuple(source.tokens[s.start : s.end])) for s in source.spans)
+        leaks += bool(row.get("tag_pieces")) or any(w.startswith("<") and w.endswith(">") for w in row["tokens"])
+    n = len(rows)
+    lines = [f"{n} samples; {leaks} with a marker or tag piece in their words"]
+    if rows and "sketch" in rows[0]:
+        lines.append(f"{typed} of {n} hold their sketch's entity types in order")
+    lines.append(f"{owned} of {n} hold their source sentence's (type, mention) multiset (the sketches' own mentions)")
+    if rows and "whole" in rows[0]:
+        lines.append(
+            f"{sum(r['whole'] for r in rows)} read whole, {sum(r['keeps_sketch'] for r in rows)} keep their "
+            "sketch's words"
+        )
+    return lines
 
 
 if __name__ == "__main__":

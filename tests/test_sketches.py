@@ -153,6 +153,7 @@ def test_every_sketch_mention_is_in_its_sample_once_with_its_type(sketch_model, 
         found = [(s.label, tuple(row["tokens"][s.start : s.end])) for s in spans]
         assert found == [(s.label, tuple(source.tokens[s.start : s.end])) for s in source.spans]
         assert set(row["mention_sources"]) <= {"sketch"}
+        assert Sketch.parse(row["sketch"]).entity_types == tuple(s.label for s in source.spans)
         assert row["source_shared_run"] >= 0 and 0 <= row["source_new_share"] <= 1
     manifest = json.loads((out / "ecg_generation.json").read_text())
     assert manifest["method"] == "geniusaug" and manifest["settings"]["kept_share"] == 0.2
@@ -458,6 +459,7 @@ def test_mixed_sketches_keep_each_mention_with_its_own_type(sketch_model, tmp_pa
     for row in rows:
         spans, _ = tags_to_spans([names[k] for k in row["ner_tags"]], "IOB2")
         assert spans and {(s.label, tuple(row["tokens"][s.start : s.end])) for s in spans} <= known
+        assert tuple(s.label for s in spans) == Sketch.parse(row["sketch"]).entity_types  # the mixed sketch's tags
         own = sketched[row["id"] % len(sketched)]
         moved += [s.label for s in spans] != [s.label for s in own.spans]
     assert moved > 0

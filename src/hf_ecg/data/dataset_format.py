@@ -180,8 +180,14 @@ GENERATION_COLUMNS = (*DECODER_COLUMNS, "mention_sources")
 STEP_COLUMNS = {"relabelled": "int32"}
 #: Columns a family adds, with their dtype: a sketch sample's overlap with its source sentence (the longest run of
 #: words outside the mentions they share, the share of its words the source lacks), whether it reads whole and whether
-#: it keeps its sketch's words (``hf_ecg.synthetic.genius.candidate_score``).
-FAMILY_COLUMNS = {"source_shared_run": "int32", "source_new_share": "float32", "whole": "bool", "keeps_sketch": "bool"}
+#: it keeps its sketch's words (``hf_ecg.synthetic.genius.candidate_score``), and the sketch it was written for.
+FAMILY_COLUMNS = {
+    "source_shared_run": "int32",
+    "source_new_share": "float32",
+    "whole": "bool",
+    "keeps_sketch": "bool",
+    "sketch": "string",
+}
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

@@ -268,6 +268,7 @@ class SketchSource:
                     raise RuntimeError(f"a sample of sketch {sketch} holds the entities {d.entities}")
                 row["source_shared_run"], row["source_new_share"] = source_overlap(d.template.tokens, source)
                 row["whole"], row["keeps_sketch"] = scores[c].whole, scores[c].keeps_sketch
+                row["sketch"] = str(sketch)
             rows.append(filled)
         return rows, (written_all if self.writes_mentions else None)
 
