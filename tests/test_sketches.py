@@ -289,7 +289,7 @@ def _written(text: str, *, complete: bool = True, forced: int = 0):
     return DecodedTemplate(template.entity_types, template, forced_tags=forced, complete=complete)
 
 
-def test_a_candidate_reads_better_whole_then_keeping_its_sketch_then_with_fewer_odd_words():
+def test_a_candidate_reads_better_whole_then_with_fewer_odd_words_then_keeping_its_sketch():
     from hf_ecg.synthetic.genius import candidate_score
 
     sketch = Sketch.parse(f"{GAP_TOKEN} <Disease> {GAP_TOKEN} induced by <Chemical> {GAP_TOKEN}")
@@ -315,6 +315,11 @@ def test_a_candidate_reads_better_whole_then_keeping_its_sketch_then_with_fewer_
         > score("<Disease> was induced induced induced by <Chemical> .").key()
     )
     assert score("Severe <Disease> was induced by <Chemical> in 12 rats .").odd_share == pytest.approx(1 / 8)
+    # an odd word weighs more than a dropped kept word: reading well comes before keeping the sketch
+    assert (
+        score("Severe <Disease> was caused by <Chemical> in rats .").key()
+        > score("Severe <Disease> was induced by <Chemical> in asewareness .").key()
+    )
 
 
 def test_of_k_candidates_a_sample_keeps_the_best_and_records_how_it_reads():

@@ -63,17 +63,19 @@ def source_overlap(sample: Sequence[str], source: Sequence[str]) -> tuple[int, f
 
 @dataclass(frozen=True, order=True)
 class CandidateScore:
-    """How well a sentence written for a sketch reads, compared field by field (a higher tuple is better): whether
-    it is whole (ends as the training sentences end; no tag forced, no block cut, no loop, no second sentence),
-    whether it keeps the sketch's words where the sketch keeps them (:meth:`~hf_ecg.runtime.sketches.Sketch.fits`),
-    and less of its words outside the tags odd (a number, or letters no known word spells: ``asewareness``)."""
+    """How well a sentence written for a sketch reads, compared in this order (a higher key is better): whether it
+    is whole (ends as the training sentences end; no tag forced, no block cut, no loop, no second sentence), then the
+    share of its words outside the tags that are odd (a number, or letters no known word spells: ``asewareness``;
+    fewer is better), then whether it keeps the sketch's words where the sketch keeps them
+    (:meth:`~hf_ecg.runtime.sketches.Sketch.fits`). A tagger learns from the words around the mentions, so reading
+    well comes before keeping the sketch."""
 
     whole: bool
     keeps_sketch: bool
     odd_share: float
 
-    def key(self) -> tuple[bool, bool, float]:
-        return self.whole, self.keeps_sketch, -self.odd_share
+    def key(self) -> tuple[bool, float, bool]:
+        return self.whole, -self.odd_share, self.keeps_sketch
 
 
 def candidate_score(
