@@ -293,7 +293,7 @@ def test_a_candidate_reads_better_whole_then_with_fewer_odd_words_then_keeping_i
     from hf_ecg.synthetic.genius import candidate_score
 
     sketch = Sketch.parse(f"{GAP_TOKEN} <Disease> {GAP_TOKEN} induced by <Chemical> {GAP_TOKEN}")
-    known = frozenset({"severe", "was", "induced", "by", "in", "rats", "the"})
+    known = frozenset({"severe", "was", "induced", "caused", "by", "in", "rats", "the"})
 
     def score(text: str, **flags):
         return candidate_score(_written(text, **flags), sketch, known, (".",))
