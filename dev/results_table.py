@@ -75,6 +75,21 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "gold + hf_ecg sketches (GeniusAug: `train --layout sketch --unlabelled --dictionary`, then `generate "
+        "--sketches GOLD --mentions generated`), 10×",
+        {
+            "BC5CDR 45": (
+                [f"results/sketches/bc5cdr-45/text-g{seed}-450-written.ner.json" for seed in (42, 43)],
+                "51df908",
+            ),
+            "JNLPBA 186": (["results/sketches/jnlpba-186/text-g42-1860-written.ner.json"], "fa18307"),
+        },
+    ),
+    (
+        "gold + hf_ecg defaults and sketches, 10× each",
+        {"BC5CDR 45": (["results/sketches/bc5cdr-45/together-ecg-default-g42.ner.json"], "b0d93fa")},
+    ),
+    (
         "gold + hf_ecg with your dictionary and text (`--dictionary --unlabelled`), 10×",
         {
             "BC5CDR 45": (["results/dictionaries/bc5cdr-45-text-names-10x.ner.json"], "2ba78b3"),
