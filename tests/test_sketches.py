@@ -315,6 +315,13 @@ def test_a_candidate_reads_better_whole_then_with_fewer_odd_words_then_keeping_i
         > score("<Disease> was induced induced induced by <Chemical> .").key()
     )
     assert score("Severe <Disease> was induced by <Chemical> in 12 rats .").odd_share == pytest.approx(1 / 8)
+    # the filled sample's words, when given, are counted: an invented name in a tag makes the sample worse
+    template = _written("Severe <Disease> was induced by <Chemical> in rats .")
+    named = candidate_score(template, sketch, known, (".",), "Severe pain was induced by rats in rats .".split())
+    invented = candidate_score(
+        template, sketch, known, (".",), "Severe pain was induced by thromboemployment in rats .".split()
+    )
+    assert named.odd_share == pytest.approx(1 / 9) and invented.key() < named.key()
     # an odd word weighs more than a dropped kept word: reading well comes before keeping the sketch
     assert (
         score("Severe <Disease> was caused by <Chemical> in rats .").key()
@@ -348,8 +355,9 @@ def test_of_k_candidates_a_sample_keeps_the_best_and_records_how_it_reads():
         progress(2, None)
         return candidates, None
 
-    def fill(decoded, rng, mentions, origins):
-        return {"template": str(decoded.template)}
+    def fill(decoded, rng, mentions, origins):  # the tags filled: "asthma" is known, "aspirin" is not
+        words = [{"<Disease>": "asthma", "<Chemical>": "aspirin"}.get(w, w) for w in decoded.template.tokens]
+        return {"template": str(decoded.template), "tokens": words}
 
     run = SimpleNamespace(
         templates=templates, filler=SimpleNamespace(fill=fill), ecg_config=SimpleNamespace(sentence_endings=["."])
@@ -361,7 +369,7 @@ def test_of_k_candidates_a_sample_keeps_the_best_and_records_how_it_reads():
         "gold",
         [(sketch, (("asthma",), ("aspirin",)), ("<Disease>", "with", "<Chemical>"))],
         SketchConfig(candidates_per_sketch=3),
-        known_words=frozenset({"was", "induced", "by", "is", "in", "rats"}),
+        known_words=frozenset({"was", "induced", "by", "is", "in", "rats", "asthma", "aspirin"}),
     )
     (rows,), _ = source.shard_rows([(range(2), ShardSeeds.of(1, 0))], lambda n, _: reported.append(n))
     assert asked == [sketch] * 6 and sum(reported) == 2  # progress in samples, not candidates

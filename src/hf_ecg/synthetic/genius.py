@@ -79,13 +79,20 @@ class CandidateScore:
 
 
 def candidate_score(
-    decoded: DecodedTemplate, sketch: Sketch, known_words: frozenset[str], endings: Sequence[str]
+    decoded: DecodedTemplate,
+    sketch: Sketch,
+    known_words: frozenset[str],
+    endings: Sequence[str],
+    words: Sequence[str] | None = None,
 ) -> CandidateScore:
     """The :class:`CandidateScore` of ``decoded``, a template written for ``sketch``; ``known_words`` lower-cased
-    (the tokenizer's whole words and the sketched corpus's), ``endings`` the training sentences' last tokens."""
+    (the tokenizer's whole words and the sketched corpus's), ``endings`` the training sentences' last tokens. The odd
+    words are counted among ``words`` (the filled sample's tokens, its mentions' words among them: an invented name
+    counts) or, without them, among the template's words outside its tags."""
     tokens = decoded.template.tokens
     tags = {i for i, token in enumerate(tokens) if tag_label(token) is not None}
-    words = [w for i, w in enumerate(tokens) if i not in tags]
+    if words is None:
+        words = [w for i, w in enumerate(tokens) if i not in tags]
     whole = (
         decoded.complete
         and not decoded.forced_tags
@@ -245,25 +252,25 @@ class SketchSource:
         k = self.config.candidates_per_sketch
         for ids, seeds in shards:
             chosen = self._sketches_of(ids, random.Random(seeds.entities))
-            asked = [sketch for sketch, _, _ in chosen for _ in range(k)]
-            written, _ = self.engine_run.templates(asked, seeds, _per_sample(progress, k))
+            asked = [sketched for sketched in chosen for _ in range(k)]
+            written, _ = self.engine_run.templates([sketch for sketch, _, _ in asked], seeds, _per_sample(progress, k))
+            rng = random.Random(seeds.mentions)
+            if self.own_mentions:
+                candidates = [
+                    self.engine_run.filler.fill(d, rng, list(m), [MentionOrigin.SKETCH.value] * len(m))
+                    for d, (_, m, _) in zip(written, asked, strict=True)
+                ]
+            else:  # every candidate's mentions are written: an invented name makes a candidate worse
+                candidates, mentions_written = self.engine_run.fill(written, rng, seeds.written_mentions)
+                if mentions_written is not None:
+                    written_all.add(mentions_written)
             scores = [
-                candidate_score(d, sketch, self.known_words, self.endings)
-                for d, sketch in zip(written, asked, strict=True)
+                candidate_score(d, sketch, self.known_words, self.endings, row["tokens"])
+                for d, (sketch, _, _), row in zip(written, asked, candidates, strict=True)
             ]
             # the best of each sample's k candidates, the first of equals
             best = [max(range(j * k, j * k + k), key=lambda c: scores[c].key()) for j in range(len(chosen))]
-            decoded = [written[c] for c in best]
-            rng = random.Random(seeds.mentions)
-            if self.own_mentions:
-                filled = [
-                    self.engine_run.filler.fill(d, rng, list(m), [MentionOrigin.SKETCH.value] * len(m))
-                    for d, (_, m, _) in zip(decoded, chosen, strict=True)
-                ]
-            else:
-                filled, mentions_written = self.engine_run.fill(decoded, rng, seeds.written_mentions)
-                if mentions_written is not None:
-                    written_all.add(mentions_written)
+            filled = [candidates[c] for c in best]
             for row, c, (sketch, _, source) in zip(filled, best, chosen, strict=True):
                 d = written[c]
                 if d.entities != sketch.entity_types:  # forced by the decoder: never, but never unchecked
