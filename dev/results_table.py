@@ -87,7 +87,10 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
     ),
     (
         "gold + hf_ecg defaults and sketches, 10× each",
-        {"BC5CDR 45": (["results/sketches/bc5cdr-45/together-ecg-default-g42.ner.json"], "b0d93fa")},
+        {
+            "BC5CDR 45": (["results/sketches/bc5cdr-45/together-ecg-default-g42.ner.json"], "b0d93fa"),
+            "JNLPBA 186": (["results/sketches/jnlpba-186/together-ecg-default-g42.ner.json"], "cd50a9f"),
+        },
     ),
     (
         "gold + hf_ecg with your dictionary and text (`--dictionary --unlabelled`), 10×",
