@@ -79,8 +79,8 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         "--sketches GOLD --mentions generated`), 10×",
         {
             "BC5CDR 45": (
-                [f"results/sketches/bc5cdr-45/text-g{seed}-450-written.ner.json" for seed in (42, 43)],
-                "51df908",
+                [f"results/sketches/bc5cdr-45/text-g{seed}-450-written.ner.json" for seed in (42, 43, 44)],
+                "888133f",
             ),
             "JNLPBA 186": (["results/sketches/jnlpba-186/text-g42-1860-written.ner.json"], "fa18307"),
         },
