@@ -30,6 +30,7 @@ from .common import (
 )
 from .mention_options import add_dictionary_option, mention_mixture, mention_source, read_dictionary
 from .sketch_options import add_sketch_options, write_from_sketches
+from .text_options import add_text_options, labelled_text
 
 #: The DecodingConfig fields ``hf-ecg generate`` takes as options, from the dataclass: all but ``seed`` (its
 #: --seed is the generation's, each shard's derived from it) and ``max_entities`` (a limit on requests, not a choice).
@@ -117,14 +118,6 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
         "labels with it",
     )
     generate.add_argument(
-        "--unlabelled",
-        default=None,
-        metavar="TEXT[:N]",
-        help="your unlabelled text (a .txt file, one sentence a line, or a corpus whose labels are never read): "
-        "with --dictionary, the tags are filled with the names it holds, as often as it uses them, and the text "
-        "labelled by the dictionary is written as the silver split",
-    )
-    generate.add_argument(
         "--balance",
         action="append",
         default=None,
@@ -132,13 +125,7 @@ def _add_mention_options(generate: argparse.ArgumentParser) -> None:
         help="refill the finished set's TYPE mentions so that each group of your name<TAB>group file gets its share "
         "(equal unless given); the card shows each group's count beside gold's",
     )
-    generate.add_argument(
-        "--silver",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="with --dictionary and --unlabelled, write your text labelled by the dictionary as the folder's silver "
-        "split, which evaluate ner --synthetic trains on too (default: on)",
-    )
+    add_text_options(generate)
     generate.add_argument(
         "--shareable",
         action="store_true",
@@ -216,7 +203,6 @@ def _mentions(args: argparse.Namespace, inputs: dict[str, Any]) -> tuple[Any, An
     dictionary = silver = None
     if args.dictionary:
         from ..data.sources import load_source, load_unlabelled_source
-        from ..labelling.dictionary_names import DictionaryNames
 
         if args.mentions and args.mention_shares is None:
             raise CLIError(
@@ -228,13 +214,7 @@ def _mentions(args: argparse.Namespace, inputs: dict[str, Any]) -> tuple[Any, An
             inputs["gold"] = gold[0]
         dictionary = read_dictionary(args.dictionary, labelled=gold)
         if args.unlabelled:
-            dictionary = DictionaryNames(dictionary, text)
-            try:
-                dictionary.names_as_mentions()  # the one lookup of the text: the names and the silver split
-            except ValueError:
-                raise CLIError(f"--unlabelled {args.unlabelled}: holds none of the --dictionary names") from None
-            # with gold, the lookup's recall on it: how a tagger's auto recipe trains on the silver
-            silver = dictionary.silver(gold) if args.silver is not False else None
+            dictionary, silver = labelled_text(args, dictionary, text, gold)
     if args.mention_shares is not None:
         return mention_mixture(args.mention_shares, args.mentions, lists=dictionary), silver
     if dictionary is not None:

@@ -5,6 +5,7 @@ sentences (:func:`load_unlabelled_source`) and a generated folder's per-sample d
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -17,6 +18,7 @@ __all__ = [
     "load_labelled",
     "load_source",
     "load_synthetic",
+    "load_text_documents",
     "load_unlabelled_source",
     "source_path",
 ]
@@ -112,6 +114,27 @@ def load_unlabelled_source(spec: str | os.PathLike) -> list[tuple[str, ...]]:
         sentences = read_text_lines(path)
         return _sliced(sentences, numbers, str(spec), path) if numbers else sentences
     return [sentence.tokens for sentence in load_source(spec)]
+
+
+def load_text_documents(spec: str | os.PathLike) -> list[int] | None:
+    """The document number of each sentence :func:`load_unlabelled_source` reads from ``spec``: blank lines separate
+    a ``.txt`` file's documents, ``-DOCSTART-`` lines a corpus file's; ``None`` when the source separates none."""
+    from .corpus import DOCSTART
+    from .unlabelled import read_text_documents
+
+    path, numbers = _split_spec(spec)
+    if Path(path).suffix.lower() == ".txt":
+        documents = read_text_documents(path)
+        if documents is None or not numbers:
+            return documents
+        return _sliced(documents, numbers, str(spec), path)
+    if not Path(path).is_file():  # a dataset folder: no separators
+        return None
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    starts = [number for number, line in enumerate(lines, 1) if line.startswith(DOCSTART)]
+    if not starts:
+        return None
+    return [bisect.bisect(starts, int(s.source.rpartition(":")[2])) for s in load_source(spec)]
 
 
 def load_flags(source: str | os.PathLike) -> dict[str, list] | None:

@@ -4,14 +4,16 @@ the slots, and the same labelling as the silver split."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from ..data.corpus import Corpus
 from ..runtime.mention_sources import NamesAsMentions
 from ..runtime.mentions import MentionBank
+from .abbreviations import AbbreviationLabeller
 from .dictionary import Dictionary
+from .labeller import label_sentences
 
 __all__ = ["DictionaryNames"]
 
@@ -22,16 +24,44 @@ class DictionaryNames:
     user's tokenized sentences) holds, as slot mentions (``generate_dataset(mentions=names)``), each drawn by how
     often the text holds it, in the text's spelling (the names the text never uses are left out, so the samples
     speak the domain's names), and the text labelled by it (:meth:`silver`: ``generate_dataset(silver=...)``).
-    ``ValueError`` when the text holds none."""
+    ``ValueError`` when the text holds none.
+
+    With ``abbreviations``, the short forms the text defines after a name of the dictionary are labelled too
+    (:class:`~hf_ecg.labelling.abbreviations.AbbreviationLabeller`, in the ``documents`` the text separates, never
+    one spelt like a word of ``common_words``); :attr:`abbreviations_found` counts them."""
 
     dictionary: Dictionary
     text: Sequence[Sequence[str]]
+    abbreviations: bool = True
+    documents: Sequence[int] | None = None
+    common_words: Collection[str] = field(default_factory=frozenset)
+
+    @cached_property
+    def _labeller(self) -> Dictionary | AbbreviationLabeller:
+        if not self.abbreviations:
+            return self.dictionary
+        return AbbreviationLabeller(self.dictionary, documents=self.documents, common_words=self.common_words)
 
     @cached_property
     def labelled(self) -> Corpus:
-        """The text as the dictionary labels it (:meth:`Dictionary.label`: the silver split), looked up once; the
-        names come from its entities."""
-        return self.dictionary.label(self.text)
+        """The text as the dictionary labels it (:meth:`Dictionary.label`: the silver split), with the short forms
+        the text defines when asked, looked up once; the names come from its entities."""
+        if not self.abbreviations:
+            return self.dictionary.label(self.text)
+        corpus = label_sentences(
+            self.text, self._labeller, name="unlabelled, labelled by the dictionary and the short forms it defines"
+        )
+        corpus.weak = True
+        return corpus
+
+    @property
+    def abbreviations_found(self) -> dict[str, int] | None:
+        """How many short forms the text defines after a dictionary name, and how many words they label
+        (``None`` without ``abbreviations``)."""
+        if not isinstance(self._labeller, AbbreviationLabeller):
+            return None
+        self.labelled  # noqa: B018  (the labelling counts them)
+        return {"definitions": len(self._labeller.definitions), "labelled": self._labeller.added}
 
     @cached_property
     def _as_mentions(self) -> NamesAsMentions:

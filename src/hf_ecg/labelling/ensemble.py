@@ -7,6 +7,7 @@ user's text. :func:`train_gold_taggers` trains it, :func:`ensemble_proba` averag
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..data.corpus import Corpus
@@ -15,7 +16,19 @@ from ..taggers.tagger import NERConfig, Tagger
 from ..taggers.training import train_tagger
 from .self_labelling import self_labelled
 
-__all__ = ["TaggerEnsemble", "ensemble_proba", "entity_like", "entity_words", "relabel", "train_gold_taggers"]
+__all__ = [
+    "MIN_LABEL_WEIGHT",
+    "TaggerEnsemble",
+    "ensemble_proba",
+    "entity_like",
+    "entity_words",
+    "o_weighted",
+    "relabel",
+    "train_gold_taggers",
+]
+
+#: The least weight :func:`o_weighted` gives a word: a weight of 0 reads back as an unknown label.
+MIN_LABEL_WEIGHT = 1e-3
 
 
 def train_gold_taggers(
@@ -45,6 +58,22 @@ def ensemble_proba(taggers: Sequence[Tagger], sentences: Sequence[Sequence[str]]
     for tagger in taggers[1:]:
         total = [a + b for a, b in zip(total, tagger.predict_proba(sentences), strict=True)]
     return [p / len(taggers) for p in total]
+
+
+def o_weighted(corpus: Corpus, taggers: Sequence[Tagger]) -> Corpus:
+    """``corpus`` (weak labels: the user's text as a dictionary labels it) with each word outside its entities
+    weighted by how surely ``taggers`` (the gold taggers) read it as ``O``, its entities' words 1.0: a name the
+    dictionary missed weighs little on a tagger's loss (a noise-aware loss; ``Sentence.weights``)."""
+    outside = list(taggers[0].labels).index("O")
+    sentences = []
+    for sentence, probabilities in zip(corpus, ensemble_proba(taggers, [s.tokens for s in corpus]), strict=True):
+        covered = {i for span in sentence.spans for i in range(span.start, span.end)}
+        weights = tuple(
+            1.0 if i in covered else max(float(probabilities[i][outside]), MIN_LABEL_WEIGHT)
+            for i in range(len(sentence.tokens))
+        )
+        sentences.append(replace(sentence, weights=weights))
+    return replace(corpus, sentences=sentences, name=f"{corpus.name}, O weighted by {len(taggers)} gold taggers")
 
 
 #: Brackets a relabelled span may end with when it opens them itself: ``NF-kappa B ( NFkB )``.
