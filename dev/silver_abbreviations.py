@@ -65,7 +65,21 @@ def main() -> int:
     with_short_forms = label_sentences(text, labeller)
     added = _entities(with_short_forms) - _entities(lookup)
     truth = _entities(pool)
-    pairs = sum(len(short_form_pairs(t)) for t in text)
+    pairs = unmarked_long_forms = 0
+    for k, tokens in enumerate(text):
+        for short, long in short_form_pairs(tokens).items():
+            pairs += 1
+            where = AbbreviationLabeller.located(tokens, short, long)
+            if where is None:
+                continue
+            start, bracket, _ = where
+
+            def ends_there(spans, start=start, bracket=bracket):
+                return any(s.end == bracket and s.start >= start for s in spans)
+
+            unmarked_long_forms += ends_there(pool[k].spans) and not ends_there(lookup[k].spans)
+    missed = truth - _entities(with_short_forms)
+    capitals = [m for m in missed if m[2] - m[1] <= 3 and "".join(text[m[0]][m[1] : m[2]]).replace("-", "").isupper()]
     report = {
         "gold": args.gold,
         "unlabelled": args.unlabelled,
@@ -78,6 +92,9 @@ def main() -> int:
         "definitions_after_a_dictionary_name": len(labeller.definitions),
         "short_forms_labelled": len(added),
         "short_forms_labelled_right": len(added & truth),
+        "long_forms_the_pool_marks_and_the_dictionary_does_not": unmarked_long_forms,
+        "names_missed_with_short_forms": len(missed),
+        "of_them_short_capitals": len(capitals),
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(report, indent=2) + "\n")

@@ -134,7 +134,7 @@ class AbbreviationLabeller:
     def _defined(self, index: int, tokens: Sequence[str], spans: Sequence[Span]) -> list[Definition]:
         definitions = []
         for short, long in short_form_pairs(tokens).items():
-            where = self._where(tokens, _squeezed(short), _squeezed(long))
+            where = self.located(tokens, short, long)
             if where is None or not self._usable(tokens[where[1] + 1 : where[2]]):
                 continue
             long_start, bracket, _ = where
@@ -144,8 +144,10 @@ class AbbreviationLabeller:
         return definitions
 
     @staticmethod
-    def _where(tokens: Sequence[str], short: str, long: str) -> tuple[int, int, int] | None:
-        """``(long form's start, its bracket, the short form's end)`` of ``long (short`` in ``tokens``."""
+    def located(tokens: Sequence[str], short: str, long: str) -> tuple[int, int, int] | None:
+        """``(long form's start, its bracket, the short form's end)`` of a pair :func:`short_form_pairs` found, as
+        ``long (short`` stands in ``tokens`` (spaces aside)."""
+        short, long = _squeezed(short), _squeezed(long)
         for bracket, token in enumerate(tokens):
             if token != "(":
                 continue
