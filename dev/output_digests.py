@@ -7,7 +7,8 @@ Run it before and after a change that must not change behaviour, and compare the
 
 The model must be one trained with mention samples (so the default mentions are written ones); the
 commands: ``blocks``; ``train`` (2 steps of LoRA on SmolLM2-135M, 20 sentences); ``generate`` with the
-default (written) mentions, bank mentions, mention lists and a mixture; ``baseline mention-replacement``;
+default (written) mentions, bank mentions, mention lists, a mixture and a dictionary with text (no ``--gold``);
+``baseline mention-replacement``;
 ``export``; and the pipeline at temperature 1 and 0.8. Files that carry a time or a path (cards, logs,
 trainer state) are left out; every Parquet shard, manifest, ``ecg_config.json`` and weight file is in.
 """
@@ -54,6 +55,10 @@ def main() -> int:
         lists = root / "lists"
         lists.mkdir()
         (lists / f"{types[0]}.txt").write_text("alpha beta\ngamma\ndelta-1 epsilon\n")
+        text = root / "text.txt"  # the user's text: names of the lists, no short form defined
+        text.write_text(
+            "the alpha beta was seen .\ngamma and more gamma .\n\nno names here .\nsome delta-1 epsilon .\n"
+        )
 
         def hf_ecg(*argv: str) -> None:
             done = subprocess.run([sys.executable, "-m", "hf_ecg.cli", *argv], capture_output=True, text=True)
@@ -80,6 +85,15 @@ def main() -> int:
             "generate-bank": [*gen, "--mentions", "random", "-o", str(root / "generate-bank")],
             "generate-lists": [*gen, "--mentions", str(lists), "-o", str(root / "generate-lists")],
             "generate-mixture": [*gen, "--mention-shares", "generated=1,bank=1", "-o", str(root / "generate-mixture")],
+            "generate-dictionary-text": [
+                *gen,
+                "--dictionary",
+                str(lists),
+                "--unlabelled",
+                str(text),
+                "-o",
+                str(root / "generate-dictionary-text"),
+            ],
             "baseline": [
                 "baseline",
                 "mention-replacement",
