@@ -167,7 +167,8 @@ def _add_selection_group(generate: argparse.ArgumentParser) -> None:
         "--gold",
         default=None,
         metavar="DATA[:N]",
-        help="the gold sentences the generator was trained on, to judge copies and train the selection taggers",
+        help="the gold sentences the generator was trained on, to judge copies and train the taggers of the "
+        "selection and of --silver-weights",
     )
     add_selection_options(selection, target_size=False)
 
