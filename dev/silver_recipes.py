@@ -76,7 +76,7 @@ def unknown_tokens(corpus: Corpus, rule: str, seed: int, gold: Corpus, config: N
     elif kind == "complete":
         return completed(corpus, float(value), gold, config)
     elif kind == "weighted":
-        return o_weighted(corpus, outside, gold, config)
+        return o_weighted(corpus, gold, config)
     elif kind == "selftrain":
         return self_trained(corpus, float(value), gold, config)
     else:
@@ -103,20 +103,14 @@ def completed(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig)
     return Corpus(sentences, name=f"{corpus.name}, completed at {threshold}", weak=True)
 
 
-def o_weighted(corpus: Corpus, outside: list[list[int]], gold: Corpus, config: NERConfig) -> Corpus:
-    """``corpus`` with each unmatched word weighted by the gold taggers' mean ``O`` probability (see ``weighted``)."""
-    from hf_ecg.labelling.ensemble import ensemble_proba, train_gold_taggers
+def o_weighted(corpus: Corpus, gold: Corpus, config: NERConfig) -> Corpus:
+    """``corpus`` with each unmatched word weighted by the gold taggers' mean ``O`` probability (see ``weighted``;
+    ``hf_ecg.labelling.ensemble.o_weighted``, what ``generate --gold`` writes)."""
+    from hf_ecg.labelling.ensemble import o_weighted as weighted
+    from hf_ecg.labelling.ensemble import train_gold_taggers
 
     taggers = train_gold_taggers(gold, replace(config, epochs=20.0, recipe="two-stage"), [1, 2, 3])
-    outside_label = taggers[0].labels.index("O")
-    probabilities = ensemble_proba(taggers, [s.tokens for s in corpus])
-    sentences = []
-    for s, free, p in zip(corpus, outside, probabilities, strict=True):
-        weights = [1.0] * len(s.tokens)
-        for i in free:
-            weights[i] = max(float(p[i][outside_label]), 1e-3)  # a weight of 0 would read back as unknown
-        sentences.append(replace(s, weights=tuple(weights)))
-    return Corpus(sentences, name=f"{corpus.name}, O weighted by gold taggers", weak=True)
+    return weighted(corpus, taggers)
 
 
 def self_trained(corpus: Corpus, threshold: float, gold: Corpus, config: NERConfig) -> Corpus:
