@@ -165,3 +165,18 @@ def test_generate_labels_the_short_forms_and_with_gold_writes_fractional_weights
     assert main([*argv, "-o", str(tmp_path / "short"), "--no-abbreviations", "--no-silver-weights"]) == 0
     assert sum(len(s.spans) for s in load_silver(tmp_path / "short")) == 1
     assert "short forms" not in (tmp_path / "short" / "README.md").read_text()
+
+
+def test_o_weighted_weighs_each_word_outside_the_names_by_the_taggers_o_probability(toy_tagger):
+    from hf_ecg.labelling.ensemble import MIN_LABEL_WEIGHT, ensemble_proba, o_weighted
+
+    corpus = Dictionary({"Disease": [("fever",)]}).label([_words("Aspirin cures fever ."), _words("no names .")])
+    weighted = o_weighted(corpus, [toy_tagger])
+    outside = toy_tagger.labels.index("O")
+    for sentence, probabilities in zip(weighted, ensemble_proba([toy_tagger], [s.tokens for s in corpus]), strict=True):
+        named = {i for span in sentence.spans for i in range(span.start, span.end)}
+        for i, weight in enumerate(sentence.weights):
+            expected = 1.0 if i in named else max(float(probabilities[i][outside]), MIN_LABEL_WEIGHT)
+            assert weight == expected
+    assert weighted[0].weights[2] == 1.0 and weighted[0].weights[0] < 0.5  # the tagger knows Aspirin is a name
+    assert [s.spans for s in weighted] == [s.spans for s in corpus] and weighted.weak
