@@ -180,3 +180,32 @@ def test_o_weighted_weighs_each_word_outside_the_names_by_the_taggers_o_probabil
             assert weight == expected
     assert weighted[0].weights[2] == 1.0 and weighted[0].weights[0] < 0.5  # the tagger knows Aspirin is a name
     assert [s.spans for s in weighted] == [s.spans for s in corpus] and weighted.weak
+
+
+def test_the_guides_own_trainer_recipe_trains_on_a_weighted_silver_split(tmp_path, model_dir, toy_tagger, monkeypatch):
+    """docs/guides/standard-clients.md's snippet, run as written on a folder generate wrote with --gold (a tiny BERT
+    for bert-base-cased): each weight reaches the loss on its word's first sub-word."""
+    import re
+    from pathlib import Path
+
+    from hf_ecg.labelling import ensemble
+    from tiny import save_tiny_bert
+
+    monkeypatch.setattr(ensemble, "train_gold_taggers", lambda *_, **__: [toy_tagger])
+    (tmp_path / "Disease.txt").write_text("fever\n")
+    text = tmp_path / "text.txt"
+    text.write_text("Patients with fever received aspirin .\nno fever was seen .\n")
+    out = tmp_path / "set"
+    argv = ["generate", "--model", str(model_dir), "-n", "2", "--entities", "Disease", "--max-block-tokens", "4"]
+    argv += ["--dictionary", f"Disease={tmp_path / 'Disease.txt'}", "--unlabelled", str(text)]
+    assert main([*argv, "-o", str(out), "--gold", str(toy_corpus(tmp_path / "toy.tsv"))]) == 0
+    guide = (Path(__file__).parents[1] / "docs" / "guides" / "standard-clients.md").read_text()
+    section = guide[guide.index("## The silver split's weights") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    code = code.replace('"bert-base-cased"', repr(str(save_tiny_bert(tmp_path / "bert"))))
+    code = code.replace('"outputs/set"', repr(str(out))).replace('"outputs/ner"', repr(str(tmp_path / "ner")))
+    namespace: dict = {}
+    exec(code, namespace)  # the guide's own code
+    encoded = namespace["encoded"]
+    assert any(0 < w < 1 for row in encoded["label_weights"] for w in row)  # the taggers' fractions reached it
+    assert namespace["trainer"].state.global_step > 0
