@@ -218,7 +218,8 @@ def test_generate_with_a_dictionary_and_text_writes_the_text_labelled_by_it_as_t
     assert main([*argv, "--unlabelled", str(text)]) == 0
     assert "silver split: 3 of your sentences with 3 entities" in capsys.readouterr().out
     record = read_manifest(out).silver
-    assert record["sentences"] == 3 and record["entities"] == 3 and "labelled by the dictionary" in record["labelled_by"]
+    assert record["sentences"] == 3 and record["entities"] == 3
+    assert "labelled by the dictionary" in record["labelled_by"]
     splits = datasets.load_dataset(str(out))
     assert splits["train"].num_rows == 6 and splits["silver"].num_rows == 3
     assert splits["silver"]["label_weights"][0] == [1.0] * 5  # the dictionary's labels, every one vouched for
