@@ -115,6 +115,14 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "… with the short forms your text defines and the gold taggers' weights on the silver split (`generate "
+        "--dictionary --unlabelled --gold`; the sketch generator)",
+        {
+            "BC5CDR 45": (["results/abbreviations/bc5cdr-45/product-both.ner.json"], "1c4051f"),
+            "JNLPBA 186": (["results/abbreviations/jnlpba-186/product-both.ner.json"], "27f5db0"),
+        },
+    ),
+    (
         "gold + hf_ecg with your name lists (`--mentions`), 10×",
         {
             "BC5CDR 45": (["results/mention-lists/bc5cdr-45-lists-10x-se6.ner.json"], "7123584"),
