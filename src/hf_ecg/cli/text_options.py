@@ -12,9 +12,6 @@ from .common import CLIError
 
 __all__ = ["add_text_options", "labelled_text"]
 
-#: The gold taggers that weigh the silver split's words (an ensemble of three, as the weak-label measurements use).
-WEIGHT_TAGGER_SEEDS = (1, 2, 3)
-
 
 def add_text_options(generate: argparse.ArgumentParser) -> None:
     """``--unlabelled``, ``--silver``, ``--abbreviations`` and ``--silver-weights``."""
@@ -85,11 +82,11 @@ def labelled_text(args: argparse.Namespace, dictionary: Any, text: Sequence[Sequ
 
 def _weighted(silver: Any, gold: Any) -> Any:
     """``silver`` with its words outside the names weighted by taggers trained on ``gold`` (one per
-    :data:`WEIGHT_TAGGER_SEEDS`; :func:`~hf_ecg.labelling.ensemble.o_weighted`)."""
-    from ..labelling.ensemble import o_weighted, train_gold_taggers
+    :data:`~hf_ecg.labelling.ensemble.GOLD_TAGGER_SEEDS`; :func:`~hf_ecg.labelling.ensemble.o_weighted`)."""
+    from ..labelling.ensemble import GOLD_TAGGER_SEEDS, o_weighted, train_gold_taggers
     from ..selection import SelectionConfig
 
-    seeds = list(WEIGHT_TAGGER_SEEDS)
+    seeds = list(GOLD_TAGGER_SEEDS)
     config = SelectionConfig(tagger_seeds=seeds).ner_config()
     print(
         f"--silver-weights: training {len(seeds)} taggers on the {len(gold):,} --gold sentences to weigh the silver "

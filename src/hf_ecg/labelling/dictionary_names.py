@@ -37,19 +37,20 @@ class DictionaryNames:
     common_words: Collection[str] = field(default_factory=frozenset)
 
     @cached_property
-    def _labeller(self) -> Dictionary | AbbreviationLabeller:
+    def _short_forms(self) -> AbbreviationLabeller | None:
+        """The labeller of the short forms (``None`` without ``abbreviations``); it counts what it found."""
         if not self.abbreviations:
-            return self.dictionary
+            return None
         return AbbreviationLabeller(self.dictionary, documents=self.documents, common_words=self.common_words)
 
     @cached_property
     def labelled(self) -> Corpus:
         """The text as the dictionary labels it (:meth:`Dictionary.label`: the silver split), with the short forms
         the text defines when asked, looked up once; the names come from its entities."""
-        if not self.abbreviations:
+        if self._short_forms is None:
             return self.dictionary.label(self.text)
         corpus = label_sentences(
-            self.text, self._labeller, name="unlabelled, labelled by the dictionary and the short forms it defines"
+            self.text, self._short_forms, name="unlabelled, labelled by the dictionary and the short forms it defines"
         )
         corpus.weak = True
         return corpus
@@ -58,10 +59,10 @@ class DictionaryNames:
     def abbreviations_found(self) -> dict[str, int] | None:
         """How many short forms the text defines after a dictionary name, and how many words they label
         (``None`` without ``abbreviations``)."""
-        if not isinstance(self._labeller, AbbreviationLabeller):
+        if self._short_forms is None:
             return None
         self.labelled  # noqa: B018  (the labelling counts them)
-        return {"definitions": len(self._labeller.definitions), "labelled": self._labeller.added}
+        return {"definitions": len(self._short_forms.definitions), "labelled": self._short_forms.added}
 
     @cached_property
     def _as_mentions(self) -> NamesAsMentions:

@@ -17,6 +17,7 @@ from ..taggers.training import train_tagger
 from .self_labelling import self_labelled
 
 __all__ = [
+    "GOLD_TAGGER_SEEDS",
     "MIN_LABEL_WEIGHT",
     "TaggerEnsemble",
     "ensemble_proba",
@@ -26,6 +27,10 @@ __all__ = [
     "relabel",
     "train_gold_taggers",
 ]
+
+#: The seeds of the gold taggers that read the user's text (judging its sentences as templates, weighing the silver
+#: split's words): an ensemble of three, as the weak-label measurements use.
+GOLD_TAGGER_SEEDS = (1, 2, 3)
 
 #: The least weight :func:`o_weighted` gives a word: a weight of 0 reads back as an unknown label.
 MIN_LABEL_WEIGHT = 1e-3

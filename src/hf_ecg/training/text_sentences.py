@@ -24,6 +24,7 @@ import datasets
 
 from ..data.corpus import Corpus
 from ..labelling.dictionary import Dictionary
+from ..labelling.ensemble import GOLD_TAGGER_SEEDS
 from ..runtime.layout import layout_named
 
 __all__ = [
@@ -48,8 +49,8 @@ TEXT_SENTENCE_RULES = ("duplicate", "no-extra")
 #: ``no-extra``'s line: a word outside the names whose entity probability under the gold taggers reaches this leaves
 #: its sentence out (every other word is ``O`` with probability 0.9 or more).
 EXTRA_THRESHOLD = 0.1
-#: The gold taggers that judge the sentences (an ensemble of three, as the weak-label measurements use).
-TAGGER_SEEDS = (1, 2, 3)
+#: The gold taggers that judge the sentences.
+TAGGER_SEEDS = GOLD_TAGGER_SEEDS
 #: Sentences judged per sentence wanted: the text is sampled, not read whole, so that 100,000 sentences of text cost
 #: what a few thousand do.
 JUDGED_PER_KEPT = 3
