@@ -113,3 +113,16 @@ def toy_tagger(tmp_path_factory):
     corpus = read_conll(toy_corpus(directory / "toy.tsv", repeat=8))
     config = NERConfig(model=str(save_tiny_bert(directory / "bert")), epochs=15, batch_size=4, learning_rate=5e-3)
     return train_tagger([corpus], config, seed=1)
+
+
+@pytest.fixture(scope="module")
+def sketch_model(tmp_path_factory):
+    """A tiny generator trained two steps with ``--layout sketch`` on the toy corpus, and that corpus."""
+    from hf_ecg.cli import main
+    from tiny import save_tiny_model, toy_corpus
+
+    root = tmp_path_factory.mktemp("sketch")
+    data = toy_corpus(root / "toy.tsv", repeat=3)
+    argv = ["train", "--data", str(data), "--model", str(save_tiny_model(root / "base")), "--output", str(root / "m")]
+    assert main([*argv, "--max-steps", "2", "--layout", "sketch", "--save_strategy", "no", "--use_cpu", "true"]) == 0
+    return root / "m", data

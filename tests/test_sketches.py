@@ -97,19 +97,6 @@ def test_the_sketch_layout_asks_each_block_with_the_sketch_from_it_on():
     assert layout_named("sketch").samples(template)[0].question == Sketch.of(template).questions()[0]
 
 
-@pytest.fixture(scope="module")
-def sketch_model(tmp_path_factory):
-    """A tiny generator trained two steps with ``--layout sketch`` on the toy corpus, and that corpus."""
-    from hf_ecg.cli import main
-    from tiny import save_tiny_model, toy_corpus
-
-    root = tmp_path_factory.mktemp("sketch")
-    data = toy_corpus(root / "toy.tsv", repeat=3)
-    argv = ["train", "--data", str(data), "--model", str(save_tiny_model(root / "base")), "--output", str(root / "m")]
-    assert main([*argv, "--max-steps", "2", "--layout", "sketch", "--save_strategy", "no", "--use_cpu", "true"]) == 0
-    return root / "m", data
-
-
 def test_a_sketch_generator_learns_the_gap_token_and_its_layout(sketch_model):
     import json
 

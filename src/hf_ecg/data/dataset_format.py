@@ -36,6 +36,7 @@ __all__ = [
     "MANIFEST_NAME",
     "SHARD_PATTERN",
     "STEP_COLUMNS",
+    "TRANSFER_COLUMNS",
     "UNFINISHED_DIR",
     "GenerationManifest",
     "MentionsRecord",
@@ -188,6 +189,10 @@ FAMILY_COLUMNS = {
     "keeps_sketch": "bool",
     "sketch": "string",
 }
+
+#: A style transfer's columns beside :data:`FAMILY_COLUMNS` (:mod:`hf_ecg.synthetic.transfer`): how target-like the
+#: kept candidate reads and how close it is to its source sentence.
+TRANSFER_COLUMNS = {"target_likeness": "float32", "adequacy": "float32"}
 
 
 def columns_of_folder(data_dir: Path, features: datasets.Features) -> datasets.Features:

@@ -290,7 +290,7 @@ class ECGDatasetCardData:
         from datasets.info import DatasetInfosDict
         from datasets.utils.metadata import MetadataConfigs
 
-        from ..data.dataset_format import FAMILY_COLUMNS, STEP_COLUMNS, dataset_features
+        from ..data.dataset_format import FAMILY_COLUMNS, STEP_COLUMNS, TRANSFER_COLUMNS, dataset_features
 
         card_data = DatasetCardData(
             license=self.license,
@@ -315,9 +315,10 @@ class ECGDatasetCardData:
         features = dataset_features(self.entity_types, self.label_names)
         if self.columns is not None:
             features = datasets.Features({name: kind for name, kind in features.items() if name in self.columns})
+            own = {**STEP_COLUMNS, **FAMILY_COLUMNS, **TRANSFER_COLUMNS}
             for name in self.columns:  # a step's or family's own column: the card must declare it
-                if name in {**STEP_COLUMNS, **FAMILY_COLUMNS}:
-                    features[name] = datasets.Value({**STEP_COLUMNS, **FAMILY_COLUMNS}[name])
+                if name in own:
+                    features[name] = datasets.Value(own[name])
         if self.silver or "label_weights" in (self.columns or ()):
             # the silver split's column (declared so that one schema reads both splits), or the unknown rule's
             features["label_weights"] = datasets.Sequence(datasets.Value("float32"))

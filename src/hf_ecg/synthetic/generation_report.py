@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..data.dataset_format import TRANSFER_COLUMNS
 from ..data.manifest import GenerationManifest
 from ..runtime.mentions import MentionBank
 
@@ -141,6 +142,9 @@ def writing_line(record: Mapping[str, Any]) -> str:
     )
 
 
+#: The sketch columns a set's ``source_overlap`` record counts the true values of.
+OVERLAP_COUNTS = ("whole", "keeps_sketch")
+
 #: A sample sharing a run of this many words outside its mentions with its source sentence is near a copy of it.
 SHARED_RUN_NEAR_COPY = 8
 
@@ -149,10 +153,12 @@ def source_overlap(data_dir: Path) -> dict[str, Any] | None:
     """How much a sketch set's samples repeat their source sentences, from their ``source_shared_run`` and
     ``source_new_share`` columns: the samples, the longest shared run, how many share a run of
     :data:`SHARED_RUN_NEAR_COPY` words or more (and their share), and the median share of new words; with the
-    ``whole`` and ``keeps_sketch`` columns, how many samples read whole and keep their sketch's words; ``None`` for a
-    set without the columns."""
+    ``whole`` and ``keeps_sketch`` columns, how many samples read whole and keep their sketch's words; with a style
+    transfer's columns (:data:`~hf_ecg.data.dataset_format.TRANSFER_COLUMNS`), their tenth, fiftieth and ninetieth
+    percentiles; ``None`` for a set without the columns."""
     import statistics
 
+    import numpy
     import pyarrow.parquet as pq
 
     columns: dict[str, list[Any]] = {}
@@ -160,7 +166,8 @@ def source_overlap(data_dir: Path) -> dict[str, Any] | None:
         names = pq.read_schema(shard).names
         if "source_shared_run" not in names:
             return None
-        wanted = [c for c in ("source_shared_run", "source_new_share", "whole", "keeps_sketch") if c in names]
+        read = ("source_shared_run", "source_new_share", *OVERLAP_COUNTS, *TRANSFER_COLUMNS)
+        wanted = [c for c in read if c in names]
         for name, values in pq.read_table(shard, columns=wanted).to_pydict().items():
             columns.setdefault(name, []).extend(values)
     runs = columns.get("source_shared_run", [])
@@ -174,9 +181,13 @@ def source_overlap(data_dir: Path) -> dict[str, Any] | None:
         "near_copy_share": round(near / len(runs), 4),
         "median_new_share": round(statistics.median(columns["source_new_share"]), 4),
     }
-    for name in ("whole", "keeps_sketch"):
+    for name in OVERLAP_COUNTS:
         if len(columns.get(name, [])) == len(runs):
             record[name] = sum(columns[name])
+    for name in TRANSFER_COLUMNS:
+        if len(columns.get(name, [])) == len(runs):
+            tenth, median, ninetieth = numpy.percentile(columns[name], [10, 50, 90]).tolist()
+            record[name] = {"p10": round(tenth, 4), "median": round(median, 4), "p90": round(ninetieth, 4)}
     return record
 
 
@@ -189,6 +200,12 @@ def overlap_line(overlap: Mapping[str, Any]) -> str:
         + (
             f"; {overlap['whole']} read whole, {overlap['keeps_sketch']} keep their sketch's words"
             if "whole" in overlap
+            else ""
+        )
+        + (
+            f"; target-likeness median {overlap['target_likeness']['median']:.2f}, adequacy median "
+            f"{overlap['adequacy']['median']:.2f}"
+            if "target_likeness" in overlap
             else ""
         )
     )

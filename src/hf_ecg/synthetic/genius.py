@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.corpus import Corpus
-from ..data.dataset_format import FAMILY_COLUMNS, dataset_features, ner_label_names
+from ..data.dataset_format import FAMILY_COLUMNS, TRANSFER_COLUMNS, dataset_features, ner_label_names
 from ..data.groups import Balance
 from ..data.manifest import GenerationManifest, MentionsRecord
 from ..data.silver import silver_record
@@ -34,7 +34,16 @@ from ..runtime.words import DEFAULT_SENTENCE_ENDINGS, has_repetition, sentence_b
 from .balance import balance_setting
 from .run_config import DatasetRunConfig
 from .sample_source import Progress
-from .sketching import PhraseScorer, SketchConfig, SketchedSentence, mixed_sketch, sketch_of
+from .sketching import (
+    PhraseScorer,
+    SketchConfig,
+    SketchedSentence,
+    excluding,
+    mixed_sketch,
+    sketch_of,
+    template_positions,
+)
+from .transfer import TargetDomain, TransferSelection, filled_text
 
 __all__ = ["GENIUS", "CandidateScore", "SketchSource", "candidate_score", "generate_from_sketches", "source_overlap"]
 
@@ -118,6 +127,7 @@ class SketchSource:
     own_mentions: bool = True
     known_words: frozenset[str] = frozenset()  # lower-cased: the tokenizer's whole words and the sketched corpus's
     method: str = GENIUS
+    transfer: TransferSelection | None = None  # a target domain's selection among the candidates
 
     @property
     def endings(self) -> Sequence[str]:
@@ -133,9 +143,10 @@ class SketchSource:
         decoding: DecodingConfig,
         run: DatasetRunConfig,
         device: Any,
+        target: TargetDomain | None = None,
     ) -> SketchSource:
-        """Check that ``model`` is a sketch generator of ``data``'s types, score ``data``'s key phrases, load the
-        generator."""
+        """Check that ``model`` is a sketch generator of ``data``'s types, score ``data``'s key phrases (never a
+        word of ``data``'s unknown ones), fit the ``target`` domain's selection, load the generator."""
         import torch
 
         from ..modeling import inference_dtype, load_ecg_model
@@ -154,8 +165,13 @@ class SketchSource:
             raise ValueError(
                 f"{data.name} has types {unknown} the generator does not write ({', '.join(ecg_config.entity_types)})"
             )
-        scored = PhraseScorer(config).score([(s.tokens, s.spans) for s in sentences])
+        scorer = PhraseScorer(config)
+        scored = [
+            excluding(x, [p for i in s.unknown if (p := template_positions(len(s.tokens), s.spans)[i]) is not None])
+            for x, s in zip(scorer.score([(s.tokens, s.spans) for s in sentences]), sentences, strict=True)
+        ]
         sketches = [(sketch_of(x, config.kept_share), x.mentions, x.template.tokens) for x in scored]
+        transfer = None if target is None else TransferSelection(scorer, target, [s.tokens for s in data])
         model_obj, tokenizer, ecg_config = load_ecg_model(model, trust_remote_code=run.trust_remote_code)
         dtype = inference_dtype(run.dtype, device)
         model_obj.to(device, getattr(torch, dtype))
@@ -165,7 +181,7 @@ class SketchSource:
         )
         vocabulary = engine_run.vocabulary or VocabularyTables.of(tokenizer)
         known = vocabulary.words | {word.lower() for s in data for word in s.tokens}
-        return cls(str(model), dtype, engine_run, data.name, sketches, config, own, frozenset(known))
+        return cls(str(model), dtype, engine_run, data.name, sketches, config, own, frozenset(known), transfer=transfer)
 
     @property
     def ecg_config(self) -> Any:
@@ -214,6 +230,7 @@ class SketchSource:
                 "candidates_per_sketch": self.config.candidates_per_sketch,
                 "mixup_share": self.config.mixup_share,
                 "mentions": "sketch" if self.own_mentions else "given",
+                **({} if self.transfer is None else {"target": self.transfer.record()}),
             },
             silver=None if silver is None else silver_record(silver, silver.name),
             balance=None if balance is None else balance_setting(balance, self.ecg_config.entity_types),
@@ -224,7 +241,8 @@ class SketchSource:
         import datasets
 
         features = dataset_features(self.ecg_config.entity_types, label_names)
-        features.update({name: datasets.Value(dtype) for name, dtype in FAMILY_COLUMNS.items()})
+        columns = {**FAMILY_COLUMNS, **(TRANSFER_COLUMNS if self.transfer else {})}
+        features.update({name: datasets.Value(dtype) for name, dtype in columns.items()})
         return features
 
     def shards_written_together(self, samples_per_shard: int) -> int:
@@ -268,18 +286,46 @@ class SketchSource:
                 candidate_score(d, sketch, self.known_words, self.endings, row["tokens"])
                 for d, (sketch, _, _), row in zip(written, asked, candidates, strict=True)
             ]
+            overlaps = [
+                source_overlap(d.template.tokens, source) for d, (_, _, source) in zip(written, asked, strict=True)
+            ]
+            keys, transfer = [score.key() for score in scores], None
+            if self.transfer is not None:
+                transfer = self._transfer_scores(written, asked, candidates, scores, overlaps)
+                keys = [t.key(self.transfer.target.vocabulary_first) for t in transfer]
             # the best of each sample's k candidates, the first of equals
-            best = [max(range(j * k, j * k + k), key=lambda c: scores[c].key()) for j in range(len(chosen))]
+            best = [max(range(j * k, j * k + k), key=keys.__getitem__) for j in range(len(chosen))]
             filled = [candidates[c] for c in best]
-            for row, c, (sketch, _, source) in zip(filled, best, chosen, strict=True):
+            for row, c, (sketch, _, _) in zip(filled, best, chosen, strict=True):
                 d = written[c]
                 if d.entities != sketch.entity_types:  # forced by the decoder: never, but never unchecked
                     raise RuntimeError(f"a sample of sketch {sketch} holds the entities {d.entities}")
-                row["source_shared_run"], row["source_new_share"] = source_overlap(d.template.tokens, source)
+                row["source_shared_run"], row["source_new_share"] = overlaps[c]
                 row["whole"], row["keeps_sketch"] = scores[c].whole, scores[c].keeps_sketch
                 row["sketch"] = str(sketch)
+                if transfer is not None:
+                    row["target_likeness"], row["adequacy"] = transfer[c].style, transfer[c].adequacy
             rows.append(filled)
         return rows, (written_all if self.writes_mentions else None)
+
+    def _transfer_scores(
+        self,
+        written: Sequence[DecodedTemplate],
+        asked: Sequence[SketchedSentence],
+        candidates: Sequence[dict[str, Any]],
+        scores: Sequence[CandidateScore],
+        overlaps: Sequence[tuple[int, float]],
+    ) -> list[Any]:
+        """The target domain's :class:`~.transfer.TransferScore` of each candidate."""
+        assert self.transfer is not None
+        return self.transfer.scores(
+            [" ".join(row["tokens"]) for row in candidates],
+            [[w for w in d.template.tokens if tag_label(w) is None] for d in written],
+            [filled_text(source, mentions) for _, mentions, source in asked],
+            [score.whole for score in scores],
+            [score.odd_share for score in scores],
+            [new for _, new in overlaps],
+        )
 
 
 def _per_sample(progress: Progress, k: int) -> Progress:
@@ -306,12 +352,16 @@ def generate_from_sketches(
     decoding: DecodingConfig | None = None,
     run: DatasetRunConfig | None = None,
     silver: Corpus | None = None,
+    target: TargetDomain | None = None,
 ) -> Any:
     """Write ``num_samples`` sentences of a sketch generator (``model``, trained with ``--layout sketch``) around
     the sketches of ``sketches``' sentences (those with an entity, cycled over the ids) into ``output_dir``, with
     the one writer (:func:`~hf_ecg.synthetic.writer.write_samples`); their tags hold the sketches' own mentions
-    unless ``mentions`` is given. ``ValueError`` before anything is written for a model that is not a sketch
-    generator, a corpus with no entity or with a type the model does not write."""
+    unless ``mentions`` is given. ``sketches`` may be another domain's labelled corpus, its types renamed to the
+    model's (:func:`~hf_ecg.data.type_map.map_types`); with ``target`` (the target domain's text), each sketch's
+    candidates are chosen by how target-like they read (:mod:`~hf_ecg.synthetic.transfer`). ``ValueError`` before
+    anything is written for a model that is not a sketch generator, a corpus with no entity or with a type the model
+    does not write."""
     from pathlib import Path
 
     from accelerate import PartialState
@@ -321,6 +371,13 @@ def generate_from_sketches(
     run = run or DatasetRunConfig()
     shards = prepare_folder(Path(output_dir), num_samples, run)
     source = SketchSource.load(
-        model, sketches, config or SketchConfig(), mentions, decoding or DecodingConfig(), run, PartialState().device
+        model,
+        sketches,
+        config or SketchConfig(),
+        mentions,
+        decoding or DecodingConfig(),
+        run,
+        PartialState().device,
+        target,
     )
     return write_samples(source, shards, seed=seed, run=run, silver=silver)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..labelling.function_words import FUNCTION_WORDS
@@ -22,7 +22,16 @@ from ..runtime.blocks import Template, decompose, tag_label, tag_token
 from ..runtime.sketches import GAP_TOKEN, Sketch
 from ..runtime.tags import Span
 
-__all__ = ["PhraseScorer", "ScoredSentence", "SketchConfig", "SketchedSentence", "kept_indices", "mixed_sketch"]
+__all__ = [
+    "PhraseScorer",
+    "ScoredSentence",
+    "SketchConfig",
+    "SketchedSentence",
+    "excluding",
+    "kept_indices",
+    "mixed_sketch",
+    "template_positions",
+]
 
 #: A sketch, the mentions its tags stand for (in order) and the template of the sentence(s) it was made from.
 SketchedSentence = tuple[Sketch, tuple[tuple[str, ...], ...], tuple[str, ...]]
@@ -147,6 +156,34 @@ class PhraseScorer:
             candidates = tuple((a, b, round(s, 6)) for (a, b), s in zip(found, values, strict=True))
             scored.append(ScoredSentence(template, tuple(mentions), candidates))
         return scored
+
+
+def template_positions(length: int, spans: Sequence[Span]) -> list[int | None]:
+    """Each of a sentence's ``length`` tokens' index in its template (:func:`~hf_ecg.runtime.blocks.decompose`:
+    each span one tag), ``None`` for a word inside a span."""
+    positions: list[int | None] = []
+    starts = {span.start: span for span in spans}
+    index, token = 0, 0
+    while token < length:
+        span = starts.get(token)
+        if span is None:
+            positions.append(index)
+            token += 1
+        else:
+            positions.extend([None] * (span.end - span.start))
+            token = span.end
+        index += 1
+    return positions
+
+
+def excluding(sentence: ScoredSentence, indices: Collection[int]) -> ScoredSentence:
+    """``sentence`` without the candidate key phrases that hold one of the template ``indices``: words no sketch
+    keeps (a name of a type the target does not mark, unknown rather than ``O``)."""
+    if not indices:
+        return sentence
+    banned = set(indices)
+    kept = tuple(c for c in sentence.candidates if banned.isdisjoint(range(c[0], c[1])))
+    return replace(sentence, candidates=kept)
 
 
 def kept_indices(
