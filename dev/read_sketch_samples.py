@@ -7,7 +7,7 @@ the samples whose entities are their sketch's types in order (and, with the sket
 (type, mention) multiset), those with a marker or tag piece in their words, those that read whole and keep their
 sketch's words. Usage:
 
-    python dev/read_sketch_samples.py SET DATA [--count 20] [--title TITLE] > OUT.txt
+    python dev/read_sketch_samples.py SET DATA [--type-map MAP] [--count 20] [--title TITLE] > OUT.txt
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import argparse
 
 from hf_ecg.data.dataset_format import read_generated
 from hf_ecg.data.sources import load_source
+from hf_ecg.data.type_map import TypeMap, map_types
 from hf_ecg.runtime.tags import marked, spans_to_tags
 
 
@@ -23,11 +24,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("set", help="the folder hf-ecg generate --sketches wrote")
     parser.add_argument("data", help="the corpus it was sketched from (DATA[:N], as given to --sketches)")
+    parser.add_argument("--type-map", help="SRC=TGT[,...], as given to hf-ecg generate --type-map")
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--title", help="a first line, written as a '# ' comment")
     args = parser.parse_args()
     manifest, table = read_generated(args.set)
-    sources = [s for s in load_source(args.data) if s.spans]
+    data = load_source(args.data)
+    if args.type_map:
+        data = map_types(data, TypeMap.parse(args.type_map))
+    sources = [s for s in data if s.spans]
     names = manifest.label_names
     if args.title:
         print(f"# {args.title}")

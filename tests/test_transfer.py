@@ -151,6 +151,9 @@ def test_transferred_samples_keep_every_mapped_mention_and_record_their_scores(s
     selection = manifest["settings"]["target"]
     assert selection["target_sentences"] == 2 and selection["source_sentences"] == 3
     assert selection["vocabulary_first"] and selection["weights"] == TRANSFER_WEIGHTS
+    card = " ".join((out / "README.md").read_text(encoding="utf-8").split())
+    assert f"each sketch's 2 candidates were judged for the target text `{target}`" in card
+    assert "MiniLM embeddings of 2 of its sentences against 3 of the source's" in card
     spread = manifest["source_overlap"]["target_likeness"]
     assert spread["p10"] <= spread["median"] <= spread["p90"]
     assert spread["median"] == pytest.approx(statistics.median(rows["target_likeness"]), abs=1e-4)

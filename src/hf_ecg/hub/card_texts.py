@@ -60,13 +60,22 @@ def baseline_text(baseline: dict[str, Any] | None) -> str:
 
 
 def sketches_text(settings: dict[str, Any], overlap: dict[str, Any] | None) -> str:
-    """Whose sketches a sketch set was written around (its manifest's settings), and how much its samples repeat
-    their sources (its ``source_overlap`` record)."""
+    """Whose sketches a sketch set was written around (its manifest's settings), the target text its candidates
+    were judged for (a style transfer), and how much its samples repeat their sources (its ``source_overlap``
+    record)."""
     text = (
         f"written around the sketches of `{settings.get('sketches')}`'s {settings.get('sketched_sentences', 0):,} "
         f"sentences with an entity (their mentions and {100 * settings.get('kept_share', 0):.0f}% of their other "
         "words kept as key phrases, a gap for each run left out), cycled over the sample ids"
     )
+    target = settings.get("target")
+    if target:
+        text += (
+            f"; each sketch's {settings.get('candidates_per_sketch', 1)} candidates were judged for the target text "
+            f"`{target['target_text']}` (how much they read like it, a classifier on MiniLM embeddings of "
+            f"{target['target_sentences']:,} of its sentences against {target['source_sentences']:,} of the "
+            "source's), and the best kept"
+        )
     if overlap:
         text += (
             f"; {overlap['near_copies']} of {overlap['samples']} samples share a run of 8 or more words outside the "
