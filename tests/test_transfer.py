@@ -89,10 +89,17 @@ def test_a_mapped_corpus_renames_its_types_and_leaves_the_others_unknown(tmp_pat
 
 
 def test_a_sketch_never_keeps_a_word_left_unknown():
-    template, mentions = decompose(["Metformin", "lowers", "BRCA1", "levels"], [Span(0, 1, "Chemical")])
-    scored = ScoredSentence(template, tuple(mentions), ((1, 2, 0.9), (1, 3, 0.8), (2, 3, 0.7), (3, 4, 0.1)))
-    assert excluding(scored, [2]).candidates == ((1, 2, 0.9), (3, 4, 0.1))
-    assert excluding(scored, []) is scored
+    tokens, spans = ("Oral", "Metformin", "lowers", "BRCA1", "levels"), (Span(1, 2, "Chemical"),)
+    template, mentions = decompose(tokens, spans)
+    scored = ScoredSentence(
+        template, tuple(mentions), ((0, 1, 0.5), (2, 3, 0.9), (2, 4, 0.8), (3, 4, 0.7), (4, 5, 0.1))
+    )
+    assert excluding(scored, Sentence(tokens, spans, unknown=(3,))).candidates == (
+        (0, 1, 0.5),
+        (2, 3, 0.9),
+        (4, 5, 0.1),
+    )
+    assert excluding(scored, Sentence(tokens, spans)) is scored
 
 
 def test_a_candidate_reads_whole_first_then_by_the_seeds_weighted_sum():

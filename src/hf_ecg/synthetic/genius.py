@@ -41,7 +41,6 @@ from .sketching import (
     excluding,
     mixed_sketch,
     sketch_of,
-    template_positions,
 )
 from .transfer import TargetDomain, TransferSelection, filled_text
 
@@ -167,7 +166,7 @@ class SketchSource:
             )
         scorer = PhraseScorer(config)
         scored = [
-            excluding(x, [p for i in s.unknown if (p := template_positions(len(s.tokens), s.spans)[i]) is not None])
+            excluding(x, s)
             for x, s in zip(scorer.score([(s.tokens, s.spans) for s in sentences]), sentences, strict=True)
         ]
         sketches = [(sketch_of(x, config.kept_share), x.mentions, x.template.tokens) for x in scored]

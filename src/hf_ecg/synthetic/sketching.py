@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..data.corpus import Sentence
 from ..labelling.function_words import FUNCTION_WORDS
 from ..runtime.blocks import Template, decompose, tag_label, tag_token
 from ..runtime.sketches import GAP_TOKEN, Sketch
@@ -176,14 +177,16 @@ def template_positions(length: int, spans: Sequence[Span]) -> list[int | None]:
     return positions
 
 
-def excluding(sentence: ScoredSentence, indices: Collection[int]) -> ScoredSentence:
-    """``sentence`` without the candidate key phrases that hold one of the template ``indices``: words no sketch
-    keeps (a name of a type the target does not mark, unknown rather than ``O``)."""
-    if not indices:
-        return sentence
-    banned = set(indices)
-    kept = tuple(c for c in sentence.candidates if banned.isdisjoint(range(c[0], c[1])))
-    return replace(sentence, candidates=kept)
+def excluding(scored: ScoredSentence, sentence: Sentence) -> ScoredSentence:
+    """``scored`` (``sentence``'s candidates) without the key phrases that hold one of ``sentence``'s
+    :attr:`~hf_ecg.data.corpus.Sentence.unknown` words: words no sketch keeps (a name of a type the target does not
+    mark, unknown rather than ``O``)."""
+    if not sentence.unknown:
+        return scored
+    positions = template_positions(len(sentence.tokens), sentence.spans)
+    banned = {positions[i] for i in sentence.unknown} - {None}
+    kept = tuple(c for c in scored.candidates if banned.isdisjoint(range(c[0], c[1])))
+    return replace(scored, candidates=kept)
 
 
 def kept_indices(
