@@ -186,6 +186,7 @@ def test_bad_transfer_input_is_refused_in_one_line_before_anything_is_written(sk
         (["--sketches", str(source), "--type-map", "Drug=Chemical", "--target-vocabulary"], "needs --target-text"),
         (["--sketches", str(source), "--type-map", "Drug=Chemical", "--target-text", str(empty)], "empty.tsv"),
     ]
+    cases.append((["--type-map", "Drug=Chemical"], "--type-map would do nothing"))
     for extra, message in cases:
         assert main([*argv, *extra]) == 2
         err = capsys.readouterr().err

@@ -9,7 +9,7 @@ from typing import Any
 
 from .common import CLIError
 
-__all__ = ["add_sketch_options", "write_from_sketches"]
+__all__ = ["add_sketch_options", "refuse_transfer_options", "write_from_sketches"]
 
 
 def add_sketch_options(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +62,17 @@ def add_sketch_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --target-text: prefer the candidates whose words the text holds, before the score (default off)",
     )
+
+
+def refuse_transfer_options(args: argparse.Namespace) -> None:
+    """:class:`CLIError` for a style transfer's option given without ``--sketches``, where it would do nothing."""
+    for flag, given in (
+        ("--type-map", args.type_map),
+        ("--target-text", args.target_text),
+        ("--target-vocabulary", args.target_vocabulary),
+    ):
+        if given:
+            raise CLIError(f"{flag} would do nothing: it reads the sentences of --sketches SOURCE")
 
 
 def write_from_sketches(

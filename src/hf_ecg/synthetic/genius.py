@@ -34,15 +34,8 @@ from ..runtime.words import DEFAULT_SENTENCE_ENDINGS, has_repetition, sentence_b
 from .balance import balance_setting
 from .run_config import DatasetRunConfig
 from .sample_source import Progress
-from .sketching import (
-    PhraseScorer,
-    SketchConfig,
-    SketchedSentence,
-    excluding,
-    mixed_sketch,
-    sketch_of,
-)
-from .transfer import TargetDomain, TransferSelection, filled_text
+from .sketching import PhraseScorer, SketchConfig, SketchedSentence, excluding, mixed_sketch, sketch_of
+from .transfer import TargetDomain, TransferScore, TransferSelection, filled_text
 
 __all__ = ["GENIUS", "CandidateScore", "SketchSource", "candidate_score", "generate_from_sketches", "source_overlap"]
 
@@ -314,7 +307,7 @@ class SketchSource:
         candidates: Sequence[dict[str, Any]],
         scores: Sequence[CandidateScore],
         overlaps: Sequence[tuple[int, float]],
-    ) -> list[Any]:
+    ) -> list[TransferScore]:
         """The target domain's :class:`~.transfer.TransferScore` of each candidate."""
         assert self.transfer is not None
         return self.transfer.scores(
