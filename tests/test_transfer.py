@@ -192,3 +192,37 @@ def test_bad_transfer_input_is_refused_in_one_line_before_anything_is_written(sk
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
         assert not bad.exists()
+
+
+class _WordScorer:
+    """A stand-in for the sentence encoder: a text's embedding says whether it holds a clinical word."""
+
+    def embed(self, texts):
+        import torch
+
+        rows = [[1.0, 0.0] if {"patients", "placebo"} & set(t.split()) else [0.0, 1.0] for t in texts]
+        return torch.tensor(rows)
+
+
+def test_the_target_classifier_prefers_the_targets_sentences_and_counts_what_the_target_holds():
+    from hf_ecg.synthetic.transfer import TargetDomain, TransferSelection
+
+    target = TargetDomain([("patients", "improved"), ("placebo", "given"), ("patients", "recovered")] * 4)
+    selection = TransferSelection(_WordScorer(), target, [("mice", "alleles"), ("strain", "survey")] * 4)
+    assert selection.accuracy == 1.0 and selection.record()["target_sentences"] == 12
+    clinical, genetic = selection.scores(
+        ["patients improved", "mice alleles"],
+        [["improved"], ["alleles", "Given"]],
+        ["mice alleles", "mice alleles"],
+        [True, True],
+        [0.0, 0.5],
+        [1.0, 0.0],
+    )
+    assert clinical.style > 0.5 > genetic.style
+    assert clinical.adequacy == 0.0 and genetic.adequacy == 1.0  # cosine to the source sentence
+    assert clinical.in_vocabulary == 1.0 and genetic.in_vocabulary == 0.5  # "Given" is the target's, case aside
+    assert genetic.fluency == 0.5 and clinical.diversity == 1.0
+    lopsided = TransferSelection(_WordScorer(), TargetDomain([("patients",)] * 4), [("mice",)])
+    assert lopsided.accuracy is None  # the held-out sentence is the only source one: nothing to measure
+    with pytest.raises(ValueError, match="no sentence"):
+        TargetDomain([()])

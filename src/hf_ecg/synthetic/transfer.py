@@ -92,8 +92,10 @@ class TransferSelection:
         held_out = [i % 5 == 4 for i in range(len(labels))]  # every fifth sentence scores the classifier
         fit = [i for i, out in enumerate(held_out) if not out]
         test = [i for i, out in enumerate(held_out) if out]
-        probe = LogisticRegression(max_iter=1000).fit(features[fit], [labels[i] for i in fit])
-        self.accuracy = round(float(probe.score(features[test], [labels[i] for i in test])), 4) if test else None
+        self.accuracy: float | None = None  # too few sentences to hold some out: not measured
+        if test and len({labels[i] for i in fit}) == 2:
+            probe = LogisticRegression(max_iter=1000).fit(features[fit], [labels[i] for i in fit])
+            self.accuracy = round(float(probe.score(features[test], [labels[i] for i in test])), 4)
         self.classifier = LogisticRegression(max_iter=1000).fit(features, labels)
         self.counts = len(targets), len(sources)
         self.vocabulary = frozenset(word.lower() for sentence in target.text for word in sentence)
