@@ -52,6 +52,10 @@ TEMPLATES: dict[str, list[str]] = {
     "generate:sketches": [
         "generate", "--model", "{sketch}", "-n", "2", "--max-block-tokens", "6", "--sketches", "{gold}", "-o", "{OUT}",
     ],
+    "generate:transfer": [
+        "generate", "--model", "{sketch}", "-n", "2", "--max-block-tokens", "6", "--sketches", "{gold}",
+        "--type-map", "Chemical=Chemical", "--target-text", "{text}", "-o", "{OUT}",
+    ],
     "mine-names": [
         "mine-names", "--gold", "{gold}", "--unlabelled", "{text}", "--synthetic", "{set}", "--dictionary",
         "{dictionary}", "--model", "{bert}", "--seeds", "1", "--epochs", "15", "--learning-rate", "5e-3",
