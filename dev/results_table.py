@@ -93,6 +93,21 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
+        "a neighbouring domain's labelled sentences first (BC5CDR: CRAFT's chemicals, JNLPBA: BioNLP 2011 ID's "
+        "proteins; as many as 10× the gold), then gold",
+        {
+            "BC5CDR 45": (["results/transfer/craft-bc5cdr-45/raw-two-stage-450.ner.json"], "bc33053"),
+            "JNLPBA 186": (["results/transfer/ggp-jnlpba-186/raw-two-stage-1860.ner.json"], "2f1a3a2"),
+        },
+    ),
+    (
+        "… those sentences written into your domain by the sketch generator first (style transfer: `generate "
+        "--sketches SOURCE --type-map --target-text --candidates 3`), then gold",
+        {
+            "BC5CDR 45": (["results/transfer/craft-bc5cdr-45/g42-450-k3.ner.json"], "bc33053"),
+        },
+    ),
+    (
         "gold + hf_ecg with your dictionary and text (`--dictionary --unlabelled`), 10×",
         {
             "BC5CDR 45": (["results/dictionaries/bc5cdr-45-text-names-10x.ner.json"], "2ba78b3"),

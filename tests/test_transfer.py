@@ -186,7 +186,13 @@ def test_bad_transfer_input_is_refused_in_one_line_before_anything_is_written(sk
         (["--sketches", str(source), "--type-map", "Drug=Chemical", "--target-vocabulary"], "needs --target-text"),
         (["--sketches", str(source), "--type-map", "Drug=Chemical", "--target-text", str(empty)], "empty.tsv"),
     ]
-    cases.append((["--type-map", "Drug=Chemical"], "--type-map would do nothing"))
+    # the sketch family's options without --sketches would do nothing: refused, not silently unused
+    cases += [
+        (["--type-map", "Drug=Chemical"], "--type-map would do nothing"),
+        (["--candidates", "1"], "--candidates would do nothing"),
+        (["--kept-share", "0.2"], "--kept-share would do nothing"),
+        (["--mixup", "0"], "--mixup would do nothing"),
+    ]
     for extra, message in cases:
         assert main([*argv, *extra]) == 2
         err = capsys.readouterr().err

@@ -29,7 +29,7 @@ from .common import (
     selection_config,
 )
 from .mention_options import add_dictionary_option, mention_mixture, mention_source, read_dictionary
-from .sketch_options import add_sketch_options, refuse_transfer_options, write_from_sketches
+from .sketch_options import add_sketch_options, refuse_sketch_options, write_from_sketches
 from .text_options import add_text_options, labelled_text
 
 #: The DecodingConfig fields ``hf-ecg generate`` takes as options, from the dataclass: all but ``seed`` (its
@@ -276,7 +276,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.sketches is not None:
         output = write_from_sketches(args, raw, mentions, decoding, silver, _run_settings(args))
     else:
-        refuse_transfer_options(args)
+        refuse_sketch_options(args)
         output = _write_generated(args, raw, entities, mentions, decoding, silver, balance)
     from accelerate import PartialState
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .common import CLIError
 
-__all__ = ["add_sketch_options", "refuse_transfer_options", "write_from_sketches"]
+__all__ = ["add_sketch_options", "refuse_sketch_options", "write_from_sketches"]
 
 
 def add_sketch_options(parser: argparse.ArgumentParser) -> None:
@@ -24,21 +24,21 @@ def add_sketch_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kept-share",
         type=float,
-        default=0.2,
+        default=None,
         metavar="SHARE",
         help="with --sketches: the share of a sentence's words outside its mentions a sketch keeps (default 0.2)",
     )
     parser.add_argument(
         "--candidates",
         type=int,
-        default=1,
+        default=None,
         metavar="K",
         help="with --sketches: write K sentences for each sample's sketch and keep the one that reads best (default 1)",
     )
     parser.add_argument(
         "--mixup",
         type=float,
-        default=0.0,
+        default=None,
         metavar="SHARE",
         help="with --sketches: the share of samples whose sketch joins the start of one sentence's to the end of "
         "another's (default 0)",
@@ -64,15 +64,18 @@ def add_sketch_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def refuse_transfer_options(args: argparse.Namespace) -> None:
-    """:class:`CLIError` for a style transfer's option given without ``--sketches``, where it would do nothing."""
+def refuse_sketch_options(args: argparse.Namespace) -> None:
+    """:class:`CLIError` for an option of the sketch family given without ``--sketches``, where it would do nothing."""
     for flag, given in (
+        ("--kept-share", args.kept_share is not None),
+        ("--candidates", args.candidates is not None),
+        ("--mixup", args.mixup is not None),
         ("--type-map", args.type_map),
         ("--target-text", args.target_text),
         ("--target-vocabulary", args.target_vocabulary),
     ):
         if given:
-            raise CLIError(f"{flag} would do nothing: it reads the sentences of --sketches SOURCE")
+            raise CLIError(f"{flag} would do nothing without --sketches SOURCE, the sentences it reads")
 
 
 def write_from_sketches(
@@ -92,14 +95,14 @@ def write_from_sketches(
             raise CLIError(f"{flag} asks for entity sequences: --sketches writes the sketches' own")
     if args.target_vocabulary and args.target_text is None:
         raise CLIError("--target-vocabulary needs --target-text, the text whose words are preferred")
-    try:
-        config = SketchConfig(kept_share=args.kept_share)
-    except ValueError as err:
-        raise CLIError(f"--kept-share: {err}") from None
+    config = SketchConfig()
     for flag, field, value in (
+        ("--kept-share", "kept_share", args.kept_share),
         ("--candidates", "candidates_per_sketch", args.candidates),
         ("--mixup", "mixup_share", args.mixup),
     ):
+        if value is None:  # not given: SketchConfig's default
+            continue
         try:
             config = replace(config, **{field: value})
         except ValueError as err:
