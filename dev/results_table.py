@@ -105,6 +105,7 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         "--sketches SOURCE --type-map --target-text --candidates 3`), then gold",
         {
             "BC5CDR 45": (["results/transfer/craft-bc5cdr-45/g42-450-k3.ner.json"], "bc33053"),
+            "JNLPBA 186": (["results/transfer/ggp-jnlpba-186/g42-1860-k3.ner.json"], "6a59e21"),
         },
     ),
     (
