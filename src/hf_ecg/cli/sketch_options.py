@@ -11,6 +11,14 @@ from .common import CLIError
 
 __all__ = ["add_sketch_options", "refuse_sketch_options", "write_from_sketches"]
 
+#: The options that set a :class:`~hf_ecg.synthetic.sketching.SketchConfig` field: (flag, argparse dest, field).
+#: Each defaults to None so that one given without --sketches can be told from one left out.
+_CONFIG_OPTIONS = (
+    ("--kept-share", "kept_share", "kept_share"),
+    ("--candidates", "candidates", "candidates_per_sketch"),
+    ("--mixup", "mixup", "mixup_share"),
+)
+
 
 def add_sketch_options(parser: argparse.ArgumentParser) -> None:
     """``--sketches``, ``--kept-share``, ``--candidates``, ``--mixup`` and the style transfer's ``--type-map``,
@@ -67,9 +75,7 @@ def add_sketch_options(parser: argparse.ArgumentParser) -> None:
 def refuse_sketch_options(args: argparse.Namespace) -> None:
     """:class:`CLIError` for an option of the sketch family given without ``--sketches``, where it would do nothing."""
     for flag, given in (
-        ("--kept-share", args.kept_share is not None),
-        ("--candidates", args.candidates is not None),
-        ("--mixup", args.mixup is not None),
+        *((flag, getattr(args, dest) is not None) for flag, dest, _ in _CONFIG_OPTIONS),
         ("--type-map", args.type_map),
         ("--target-text", args.target_text),
         ("--target-vocabulary", args.target_vocabulary),
@@ -96,11 +102,8 @@ def write_from_sketches(
     if args.target_vocabulary and args.target_text is None:
         raise CLIError("--target-vocabulary needs --target-text, the text whose words are preferred")
     config = SketchConfig()
-    for flag, field, value in (
-        ("--kept-share", "kept_share", args.kept_share),
-        ("--candidates", "candidates_per_sketch", args.candidates),
-        ("--mixup", "mixup_share", args.mixup),
-    ):
+    for flag, dest, field in _CONFIG_OPTIONS:
+        value = getattr(args, dest)
         if value is None:  # not given: SketchConfig's default
             continue
         try:
