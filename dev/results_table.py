@@ -93,8 +93,15 @@ ROWS: list[tuple[str, dict[str, tuple[list[str], str]]]] = [
         },
     ),
     (
-        "a neighbouring domain's labelled sentences first (BC5CDR: CRAFT's chemicals, JNLPBA: BioNLP 2011 ID's "
-        "proteins; as many as 10× the gold), then gold",
+        "gold + a neighbouring domain's labelled sentences, mixed (BC5CDR: CRAFT's chemicals, JNLPBA: BioNLP 2011 "
+        "ID's proteins; as many as 10× the gold)",
+        {
+            "BC5CDR 45": (["results/transfer/craft-bc5cdr-45/raw-concat-450.ner.json"], "bc33053"),
+            "JNLPBA 186": (["results/transfer/ggp-jnlpba-186/raw-concat-1860.ner.json"], "7aae9ee"),
+        },
+    ),
+    (
+        "… the same sentences first, then gold",
         {
             "BC5CDR 45": (["results/transfer/craft-bc5cdr-45/raw-two-stage-450.ner.json"], "bc33053"),
             "JNLPBA 186": (["results/transfer/ggp-jnlpba-186/raw-two-stage-1860.ner.json"], "2f1a3a2"),
