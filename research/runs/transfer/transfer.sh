@@ -2,12 +2,13 @@
 # Style transfer: another domain's labelled sentences written by the target's sketch generator (the text-trained
 # outputs/sketches/CORPUS-text-gSEED of ../sketches/generator.sh), scored by the committed protocol of the target
 # corpus beside the untransferred sentences.
-# usage: [K=candidates] [VOCAB=1] [MENTIONS=own|generated] transfer.sh craft-bc45|ggp-jn186 SEED [ARM]
+# usage: [K=candidates] [VOCAB=1] [MENTIONS=own|generated] [RECIPE=concat] transfer.sh craft-bc45|ggp-jn186 SEED [ARM]
 #   ARM: transferred (default: --candidates K, chosen for the target text, the whole training file with its labels
 #   unread), raw-concat (the same source sentences untransferred, mixed with the gold) or raw-two-stage (those
 #   sentences first, then the gold). K: candidates a sketch (default 3). VOCAB=1: --target-vocabulary.
 #   MENTIONS: own (default: each tag keeps its source's name), generated (the generator writes each name) or
-#   dictionary (the target corpus's dictionary names, research/runs/text-trained/corpora.sh).
+#   dictionary (the target corpus's dictionary names, research/runs/text-trained/corpora.sh). RECIPE=concat scores a
+#   transferred set mixed with the gold (report …-concat) instead of first, then the gold.
 #   Writes outputs/transfer/PAIR-… (sets) and results/transfer/PAIR/*.{ner,manifest}.json and *.read-20.txt.
 set -e
 source .venv/bin/activate
@@ -42,5 +43,11 @@ M=outputs/sketches/$corpus-text-g$seed; name=g$seed-$x-k$k$tail; S=$O/$pair-$nam
 [ -f $S/ecg_generation.json ] || (time hf-ecg generate --model $M --sketches $src --type-map $map -n $x --seed 1 \
   --candidates $k --target-text $train "${vocab[@]}" "${fill[@]}" -o $S --overwrite) > $S.log 2>&1
 cp $S/ecg_generation.json $R/$name.manifest.json
+if [ -n "${RECIPE:-}" ]; then
+  out=$R/$name-$RECIPE.ner.json
+  [ -f $out ] || hf-ecg evaluate ner --train $train:$n --synthetic $S --test $test "${dict[@]}" --learning-rate $lr \
+    --seeds 1,2,3 --recipe $RECIPE -o $out > $S.$RECIPE.ner.log 2>&1
+  exit 0
+fi
 score $S $R/$name.ner.json
 python dev/read_sketch_samples.py $S $src --type-map $map > $R/$name.read-20.txt
