@@ -14,9 +14,9 @@ case $corpus in
     x=1860; dict=(--dictionary protein=$JDICT/protein.txt --dictionary results/dictionaries/names/jnlpba-186-mined) ;;
   *) echo "unknown corpus: $corpus (bc45, bc45-450 or jn186)" >&2; exit 2 ;;
 esac
-# score SET REPORT: the corpus's committed tagger protocol on gold + SET (three seeds) into REPORT, unless REPORT is
-# there already; its log beside SET.
+# score SET REPORT [OPTION...]: the corpus's committed tagger protocol on gold + SET (three seeds), with any further
+# `evaluate ner` options, into REPORT, unless REPORT is there already; its log beside SET (SET.ner.log, or $LOG).
 score() {
   [ -f $2 ] || hf-ecg evaluate ner --train $train:$n --synthetic $1 --test $test "${dict[@]}" --learning-rate $lr \
-    --seeds 1,2,3 -o $2 > $1.ner.log 2>&1
+    --seeds 1,2,3 -o $2 "${@:3}" > ${LOG:-$1.ner.log} 2>&1
 }

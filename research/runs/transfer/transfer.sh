@@ -25,9 +25,7 @@ case $arm in
   raw-concat|raw-two-stage)
     raw=$O/$pair-raw-$x.tsv
     [ -f $raw ] || python dev/source_sentences.py $src $map $x $raw
-    out=$R/$arm-$x.ner.json
-    [ -f $out ] || hf-ecg evaluate ner --train $train:$n --synthetic $raw --test $test "${dict[@]}" \
-      --learning-rate $lr --seeds 1,2,3 --recipe ${arm#raw-} -o $out > $raw.$arm.ner.log 2>&1
+    LOG=$raw.$arm.ner.log score $raw $R/$arm-$x.ner.json --recipe ${arm#raw-}
     exit 0 ;;
   transferred) ;;
   *) echo "unknown arm: $arm (transferred, raw-concat or raw-two-stage)" >&2; exit 2 ;;
@@ -44,9 +42,7 @@ M=outputs/sketches/$corpus-text-g$seed; name=g$seed-$x-k$k$tail; S=$O/$pair-$nam
   --candidates $k --target-text $train "${vocab[@]}" "${fill[@]}" -o $S --overwrite) > $S.log 2>&1
 cp $S/ecg_generation.json $R/$name.manifest.json
 if [ -n "${RECIPE:-}" ]; then
-  out=$R/$name-$RECIPE.ner.json
-  [ -f $out ] || hf-ecg evaluate ner --train $train:$n --synthetic $S --test $test "${dict[@]}" --learning-rate $lr \
-    --seeds 1,2,3 --recipe $RECIPE -o $out > $S.$RECIPE.ner.log 2>&1
+  LOG=$S.$RECIPE.ner.log score $S $R/$name-$RECIPE.ner.json --recipe $RECIPE
   exit 0
 fi
 score $S $R/$name.ner.json
